@@ -1,0 +1,94 @@
+# hvmtrace build. `make` builds optimised programs into build/; `make check` builds an AddressSanitizer +
+# UBSan variant into build/check/ and runs every test tier this machine can run against it.
+
+-include config.mk
+
+BUILD ?= build
+SAN ?= 0
+
+WARN    = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -g -Iinclude $(WARN) $(JSONC_CFLAGS) $(ZSTD_CFLAGS) $(CAPNG_CFLAGS) \
+	     $(ISAL_CFLAGS) $(ROARING_CFLAGS) -MMD -MP
+ifeq ($(SAN),1)
+OPT = -O1 $(SANITIZE)
+else
+OPT = -O2
+endif
+LIBS_ALL = $(JSONC_LIBS) $(ZSTD_LIBS) $(CAPNG_LIBS) $(ISAL_LIBS) $(ROARING_LIBS) -lpthread -lm
+
+LIB_SRCS    = $(wildcard lib/*.c)
+TRACER_SRCS = $(wildcard tracer/*.c)
+VMM_SRCS    = $(wildcard tests/vmm/*.c) $(wildcard tests/vmm/*.S)
+UNIT_SRCS   = $(wildcard tests/unit/test_*.c)
+TOOL_SRCS   = $(wildcard tests/tools/*.c)
+BENCH_SRCS  = $(wildcard bench/*.c)
+
+obj = $(patsubst %.S,$(BUILD)/obj/%.o,$(patsubst %.c,$(BUILD)/obj/%.o,$(1)))
+
+LIBHVT   = $(BUILD)/lib/libhvmtrace.a
+PROGRAMS = $(BUILD)/bin/hvmtrace $(BUILD)/bin/hvmtrace-vmm
+UNITS    = $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
+TOOLS    = $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRCS))
+BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+
+.PHONY: all tests check bench install clean format format-check
+all: $(PROGRAMS)
+tests: $(UNITS) $(TOOLS)
+
+config.mk: configure
+	./configure
+
+$(BUILD)/obj/%.o: %.c config.mk
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(OPT) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/%.o: %.S config.mk
+	@mkdir -p $(@D)
+	$(CC) -MMD -MP -Iinclude -c -o $@ $<
+
+$(LIBHVT): $(call obj,$(LIB_SRCS))
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/bin/hvmtrace: $(call obj,$(TRACER_SRCS)) $(LIBHVT)
+	@mkdir -p $(@D)
+	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL)
+
+$(BUILD)/bin/hvmtrace-vmm: $(call obj,$(VMM_SRCS)) $(LIBHVT)
+	@mkdir -p $(@D)
+	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL)
+
+$(BUILD)/tests/unit/%: $(BUILD)/obj/tests/unit/%.o $(LIBHVT)
+	@mkdir -p $(@D)
+	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LIBS_ALL)
+
+$(BUILD)/tests/tools/%: $(BUILD)/obj/tests/tools/%.o $(LIBHVT)
+	@mkdir -p $(@D)
+	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL)
+
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIBHVT)
+	@mkdir -p $(@D)
+	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL)
+
+check: config.mk
+	$(MAKE) BUILD=build/check SAN=1 all tests
+	tests/run.sh build/check
+
+bench: all $(BENCHES)
+	bench/run.sh $(BUILD)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/hvmtrace
+	install -m 0755 $(BUILD)/bin/hvmtrace $(DESTDIR)$(PREFIX)/bin/hvmtrace
+	install -m 0755 $(BUILD)/bin/hvmtrace-vmm $(DESTDIR)$(PREFIX)/libexec/hvmtrace/hvmtrace-vmm
+
+clean:
+	rm -rf build
+
+FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+format:
+	clang-format -i $(FORMAT_SRCS)
+format-check:
+	clang-format --dry-run -Werror $(FORMAT_SRCS)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One interval as a JSON object: the line format of JSON Lines output (`record --jsonl`, `export --jsonl`).
+ * Field names are stable (docs/formats.md); later versions only add fields. A quantity the harvest mode or
+ * the host cannot provide is null, never 0 or [].
+ */
+#ifndef HVMTRACE_INTERVAL_JSON_H
+#define HVMTRACE_INTERVAL_JSON_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "layout.h"
+#include "trace.h"
+
+struct json_object;
+
+struct hvt_json_opts {
+	bool page_ranges; /* include "written"/"accessed" as [[first_gfn, count], …] */
+};
+
+struct json_object *hvt_interval_to_json(const struct hvt_interval *iv, const struct hvt_layout *l,
+					 const struct hvt_json_opts *opts);
+
+/* Writes the interval as one line and flushes. 0 or -errno. */
+int hvt_jsonl_write(FILE *f, const struct hvt_interval *iv, const struct hvt_layout *l,
+		    const struct hvt_json_opts *opts);
+
+/* "2026-11-22T10:00:00.123456Z" */
+void hvt_format_wall(int64_t wall_ns, char *buf, size_t len);
+
+#endif

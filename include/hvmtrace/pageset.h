@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Page sets: the pages of one memslot, as a bitmap. Bit i is page i of the slot (its GFN is the slot's
+ * first GFN + i). Words are 64-bit and little-endian, bit 0 of word 0 is page 0: the same layout as KVM's
+ * dirty log and as the shared bitmaps of the attach protocol, so a harvested bitmap loads with one copy.
+ * Bits past npages are always zero.
+ */
+#ifndef HVMTRACE_PAGESET_H
+#define HVMTRACE_PAGESET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct hvt_err;
+
+struct hvt_pageset {
+	uint64_t npages;
+	uint64_t *words; /* hvt_pageset_nwords(npages) words */
+};
+
+/* A maximal run of consecutive set pages. */
+struct hvt_run {
+	uint64_t first;
+	uint64_t count;
+};
+
+static inline uint64_t hvt_pageset_nwords(uint64_t npages)
+{
+	return (npages + 63) / 64;
+}
+
+int hvt_pageset_init(struct hvt_pageset *s, uint64_t npages); /* all clear; -ENOMEM */
+void hvt_pageset_fini(struct hvt_pageset *s);
+void hvt_pageset_clear(struct hvt_pageset *s);
+int hvt_pageset_copy(struct hvt_pageset *dst, const struct hvt_pageset *src); /* dst uninitialised */
+
+void hvt_pageset_set(struct hvt_pageset *s, uint64_t page);               /* page < npages */
+void hvt_pageset_set_range(struct hvt_pageset *s, uint64_t first, uint64_t count);
+bool hvt_pageset_test(const struct hvt_pageset *s, uint64_t page);
+uint64_t hvt_pageset_count(const struct hvt_pageset *s);
+bool hvt_pageset_equal(const struct hvt_pageset *a, const struct hvt_pageset *b);
+bool hvt_pageset_is_subset(const struct hvt_pageset *a, const struct hvt_pageset *b); /* a ⊆ b */
+
+/* Loads a little-endian bitmap of hvt_pageset_nwords(s->npages) words (e.g. from the shared memfd);
+ * bits past npages are dropped. */
+void hvt_pageset_load_le(struct hvt_pageset *s, const void *bitmap);
+
+/* dst |= src, dst &= src, dst &= ~src. -EINVAL when the sets differ in size. */
+int hvt_pageset_union(struct hvt_pageset *dst, const struct hvt_pageset *src);
+int hvt_pageset_intersect(struct hvt_pageset *dst, const struct hvt_pageset *src);
+int hvt_pageset_subtract(struct hvt_pageset *dst, const struct hvt_pageset *src);
+
+/*
+ * Iterates maximal runs in ascending order. Start with *pos = 0; each call fills *run and returns true,
+ * or returns false when no run is left.
+ */
+bool hvt_pageset_next_run(const struct hvt_pageset *s, uint64_t *pos, struct hvt_run *run);
+
+/*
+ * On-disk encodings of a page set (trace records carry the codec id, so readers accept both).
+ * HVT_CODEC_ROARING: CRoaring's portable serialisation of the set page indexes (run-optimised).
+ * HVT_CODEC_ZSTD_RUNS: the runs as LEB128 varints (gap since the previous run's end, length - 1),
+ * compressed with zstd. The writer's default was chosen by measurement: see bench/ and docs/formats.md.
+ */
+enum hvt_codec {
+	HVT_CODEC_ROARING = 1,
+	HVT_CODEC_ZSTD_RUNS = 2,
+};
+extern const enum hvt_codec hvt_codec_default;
+
+const char *hvt_codec_name(enum hvt_codec c);
+
+/* Encodes s into a malloc'd buffer. 0, -ENOMEM, -EINVAL (unknown codec, or a set too large for the codec). */
+int hvt_pageset_encode(const struct hvt_pageset *s, enum hvt_codec c, uint8_t **out, size_t *outlen);
+
+/*
+ * Decodes into s, which must already be initialised with the slot's npages (its old contents are
+ * replaced). Never reads past in+inlen; corrupt input or a page index >= npages gives -EINVAL with a
+ * message in err.
+ */
+int hvt_pageset_decode(struct hvt_pageset *s, enum hvt_codec c, const uint8_t *in, size_t inlen,
+		       struct hvt_err *err);
+
+#endif

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The trace file (.hvt, DESIGN §3.7; byte layout in docs/formats.md). Append-only and self-describing:
+ *
+ *   file header   "HVMTRACE" magic, format version, flags                      (16 bytes)
+ *   records       each: type, payload length, CRC32C, reserved, payload, zero padding to 8 bytes
+ *                 META (JSON metadata, first), LAYOUT (JSON, before the intervals that use it),
+ *                 INTERVAL (one per interval), INDEX (at close)
+ *   trailer       at close: INDEX offset, interval count, CRC, "HVTEND\0\0"       (32 bytes)
+ *
+ * Each record reaches the file with one write(), so a writer killed at any moment leaves whole records
+ * followed by at most one torn one. A reader uses the index when the trailer is intact and otherwise scans,
+ * stopping at the first incomplete or corrupt record; it reports how many intervals it recovered.
+ */
+#ifndef HVMTRACE_TRACE_H
+#define HVMTRACE_TRACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "layout.h"
+#include "pageset.h"
+
+struct json_object;
+struct hvt_err;
+
+#define HVT_TRACE_VERSION 1
+
+enum hvt_interval_flags {
+	HVT_IV_WRITTEN = 1u << 0,   /* written sets present (else: not available in this mode) */
+	HVT_IV_ACCESSED = 1u << 1,  /* accessed sets present */
+	HVT_IV_BANDWIDTH = 1u << 2, /* per-channel bytes present */
+	HVT_IV_FINAL = 1u << 3,     /* last interval, cut short by stop or VMM exit */
+};
+
+struct hvt_channel_bytes {
+	uint32_t channel; /* index into the metadata's "channels" array */
+	uint64_t read_bytes;
+	uint64_t write_bytes;
+};
+
+struct hvt_interval {
+	uint64_t seq;           /* 1, 2, 3 …: intervals harvested, in order */
+	uint64_t t_start_ns;    /* CLOCK_MONOTONIC: writes after this are in this or a later interval */
+	uint64_t t_end_ns;      /* CLOCK_MONOTONIC: writes before this are in this or an earlier interval */
+	int64_t wall_start_ns;  /* CLOCK_REALTIME at t_start_ns */
+	uint64_t harvest_ns;    /* time the harvest itself took */
+	uint32_t flags;         /* enum hvt_interval_flags */
+	uint32_t missed_deadlines; /* deadlines that passed without a harvest inside this interval */
+	uint64_t generation;    /* layout generation the sets refer to */
+	uint64_t lost_pages;    /* written pages whose slot vanished in a layout change */
+	uint32_t nslots;        /* = slots of that layout */
+	struct hvt_pageset *written;  /* nslots sets if HVT_IV_WRITTEN, else NULL */
+	struct hvt_pageset *accessed; /* nslots sets if HVT_IV_ACCESSED, else NULL */
+	uint32_t nchannels;
+	struct hvt_channel_bytes *channels;
+};
+
+/* Allocates written/accessed sets for every slot of l as flags ask (all clear). */
+int hvt_interval_init(struct hvt_interval *iv, const struct hvt_layout *l, uint32_t flags);
+void hvt_interval_fini(struct hvt_interval *iv);
+uint64_t hvt_interval_count_pages(const struct hvt_pageset *sets, uint32_t nslots);
+
+/* ---- writer ---- */
+struct hvt_trace_writer;
+
+/* Creates (truncates) path and writes the header and the META record (meta is copied as JSON text). */
+int hvt_trace_create(struct hvt_trace_writer **w, const char *path, struct json_object *meta,
+		     struct hvt_err *err);
+int hvt_trace_write_layout(struct hvt_trace_writer *w, const struct hvt_layout *l, struct hvt_err *err);
+/* iv->generation must be a layout written before. */
+int hvt_trace_write_interval(struct hvt_trace_writer *w, const struct hvt_interval *iv, struct hvt_err *err);
+/* Writes INDEX and trailer, fdatasync()s and closes; frees w even on error. */
+int hvt_trace_close(struct hvt_trace_writer *w, struct hvt_err *err);
+/* Closes without INDEX/trailer (what a crash leaves behind; for tests and error paths). */
+void hvt_trace_abandon(struct hvt_trace_writer *w);
+
+/* ---- reader ---- */
+struct hvt_trace_reader;
+
+struct hvt_trace_status {
+	bool complete;         /* trailer and index intact: the writer closed the trace */
+	uint64_t intervals;    /* intervals readable */
+	uint64_t layouts;
+	uint64_t valid_bytes;  /* the readable prefix */
+	uint64_t file_bytes;
+	char problem[256];     /* why reading stopped early, "" if complete */
+};
+
+/*
+ * Opens a trace. Fails (-EINVAL, with a message) only when the file is not a trace at all: unreadable,
+ * bad magic, unknown version, or no intact META record. A torn or corrupt tail is not a failure: the
+ * reader keeps everything before it and the status says what happened.
+ */
+int hvt_trace_open(struct hvt_trace_reader **r, const char *path, struct hvt_err *err);
+void hvt_trace_reader_close(struct hvt_trace_reader *r);
+void hvt_trace_get_status(const struct hvt_trace_reader *r, struct hvt_trace_status *st);
+struct json_object *hvt_trace_meta(const struct hvt_trace_reader *r); /* borrowed */
+uint64_t hvt_trace_interval_count(const struct hvt_trace_reader *r);
+/* The i-th layout the trace holds (0 <= i < status.layouts), in file order; NULL past the end. */
+const struct hvt_layout *hvt_trace_layout_at(const struct hvt_trace_reader *r, uint64_t i);
+/* Layout of a generation, or NULL if the trace holds none such. */
+const struct hvt_layout *hvt_trace_layout(const struct hvt_trace_reader *r, uint64_t generation);
+/* Reads interval i (0-based) into iv (initialised by this call; free with hvt_interval_fini). */
+int hvt_trace_read_interval(struct hvt_trace_reader *r, uint64_t i, struct hvt_interval *iv,
+			    struct hvt_err *err);
+
+#endif

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+/* Page sets as bitmaps of 64-bit words; every operation works a word at a time. */
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hvmtrace/pageset.h"
+
+#define ALL_ONES (~(uint64_t)0)
+
+static size_t nwords(const struct hvt_pageset *s)
+{
+	return (size_t)hvt_pageset_nwords(s->npages);
+}
+
+/* Keeps the invariant that bits past npages are zero. */
+static void clear_tail(struct hvt_pageset *s)
+{
+	unsigned tail = (unsigned)(s->npages % 64);
+
+	if (tail)
+		s->words[nwords(s) - 1] &= ((uint64_t)1 << tail) - 1;
+}
+
+int hvt_pageset_init(struct hvt_pageset *s, uint64_t npages)
+{
+	uint64_t n;
+
+	s->npages = 0;
+	s->words = NULL;
+	if (npages > UINT64_MAX - 63)
+		return -ENOMEM;
+	n = hvt_pageset_nwords(npages);
+	if (n > SIZE_MAX / sizeof(uint64_t))
+		return -ENOMEM;
+	/* At least one word, so an empty slot still has a valid pointer. */
+	s->words = calloc(n ? (size_t)n : 1, sizeof(uint64_t));
+	if (!s->words)
+		return -ENOMEM;
+	s->npages = npages;
+	return 0;
+}
+
+void hvt_pageset_fini(struct hvt_pageset *s)
+{
+	free(s->words);
+	s->words = NULL;
+	s->npages = 0;
+}
+
+void hvt_pageset_clear(struct hvt_pageset *s)
+{
+	memset(s->words, 0, nwords(s) * sizeof(uint64_t));
+}
+
+int hvt_pageset_copy(struct hvt_pageset *dst, const struct hvt_pageset *src)
+{
+	int rc = hvt_pageset_init(dst, src->npages);
+
+	if (rc)
+		return rc;
+	memcpy(dst->words, src->words, nwords(src) * sizeof(uint64_t));
+	return 0;
+}
+
+void hvt_pageset_set(struct hvt_pageset *s, uint64_t page)
+{
+	/* Out-of-range pages are ignored rather than written past the bitmap. */
+	if (page < s->npages)
+		s->words[page / 64] |= (uint64_t)1 << (page % 64);
+}
+
+void hvt_pageset_set_range(struct hvt_pageset *s, uint64_t first, uint64_t count)
+{
+	uint64_t last, lo_mask, hi_mask;
+	size_t w0, w1;
+
+	if (first >= s->npages || count == 0)
+		return;
+	if (count > s->npages - first)
+		count = s->npages - first;
+	last = first + count - 1;
+	w0 = (size_t)(first / 64);
+	w1 = (size_t)(last / 64);
+	lo_mask = ALL_ONES << (first % 64);
+	hi_mask = ALL_ONES >> (63 - last % 64);
+	if (w0 == w1) {
+		s->words[w0] |= lo_mask & hi_mask;
+		return;
+	}
+	s->words[w0] |= lo_mask;
+	memset(&s->words[w0 + 1], 0xff, (w1 - w0 - 1) * sizeof(uint64_t));
+	s->words[w1] |= hi_mask;
+}
+
+bool hvt_pageset_test(const struct hvt_pageset *s, uint64_t page)
+{
+	return page < s->npages && (s->words[page / 64] >> (page % 64)) & 1;
+}
+
+/* The popcnt instruction is not in the x86-64 baseline; pick it at load time where the CPU has it. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("popcnt", "default")))
+#endif
+uint64_t
+hvt_pageset_count(const struct hvt_pageset *s)
+{
+	size_t n = nwords(s);
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < n; i++)
+		total += (uint64_t)__builtin_popcountll(s->words[i]);
+	return total;
+}
+
+bool hvt_pageset_equal(const struct hvt_pageset *a, const struct hvt_pageset *b)
+{
+	return a->npages == b->npages && !memcmp(a->words, b->words, nwords(a) * sizeof(uint64_t));
+}
+
+bool hvt_pageset_is_subset(const struct hvt_pageset *a, const struct hvt_pageset *b)
+{
+	size_t n = nwords(a);
+
+	if (a->npages != b->npages)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (a->words[i] & ~b->words[i])
+			return false;
+	return true;
+}
+
+void hvt_pageset_load_le(struct hvt_pageset *s, const void *bitmap)
+{
+	size_t n = nwords(s);
+
+	memcpy(s->words, bitmap, n * sizeof(uint64_t));
+#if __BYTE_ORDER != __LITTLE_ENDIAN
+	for (size_t i = 0; i < n; i++)
+		s->words[i] = le64toh(s->words[i]);
+#endif
+	clear_tail(s);
+}
+
+int hvt_pageset_union(struct hvt_pageset *dst, const struct hvt_pageset *src)
+{
+	size_t n = nwords(dst);
+
+	if (dst->npages != src->npages)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		dst->words[i] |= src->words[i];
+	return 0;
+}
+
+int hvt_pageset_intersect(struct hvt_pageset *dst, const struct hvt_pageset *src)
+{
+	size_t n = nwords(dst);
+
+	if (dst->npages != src->npages)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		dst->words[i] &= src->words[i];
+	return 0;
+}
+
+int hvt_pageset_subtract(struct hvt_pageset *dst, const struct hvt_pageset *src)
+{
+	size_t n = nwords(dst);
+
+	if (dst->npages != src->npages)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		dst->words[i] &= ~src->words[i];
+	return 0;
+}
+
+/*
+ * Finds the first set bit at or after pos, then the first clear bit after that. Both searches skip whole
+ * words (all-zero, then all-one) and use ctz inside a word, so sparse and dense sets cost per word, not per
+ * page. Bits past npages are zero, so a run never extends past the slot.
+ */
+bool hvt_pageset_next_run(const struct hvt_pageset *s, uint64_t *pos, struct hvt_run *run)
+{
+	size_t n = nwords(s);
+	uint64_t p = *pos, first, end, w;
+	size_t i;
+
+	if (p >= s->npages)
+		return false;
+	i = (size_t)(p / 64);
+	w = s->words[i] & (ALL_ONES << (p % 64));
+	while (!w) {
+		if (++i >= n) {
+			*pos = s->npages;
+			return false;
+		}
+		w = s->words[i];
+	}
+	first = (uint64_t)i * 64 + (uint64_t)__builtin_ctzll(w);
+
+	w = ~s->words[i] & (ALL_ONES << (first % 64));
+	while (!w) {
+		if (++i >= n)
+			break;
+		w = ~s->words[i];
+	}
+	end = i >= n ? s->npages : (uint64_t)i * 64 + (uint64_t)__builtin_ctzll(w);
+	if (end > s->npages)
+		end = s->npages;
+
+	run->first = first;
+	run->count = end - first;
+	*pos = end;
+	return true;
+}

@@ -1,0 +1,70 @@
+# Shared by the integration tests (sourced; not a test itself).
+# BUILD is the build directory under test (tests/run.sh exports it).
+set -u
+BUILD=${BUILD:-build/check}
+ROOT=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+cd "$ROOT" || exit 1
+BIN=$ROOT/$BUILD/bin
+TOOLS=$ROOT/$BUILD/tests/tools
+T=$(mktemp -d /tmp/hvmtrace-test.XXXXXX)
+chmod 755 "$T"
+BG_PIDS=()
+
+cleanup() {
+	for p in "${BG_PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	if [ "${KEEP_TEST_DIR:-0}" = 1 ]; then echo "test files kept in $T"; else rm -rf "$T"; fi
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $*"
+	exit 1
+}
+
+skip() {
+	echo "$*"
+	exit 77
+}
+
+need_kvm() {
+	[ -c /dev/kvm ] || skip "no /dev/kvm on this machine"
+	[ -r /dev/kvm ] && [ -w /dev/kvm ] || skip "/dev/kvm is not accessible to $(id -un)"
+}
+
+# Waits up to $2 seconds (default 10) for the socket $1 to appear.
+wait_socket() {
+	local i
+	for ((i = 0; i < ${2:-10} * 20; i++)); do
+		[ -S "$1" ] && return 0
+		sleep 0.05
+	done
+	fail "socket $1 did not appear"
+}
+
+# start_vmm SOCK ARGS...: hvmtrace-vmm listening on SOCK, in the background; sets VMM_PID.
+start_vmm() {
+	local sock=$1
+	shift
+	"$BIN/hvmtrace-vmm" --listen "$sock" "$@" >"$T/vmm.out" 2>&1 &
+	VMM_PID=$!
+	BG_PIDS+=("$VMM_PID")
+	wait_socket "$sock"
+}
+
+# The CPUs tests pin to: the VM's vCPU on the first, the tracer and harvest thread on the last.
+NCPUS=$(nproc)
+VCPU_CPU=0
+TRACER_CPU=$((NCPUS - 1))
+
+assert_eq() { # what expected actual
+	[ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"
+}
+
+assert_contains() { # file text
+	grep -qF -- "$2" "$1" || {
+		echo "--- $1:"
+		cat "$1"
+		fail "$1 does not say '$2'"
+	}
+}

@@ -1,0 +1,69 @@
+#!/bin/bash
+# Runs every test tier this machine can run against the programs in BUILD (default build/check) and ends
+# with one line "N passed, N failed, N skipped". Unit tests are cmocka programs (counted per test case via
+# their TAP output); integration tests are scripts in tests/integration/ (exit 0 pass, 77 skip with the
+# reason as the last line of output, anything else fails). Logs go to BUILD/test-logs/.
+set -u
+BUILD=${1:-build/check}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT" || exit 1
+LOGS="$BUILD/test-logs"
+rm -rf "$LOGS" && mkdir -p "$LOGS"
+export BUILD ROOT
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+passed=0 failed=0 skipped=0
+failures=()
+
+for t in "$BUILD"/tests/unit/test_*; do
+	[ -x "$t" ] || continue
+	name=$(basename "$t")
+	log="$LOGS/unit-$name.log"
+	CMOCKA_MESSAGE_OUTPUT=TAP "$t" >"$log" 2>&1
+	rc=$?
+	ok=$(grep -c '^ok ' "$log")
+	bad=$(grep -c '^not ok ' "$log")
+	if [ "$rc" -ne 0 ] && [ "$bad" -eq 0 ]; then
+		bad=1 # crashed or a sanitizer stopped it outside any counted case
+	fi
+	passed=$((passed + ok))
+	failed=$((failed + bad))
+	if [ "$bad" -gt 0 ]; then
+		failures+=("unit/$name")
+		echo "FAIL unit/$name ($ok ok, $bad failed; log: $log)"
+		grep -E '^not ok |ERROR|Sanitizer|runtime error' "$log" | head -20 | sed 's/^/    /'
+	else
+		echo "PASS unit/$name ($ok cases)"
+	fi
+done
+
+for t in tests/integration/*.sh; do
+	[ -f "$t" ] || continue
+	name=$(basename "$t" .sh)
+	log="$LOGS/integration-$name.log"
+	start=$(date +%s)
+	bash "$t" >"$log" 2>&1
+	rc=$?
+	secs=$(($(date +%s) - start))
+	case $rc in
+	0)
+		passed=$((passed + 1))
+		echo "PASS integration/$name (${secs}s)"
+		;;
+	77)
+		skipped=$((skipped + 1))
+		echo "SKIP integration/$name: $(tail -n 1 "$log")"
+		;;
+	*)
+		failed=$((failed + 1))
+		failures+=("integration/$name")
+		echo "FAIL integration/$name (exit $rc, ${secs}s; log: $log)"
+		tail -n 25 "$log" | sed 's/^/    /'
+		;;
+	esac
+done
+
+[ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: MIT
+/*
+ * check_phases: checks a trace against the phase log of the hvmtrace-vmm run it traced, page by page.
+ *
+ * For every interval [t_start, t_end] (the sets may also hold writes from the harvests on either side, so
+ * its widened window runs from the previous snapshot to this harvest's end):
+ *   must ⊆ written ⊆ may, where
+ *   must = W_j of every logged pass that lies wholly inside [t_start, t_end],
+ *   may  = W_j of every phase whose time overlaps the widened window, plus the payload's system pages.
+ * An interval whose widened window lies wholly inside one phase k must equal W_k exactly (system pages
+ * aside) and must contain a logged pass. Each phase needs --min-inside such intervals, so the check has
+ * teeth. Exit 0 when everything holds, 1 otherwise, 2 on bad input.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <roaring/roaring.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hvmtrace/error.h"
+#include "hvmtrace/trace.h"
+
+#define MAX_PHASES 64
+#define MAX_WINDOWS 4096
+
+struct window { /* one phase's run: [begin, end) */
+	int phase;
+	uint64_t begin, end;
+};
+
+struct pass {
+	int phase;
+	uint64_t t_start, t_end;
+};
+
+struct phaselog {
+	int nphases;
+	roaring_bitmap_t *w[MAX_PHASES];
+	roaring_bitmap_t *system;
+	struct window win[MAX_WINDOWS];
+	int nwin;
+	struct pass *passes;
+	size_t npasses, cap;
+	bool done;
+};
+
+static int die_input(const char *file, int line, const char *what)
+{
+	fprintf(stderr, "check_phases: %s:%d: %s\n", file, line, what);
+	exit(2);
+}
+
+static uint64_t get_u64(struct json_object *o, const char *key, const char *file, int line)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v))
+		die_input(file, line, key);
+	return (uint64_t)json_object_get_int64(v);
+}
+
+/* [[first_gfn, count, stride], …] or [[first_gfn, count], …] into a GFN set. */
+static void add_ranges(roaring_bitmap_t *set, struct json_object *arr, const char *file, int line)
+{
+	for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
+		struct json_object *r = json_object_array_get_idx(arr, i);
+		size_t n = json_object_array_length(r);
+		uint64_t first, count, stride = 1;
+
+		if (n < 2)
+			die_input(file, line, "range needs [first, count(, stride)]");
+		first = (uint64_t)json_object_get_int64(json_object_array_get_idx(r, 0));
+		count = (uint64_t)json_object_get_int64(json_object_array_get_idx(r, 1));
+		if (n > 2)
+			stride = (uint64_t)json_object_get_int64(json_object_array_get_idx(r, 2));
+		for (uint64_t k = 0; k < count; k++)
+			roaring_bitmap_add(set, (uint32_t)(first + k * stride));
+	}
+}
+
+static void read_phaselog(const char *file, struct phaselog *pl)
+{
+	FILE *f = fopen(file, "r");
+	char *buf = NULL;
+	size_t cap = 0;
+	int line = 0;
+
+	if (!f) {
+		fprintf(stderr, "check_phases: %s: %s\n", file, strerror(errno));
+		exit(2);
+	}
+	memset(pl, 0, sizeof(*pl));
+	pl->system = roaring_bitmap_create();
+	while (getline(&buf, &cap, f) > 0) {
+		struct json_object *o = json_tokener_parse(buf), *v;
+		const char *type;
+
+		line++;
+		if (!o || !json_object_object_get_ex(o, "type", &v))
+			die_input(file, line, "not a phase-log object");
+		type = json_object_get_string(v);
+		if (!strcmp(type, "script")) {
+			struct json_object *phases;
+
+			if (!json_object_object_get_ex(o, "phases", &phases))
+				die_input(file, line, "script without phases");
+			pl->nphases = (int)json_object_array_length(phases);
+			if (pl->nphases > MAX_PHASES)
+				die_input(file, line, "too many phases");
+			for (int k = 0; k < pl->nphases; k++) {
+				struct json_object *p = json_object_array_get_idx(phases, k), *w;
+
+				pl->w[k] = roaring_bitmap_create();
+				if (json_object_object_get_ex(p, "write", &w))
+					add_ranges(pl->w[k], w, file, line);
+			}
+			if (json_object_object_get_ex(o, "system_pages", &v))
+				add_ranges(pl->system, v, file, line);
+		} else if (!strcmp(type, "phase") || !strcmp(type, "done")) {
+			uint64_t t = get_u64(o, "t_ns", file, line);
+
+			if (pl->nwin)
+				pl->win[pl->nwin - 1].end = t;
+			if (!strcmp(type, "done")) {
+				pl->done = true;
+			} else {
+				if (pl->nwin == MAX_WINDOWS)
+					die_input(file, line, "too many phase windows");
+				pl->win[pl->nwin++] = (struct window){
+					.phase = (int)get_u64(o, "index", file, line), .begin = t, .end = UINT64_MAX};
+				if (pl->win[pl->nwin - 1].phase >= pl->nphases)
+					die_input(file, line, "phase index beyond the script");
+			}
+		} else if (!strcmp(type, "pass")) {
+			if (pl->npasses == pl->cap) {
+				pl->cap = pl->cap ? 2 * pl->cap : 1024;
+				pl->passes = realloc(pl->passes, pl->cap * sizeof(*pl->passes));
+			}
+			pl->passes[pl->npasses++] = (struct pass){.phase = (int)get_u64(o, "phase", file, line),
+								  .t_start = get_u64(o, "t_start_ns", file, line),
+								  .t_end = get_u64(o, "t_end_ns", file, line)};
+		}
+		json_object_put(o);
+	}
+	free(buf);
+	fclose(f);
+	if (!pl->nphases)
+		die_input(file, line, "no script line");
+}
+
+static roaring_bitmap_t *gfns(const struct hvt_interval *iv, const struct hvt_layout *l)
+{
+	roaring_bitmap_t *set = roaring_bitmap_create();
+
+	for (uint32_t i = 0; i < l->nslots; i++) {
+		uint64_t pos = 0, base = hvt_memslot_first_gfn(l, &l->slots[i]);
+		struct hvt_run run;
+
+		while (hvt_pageset_next_run(&iv->written[i], &pos, &run))
+			roaring_bitmap_add_range(set, base + run.first, base + run.first + run.count);
+	}
+	return set;
+}
+
+static void print_some(const char *what, const roaring_bitmap_t *set)
+{
+	roaring_uint32_iterator_t *it = roaring_create_iterator(set);
+	int n = 0;
+
+	printf("    %s (%" PRIu64 "):", what, roaring_bitmap_get_cardinality(set));
+	for (; it->has_value && n < 12; roaring_advance_uint32_iterator(it), n++)
+		printf(" 0x%x", it->current_value);
+	printf("%s\n", it->has_value ? " …" : "");
+	roaring_free_uint32_iterator(it);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {{"trace", required_argument, NULL, 't'},
+						 {"phase-log", required_argument, NULL, 'p'},
+						 {"min-inside", required_argument, NULL, 'm'},
+						 {0}};
+	const char *trace = NULL, *log = NULL;
+	int c, min_inside = 1, failures = 0, inside[MAX_PHASES] = {0}, boundary = 0;
+	struct hvt_trace_reader *r;
+	struct hvt_err err = {{0}};
+	struct phaselog pl;
+	uint64_t prev_snapshot = 0;
+
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (c == 't')
+			trace = optarg;
+		else if (c == 'p')
+			log = optarg;
+		else if (c == 'm')
+			min_inside = atoi(optarg);
+		else
+			return 2;
+	}
+	if (!trace || !log) {
+		fprintf(stderr, "usage: check_phases --trace FILE --phase-log FILE [--min-inside N]\n");
+		return 2;
+	}
+	read_phaselog(log, &pl);
+	if (hvt_trace_open(&r, trace, &err)) {
+		fprintf(stderr, "check_phases: %s\n", err.msg);
+		return 2;
+	}
+
+	for (uint64_t i = 0, n = hvt_trace_interval_count(r); i < n; i++) {
+		struct hvt_interval iv;
+		const struct hvt_layout *l;
+
+		if (hvt_trace_read_interval(r, i, &iv, &err)) {
+			fprintf(stderr, "check_phases: %s\n", err.msg);
+			return 2;
+		}
+		l = hvt_trace_layout(r, iv.generation);
+		uint64_t wide_start = i ? prev_snapshot : iv.t_start_ns, wide_end = iv.t_end_ns + iv.harvest_ns;
+		roaring_bitmap_t *set = gfns(&iv, l), *must = roaring_bitmap_create();
+		roaring_bitmap_t *may = roaring_bitmap_copy(pl.system);
+		int whole = -1, passes_inside = 0;
+
+		prev_snapshot = iv.t_end_ns;
+		for (size_t p = 0; p < pl.npasses; p++)
+			if (pl.passes[p].t_start >= iv.t_start_ns && pl.passes[p].t_end <= iv.t_end_ns) {
+				roaring_bitmap_or_inplace(must, pl.w[pl.passes[p].phase]);
+				passes_inside++;
+			}
+		for (int w = 0; w < pl.nwin; w++) {
+			const struct window *win = &pl.win[w];
+
+			if (win->begin <= wide_end && win->end >= wide_start)
+				roaring_bitmap_or_inplace(may, pl.w[win->phase]);
+			if (win->begin <= wide_start && wide_end < win->end)
+				whole = win->phase;
+		}
+
+		bool ok = roaring_bitmap_is_subset(must, set) && roaring_bitmap_is_subset(set, may);
+		char kind[32] = "boundary";
+		if (whole >= 0) {
+			roaring_bitmap_t *payload = roaring_bitmap_andnot(set, pl.system);
+
+			snprintf(kind, sizeof(kind), "inside phase %d", whole);
+			ok = ok && passes_inside > 0 && roaring_bitmap_equals(payload, pl.w[whole]);
+			roaring_bitmap_free(payload);
+			if (ok)
+				inside[whole]++;
+		} else {
+			boundary++;
+		}
+		printf("interval %" PRIu64 " [%.3f, %.3f] %s: %" PRIu64 " written, %" PRIu64
+		       " required, %d passes inside: %s\n",
+		       iv.seq, iv.t_start_ns / 1e9, iv.t_end_ns / 1e9, kind, roaring_bitmap_get_cardinality(set),
+		       roaring_bitmap_get_cardinality(must), passes_inside, ok ? "ok" : "MISMATCH");
+		if (!ok) {
+			roaring_bitmap_t *missing = roaring_bitmap_andnot(whole >= 0 ? pl.w[whole] : must, set);
+			roaring_bitmap_t *extra = roaring_bitmap_andnot(set, whole >= 0 ? pl.w[whole] : may);
+
+			roaring_bitmap_andnot_inplace(extra, pl.system);
+			print_some("missing", missing);
+			print_some("unexpected", extra);
+			roaring_bitmap_free(missing);
+			roaring_bitmap_free(extra);
+			failures++;
+		}
+		roaring_bitmap_free(set);
+		roaring_bitmap_free(must);
+		roaring_bitmap_free(may);
+		hvt_interval_fini(&iv);
+	}
+	for (int k = 0; k < pl.nphases; k++)
+		if (inside[k] < min_inside) {
+			printf("phase %d: only %d intervals wholly inside it (need %d): make phases longer\n", k,
+			       inside[k], min_inside);
+			failures++;
+		}
+	printf("%" PRIu64 " intervals: %d boundary; wholly inside phases:", hvt_trace_interval_count(r), boundary);
+	for (int k = 0; k < pl.nphases; k++)
+		printf(" %d", inside[k]);
+	printf("; %d failures\n", failures);
+	hvt_trace_reader_close(r);
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fakepeer: a misbehaving peer on an attach socket, for the tracer's error-path tests.
+ *   fakepeer SOCK garbage         accept, write an HTTP response, close          (not a VMM)
+ *   fakepeer SOCK silent          accept, say nothing                             (not a VMM)
+ *   fakepeer SOCK busy            answer with error "busy"
+ *   fakepeer SOCK version         hello with protocol 2; exit 0 only if the tracer answers error "version"
+ *   fakepeer SOCK disconnect N    a proper VMM with one 16 MiB slot that answers N harvests (page i of
+ *                                 harvest i written), then drops the connection on harvest N+1
+ *   fakepeer SOCK as-uid UID ...  listen as another uid (the tracer must refuse it), then act as "busy"
+ * It serves one connection and exits.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "hvmtrace/attach.h"
+#include "hvmtrace/error.h"
+#include "hvmtrace/util.h"
+
+#define SLOT_PAGES 4096
+
+static void fail(const char *what, const struct hvt_err *e)
+{
+	fprintf(stderr, "fakepeer: %s%s%s\n", what, e ? ": " : "", e ? e->msg : "");
+	exit(3);
+}
+
+static void send_hello(int c, uint32_t protocol)
+{
+	struct hvt_msg m = {.type = HVT_MSG_HELLO};
+	struct hvt_memslot *slot = calloc(1, sizeof(*slot));
+	struct hvt_err e;
+
+	*slot = (struct hvt_memslot){.slot = 0, .gpa = 0, .size = SLOT_PAGES * 4096ull, .backing = "anon",
+				     .name = "fake"};
+	m.u.hello = (struct hvt_msg_hello){.protocol = protocol, .vmm = "fakepeer", .vm_name = "fake",
+					   .vm_pid = getpid(), .accel = "kvm", .page_size = 4096,
+					   .modes = HVT_MODE_BIT(HVT_MODE_DIRTY_LOG), .default_cpu = -1};
+	m.u.hello.layout = (struct hvt_layout){.generation = 1, .page_size = 4096, .nslots = 1, .slots = slot};
+	if (hvt_msg_send(c, &m, &e))
+		fail("sending hello", &e);
+	hvt_layout_fini(&m.u.hello.layout);
+}
+
+static int serve_disconnect(int c, int answers)
+{
+	size_t bytes = SLOT_PAGES / 8;
+	int memfd = memfd_create("fakepeer-bitmaps", MFD_CLOEXEC);
+	uint64_t *bits, last_done;
+	struct hvt_msg m;
+	struct hvt_err e;
+
+	if (memfd < 0 || ftruncate(memfd, (off_t)bytes))
+		fail("memfd", NULL);
+	bits = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	if (bits == MAP_FAILED)
+		fail("mmap", NULL);
+	send_hello(c, HVT_ATTACH_PROTOCOL);
+	if (hvt_msg_recv(c, &m, 5000, &e) || m.type != HVT_MSG_ATTACH)
+		fail("expected attach", &e);
+	hvt_msg_fini(&m);
+	last_done = hvt_now_ns();
+	m = (struct hvt_msg){.type = HVT_MSG_ATTACHED, .nfds = 1, .fds = {memfd}};
+	m.u.attached = (struct hvt_msg_attached){.mode = HVT_MODE_DIRTY_LOG, .cpu = -1, .generation = 1,
+						 .t_armed_ns = last_done, .bitmap_bytes = bytes};
+	if (hvt_msg_send(c, &m, &e))
+		fail("sending attached", &e);
+	for (int i = 1;; i++) {
+		if (hvt_msg_recv(c, &m, 10000, &e))
+			return 0; /* the tracer left */
+		if (m.type != HVT_MSG_HARVEST) {
+			hvt_msg_fini(&m);
+			return 0;
+		}
+		if (i > answers) {
+			fprintf(stderr, "fakepeer: dropping the connection on harvest %d\n", i);
+			return 0;
+		}
+		memset(bits, 0, bytes);
+		bits[i / 64] |= 1ull << (i % 64);
+		uint64_t end = hvt_now_ns();
+		m = (struct hvt_msg){.type = HVT_MSG_HARVESTED};
+		m.u.harvested = (struct hvt_msg_harvested){.seq = (uint64_t)i, .generation = 1,
+							   .t_start_ns = last_done, .t_end_ns = end,
+							   .t_done_ns = end, .dirty_pages = 1};
+		last_done = end;
+		if (hvt_msg_send(c, &m, &e))
+			fail("sending harvested", &e);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct hvt_err e;
+	struct hvt_msg m;
+	const char *mode;
+	int l, c, argi = 2;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: fakepeer SOCK garbage|silent|busy|version|disconnect N|as-uid UID MODE\n");
+		return 2;
+	}
+	if (!strcmp(argv[2], "as-uid") && argc > 3) {
+		uid_t uid = (uid_t)atoi(argv[3]);
+
+		if (setresgid(uid, uid, uid) || setresuid(uid, uid, uid))
+			fail("setresuid", NULL);
+		argi = 4;
+	}
+	mode = argi < argc ? argv[argi] : "busy";
+	l = hvt_attach_listen(argv[1], &e);
+	if (l < 0)
+		fail("listen", &e);
+	printf("ready\n");
+	fflush(stdout);
+	c = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	if (c < 0)
+		fail("accept", NULL);
+
+	if (!strcmp(mode, "garbage")) {
+		const char resp[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi";
+		if (write(c, resp, sizeof(resp) - 1) < 0)
+			fail("write", NULL);
+		sleep(1);
+	} else if (!strcmp(mode, "silent")) {
+		sleep(8);
+	} else if (!strcmp(mode, "busy")) {
+		m = (struct hvt_msg){.type = HVT_MSG_ERROR};
+		snprintf(m.u.error.code, sizeof(m.u.error.code), "busy");
+		snprintf(m.u.error.message, sizeof(m.u.error.message), "another tracer is attached");
+		hvt_msg_send(c, &m, NULL);
+	} else if (!strcmp(mode, "version")) {
+		send_hello(c, 2);
+		if (hvt_msg_recv(c, &m, 5000, &e))
+			fail("expected the tracer's error message", &e);
+		if (m.type != HVT_MSG_ERROR || strcmp(m.u.error.code, "version")) {
+			fprintf(stderr, "fakepeer: the tracer answered %s, not error version\n",
+				hvt_msg_type_name(m.type));
+			return 1;
+		}
+		printf("tracer said: %s\n", m.u.error.message);
+	} else if (!strcmp(mode, "disconnect") && argi + 1 < argc) {
+		serve_disconnect(c, atoi(argv[argi + 1]));
+	} else {
+		fprintf(stderr, "fakepeer: unknown mode '%s'\n", mode);
+		return 2;
+	}
+	close(c);
+	close(l);
+	unlink(argv[1]);
+	return 0;
+}

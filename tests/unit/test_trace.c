@@ -1,0 +1,792 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests for the trace file (lib/trace_*.c): round trips over two layout generations, and what the
+ * reader recovers from torn, truncated, corrupted and foreign files. The records are located by a small
+ * parser written here from docs/formats.md, independent of the library's.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <json-c/json.h>
+
+#include "hvmtrace/error.h"
+#include "hvmtrace/layout.h"
+#include "hvmtrace/trace.h"
+#include "../../lib/trace_format.h"
+
+#define NIV      24 /* intervals in the fixture */
+#define SWITCH   12 /* intervals 0..SWITCH-1 use generation 1, the rest generation 2 */
+#define PAGE     4096ull
+#define MAX_RECS 64
+
+static char dir[64];
+static char path[128], path2[128];
+
+static struct hvt_layout layouts[2];
+static struct hvt_interval expected[NIV];
+
+static uint64_t rng = 99;
+
+static uint64_t rnd(void)
+{
+	uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* ---- fixture ---- */
+
+static void make_layouts(void)
+{
+	/* generation 1: two slots whose sizes are not multiples of 64 pages; generation 2 adds a third */
+	static const uint64_t pages[] = {1000, 333, 70};
+	static const uint64_t gpas[] = {0, 4ull << 30, 8ull << 30};
+
+	for (int g = 0; g < 2; g++) {
+		struct hvt_layout *l = &layouts[g];
+
+		l->generation = g == 0 ? 1 : 5;
+		l->page_size = PAGE;
+		l->nslots = g == 0 ? 2 : 3;
+		l->slots = calloc(l->nslots, sizeof(*l->slots));
+		assert_non_null(l->slots);
+		for (uint32_t i = 0; i < l->nslots; i++) {
+			l->slots[i].slot = i;
+			l->slots[i].gpa = gpas[i];
+			l->slots[i].size = pages[i] * PAGE;
+			strcpy(l->slots[i].backing, i == 1 ? "memfd" : "anon");
+			snprintf(l->slots[i].name, sizeof(l->slots[i].name), "ram%u", i);
+		}
+	}
+}
+
+static void random_set(struct hvt_pageset *s)
+{
+	uint64_t n = s->npages, ops = rnd() % 12;
+
+	for (uint64_t k = 0; k < ops; k++) {
+		uint64_t first = rnd() % n;
+
+		if (rnd() % 3)
+			hvt_pageset_set(s, first);
+		else
+			hvt_pageset_set_range(s, first, 1 + rnd() % (n / 3)); /* may touch the slot end */
+	}
+}
+
+static void make_intervals(void)
+{
+	for (int i = 0; i < NIV; i++) {
+		const struct hvt_layout *l = &layouts[i < SWITCH ? 0 : 1];
+		struct hvt_interval *iv = &expected[i];
+		uint32_t flags = HVT_IV_WRITTEN;
+
+		if (i % 2 == 0)
+			flags |= HVT_IV_ACCESSED;
+		if (i % 3 == 0)
+			flags |= HVT_IV_BANDWIDTH;
+		if (i == NIV - 1)
+			flags |= HVT_IV_FINAL;
+		if (i == 7)
+			flags = HVT_IV_BANDWIDTH; /* no sets at all */
+		assert_int_equal(hvt_interval_init(iv, l, flags), 0);
+		iv->seq = (uint64_t)i + 1 + (i > 4); /* increasing, with a gap */
+		iv->t_start_ns = 1000000000ull * (uint64_t)i;
+		iv->t_end_ns = iv->t_start_ns + 999999999ull;
+		iv->wall_start_ns = -5 + (int64_t)i; /* negative values survive */
+		iv->harvest_ns = 1234 + (uint64_t)i;
+		iv->missed_deadlines = (uint32_t)i % 2;
+		iv->lost_pages = i == SWITCH ? 17 : 0;
+		for (uint32_t s = 0; s < iv->nslots; s++) {
+			if (iv->written)
+				random_set(&iv->written[s]);
+			if (iv->accessed) {
+				random_set(&iv->accessed[s]);
+				hvt_pageset_union(&iv->accessed[s], &iv->written[s]);
+			}
+		}
+		if (flags & HVT_IV_BANDWIDTH) {
+			iv->nchannels = 3;
+			iv->channels = calloc(3, sizeof(*iv->channels));
+			assert_non_null(iv->channels);
+			for (uint32_t c = 0; c < 3; c++)
+				iv->channels[c] = (struct hvt_channel_bytes){c, rnd(), rnd() >> 20};
+		}
+	}
+}
+
+static struct json_object *make_meta(void)
+{
+	struct json_object *m = json_object_new_object();
+
+	json_object_object_add(m, "tool", json_object_new_string("test_trace"));
+	json_object_object_add(m, "interval_ns", json_object_new_int64(1000000000));
+	return m;
+}
+
+/* Writes the fixture to p; closes it, or abandons it (as a killed writer would). */
+static void write_trace(const char *p, bool close_it)
+{
+	struct hvt_trace_writer *w;
+	struct hvt_err err = {{0}};
+	struct json_object *meta = make_meta();
+
+	if (hvt_trace_create(&w, p, meta, &err))
+		fail_msg("create: %s", err.msg);
+	json_object_put(meta);
+	if (hvt_trace_write_layout(w, &layouts[0], &err))
+		fail_msg("layout: %s", err.msg);
+	for (int i = 0; i < NIV; i++) {
+		if (i == SWITCH && hvt_trace_write_layout(w, &layouts[1], &err))
+			fail_msg("layout: %s", err.msg);
+		if (hvt_trace_write_interval(w, &expected[i], &err))
+			fail_msg("interval %d: %s", i, err.msg);
+	}
+	if (!close_it)
+		hvt_trace_abandon(w);
+	else if (hvt_trace_close(w, &err))
+		fail_msg("close: %s", err.msg);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	strcpy(dir, "/tmp/hvt-test-trace-XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(path, sizeof(path), "%s/t.hvt", dir);
+	snprintf(path2, sizeof(path2), "%s/cut.hvt", dir);
+	make_layouts();
+	make_intervals();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	for (int i = 0; i < NIV; i++)
+		hvt_interval_fini(&expected[i]);
+	hvt_layout_fini(&layouts[0]);
+	hvt_layout_fini(&layouts[1]);
+	unlink(path);
+	unlink(path2);
+	rmdir(dir);
+	return 0;
+}
+
+/* ---- file helpers ---- */
+
+static uint8_t *slurp(const char *p, size_t *len)
+{
+	struct stat sb;
+	uint8_t *buf;
+	int fd = open(p, O_RDONLY);
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &sb), 0);
+	*len = (size_t)sb.st_size;
+	buf = malloc(*len ? *len : 1);
+	assert_non_null(buf);
+	assert_int_equal(pread(fd, buf, *len, 0), (ssize_t)*len);
+	close(fd);
+	return buf;
+}
+
+static void spit(const char *p, const void *buf, size_t len)
+{
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, buf, len), (ssize_t)len);
+	close(fd);
+}
+
+struct rec {
+	size_t off, end;
+	uint32_t type;
+};
+
+/* The records of a well-formed file, per docs/formats.md: 16-byte file header, then framed records. */
+static int find_records(const uint8_t *buf, size_t len, struct rec *recs)
+{
+	size_t off = 16;
+	int n = 0;
+
+	while (off + 16 <= len && n < MAX_RECS) {
+		uint32_t type = hvt_get_le32(buf + off), plen = hvt_get_le32(buf + off + 4);
+
+		recs[n].off = off;
+		recs[n].end = off + 16 + ((plen + 7u) & ~7u);
+		recs[n].type = type;
+		off = recs[n++].end;
+		if (type == HVT_REC_INDEX)
+			break;
+	}
+	return n;
+}
+
+/* Index into recs of the record holding interval k. */
+static int interval_record(const struct rec *recs, int n, int k)
+{
+	for (int i = 0; i < n; i++)
+		if (recs[i].type == HVT_REC_INTERVAL && k-- == 0)
+			return i;
+	fail_msg("no interval record %d", k);
+	return -1;
+}
+
+/* ---- comparisons ---- */
+
+static void assert_sets_equal(const struct hvt_pageset *a, const struct hvt_pageset *b, uint32_t n)
+{
+	assert_true((a == NULL) == (b == NULL));
+	for (uint32_t i = 0; a && i < n; i++)
+		assert_true(hvt_pageset_equal(&a[i], &b[i]));
+}
+
+static void assert_interval_equal(const struct hvt_interval *a, const struct hvt_interval *b)
+{
+	assert_int_equal(a->seq, b->seq);
+	assert_int_equal(a->t_start_ns, b->t_start_ns);
+	assert_int_equal(a->t_end_ns, b->t_end_ns);
+	assert_true(a->wall_start_ns == b->wall_start_ns);
+	assert_int_equal(a->harvest_ns, b->harvest_ns);
+	assert_int_equal(a->flags, b->flags);
+	assert_int_equal(a->missed_deadlines, b->missed_deadlines);
+	assert_int_equal(a->generation, b->generation);
+	assert_int_equal(a->lost_pages, b->lost_pages);
+	assert_int_equal(a->nslots, b->nslots);
+	assert_sets_equal(a->written, b->written, a->nslots);
+	assert_sets_equal(a->accessed, b->accessed, a->nslots);
+	assert_int_equal(a->nchannels, b->nchannels);
+	for (uint32_t c = 0; c < a->nchannels; c++) {
+		assert_int_equal(a->channels[c].channel, b->channels[c].channel);
+		assert_int_equal(a->channels[c].read_bytes, b->channels[c].read_bytes);
+		assert_int_equal(a->channels[c].write_bytes, b->channels[c].write_bytes);
+	}
+}
+
+/* Opens p, expects exactly `want` intervals, each identical to the fixture's; returns the status. */
+static struct hvt_trace_status open_and_check(const char *p, uint64_t want)
+{
+	struct hvt_trace_reader *r;
+	struct hvt_trace_status st;
+	struct hvt_err err = {{0}};
+
+	if (hvt_trace_open(&r, p, &err))
+		fail_msg("open: %s", err.msg);
+	hvt_trace_get_status(r, &st);
+	if (st.intervals != want)
+		fail_msg("%llu intervals recovered, want %llu (%s)", (unsigned long long)st.intervals,
+			 (unsigned long long)want, st.problem);
+	assert_int_equal(hvt_trace_interval_count(r), want);
+	for (uint64_t i = 0; i < want; i++) {
+		struct hvt_interval iv;
+
+		if (hvt_trace_read_interval(r, i, &iv, &err))
+			fail_msg("interval %llu: %s", (unsigned long long)i, err.msg);
+		assert_interval_equal(&iv, &expected[i]);
+		hvt_interval_fini(&iv);
+	}
+	hvt_trace_reader_close(r);
+	return st;
+}
+
+/* ---- tests ---- */
+
+static void test_crc32c(void **state)
+{
+	static const uint8_t zeros[32];
+
+	(void)state;
+	/* the check value of CRC-32C, and the 32-zero-byte vector of RFC 3720 */
+	assert_int_equal(hvt_crc32c(0, "123456789", 9), 0xE3069283u);
+	assert_int_equal(hvt_crc32c(hvt_crc32c(0, "1234", 4), "56789", 5), 0xE3069283u);
+	assert_int_equal(hvt_crc32c(0, zeros, sizeof(zeros)), 0x8A9136AAu);
+	assert_int_equal(hvt_crc32c(0, "", 0), 0);
+}
+
+static void test_interval_helpers(void **state)
+{
+	struct hvt_interval iv;
+
+	(void)state;
+	assert_int_equal(hvt_interval_init(&iv, &layouts[1], HVT_IV_WRITTEN), 0);
+	assert_int_equal(iv.nslots, 3);
+	assert_int_equal(iv.generation, 5);
+	assert_non_null(iv.written);
+	assert_null(iv.accessed);
+	assert_int_equal(iv.written[0].npages, 1000);
+	assert_int_equal(iv.written[2].npages, 70);
+	hvt_pageset_set_range(&iv.written[0], 10, 20);
+	hvt_pageset_set(&iv.written[2], 69);
+	assert_int_equal(hvt_interval_count_pages(iv.written, iv.nslots), 21);
+	assert_int_equal(hvt_interval_count_pages(iv.accessed, iv.nslots), 0);
+	hvt_interval_fini(&iv);
+	assert_null(iv.written);
+	assert_int_equal(iv.nslots, 0);
+	hvt_interval_fini(&iv); /* twice is harmless */
+}
+
+static void test_round_trip(void **state)
+{
+	struct hvt_trace_reader *r;
+	struct hvt_trace_status st;
+	struct hvt_err err = {{0}};
+	struct hvt_interval iv;
+	struct stat sb;
+
+	(void)state;
+	spit(path, "old contents, longer than nothing", 33); /* replaced, not appended to */
+	write_trace(path, true);
+	st = open_and_check(path, NIV);
+	assert_true(st.complete);
+	assert_string_equal(st.problem, "");
+	assert_int_equal(st.layouts, 2);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(st.file_bytes, (uint64_t)sb.st_size);
+	assert_int_equal(st.valid_bytes, st.file_bytes);
+	assert_int_equal(sb.st_mode & 0777, 0600);
+
+	assert_int_equal(hvt_trace_open(&r, path, &err), 0);
+	assert_string_equal(json_object_get_string(json_object_object_get(hvt_trace_meta(r), "tool")),
+			    "test_trace");
+	assert_non_null(hvt_trace_layout(r, 1));
+	assert_int_equal(hvt_trace_layout(r, 5)->nslots, 3);
+	assert_int_equal(hvt_trace_layout(r, 5)->slots[2].size, 70 * PAGE);
+	assert_string_equal(hvt_trace_layout(r, 5)->slots[1].backing, "memfd");
+	assert_null(hvt_trace_layout(r, 2));
+	assert_int_equal(hvt_trace_read_interval(r, NIV, &iv, &err), -EINVAL);
+	assert_null(iv.written);
+	hvt_trace_reader_close(r);
+}
+
+static void test_abandoned_writer(void **state)
+{
+	struct hvt_trace_status st;
+
+	(void)state;
+	write_trace(path, false);
+	st = open_and_check(path, NIV);
+	assert_false(st.complete);
+	assert_non_null(strstr(st.problem, "not closed"));
+	assert_int_equal(st.valid_bytes, st.file_bytes);
+}
+
+/* Cuts at every record boundary and at offsets inside every record (header, payload, padding, trailer). */
+static void test_truncations(void **state)
+{
+	struct rec recs[MAX_RECS];
+	size_t len, cuts[16];
+	uint8_t *buf;
+	int n;
+
+	(void)state;
+	write_trace(path, true);
+	buf = slurp(path, &len);
+	n = find_records(buf, len, recs);
+	assert_int_equal(recs[n - 1].type, HVT_REC_INDEX);
+	assert_int_equal(recs[n - 1].end + HVT_TRAILER_SIZE, len);
+	for (int i = 0; i <= n; i++) {
+		size_t off = i < n ? recs[i].off : recs[n - 1].end, end = i < n ? recs[i].end : len;
+		size_t ncuts = 0;
+
+		cuts[ncuts++] = off; /* the boundary */
+		for (size_t d = 1; d < 18; d += 4)
+			cuts[ncuts++] = off + d; /* inside the header, and just past it */
+		cuts[ncuts++] = off + (end - off) / 2;
+		cuts[ncuts++] = end - 1;
+		for (size_t c = 0; c < ncuts; c++) {
+			size_t cut = cuts[c];
+			uint64_t want = 0;
+			struct hvt_trace_status st;
+
+			if (cut >= end)
+				continue;
+			for (int k = 0; k < n; k++)
+				want += recs[k].type == HVT_REC_INTERVAL && recs[k].end <= cut;
+			spit(path2, buf, cut);
+			if (cut < recs[0].end) { /* no intact META: not a trace */
+				struct hvt_trace_reader *r;
+				struct hvt_err err = {{0}};
+
+				assert_int_equal(hvt_trace_open(&r, path2, &err), -EINVAL);
+				assert_null(r);
+				assert_non_null(strstr(err.msg, path2));
+				continue;
+			}
+			st = open_and_check(path2, want);
+			assert_false(st.complete);
+			assert_true(st.problem[0] != '\0');
+			assert_true(st.valid_bytes <= cut);
+			if (i < n && cut > off)
+				assert_non_null(strstr(st.problem, "past end of file"));
+		}
+	}
+	free(buf);
+}
+
+static void flip_and_expect(const uint8_t *buf, size_t len, size_t at, uint64_t want, size_t rec_off)
+{
+	uint8_t *mut = malloc(len);
+	struct hvt_trace_status st;
+	char where[64];
+
+	assert_non_null(mut);
+	memcpy(mut, buf, len);
+	mut[at] ^= (uint8_t)(1 + rnd() % 255);
+	spit(path2, mut, len);
+	st = open_and_check(path2, want);
+	assert_false(st.complete);
+	snprintf(where, sizeof(where), "record at offset %zu:", rec_off);
+	if (!strstr(st.problem, where))
+		fail_msg("flip at %zu: problem \"%s\" does not name %s", at, st.problem, where);
+	free(mut);
+}
+
+/* Any byte of interval k changed (header, payload or padding): exactly k intervals survive. */
+static void test_byte_flips(void **state)
+{
+	static const int every_byte[] = {0, SWITCH, NIV - 1};
+	struct rec recs[MAX_RECS];
+	size_t len;
+	uint8_t *buf;
+	int n;
+
+	(void)state;
+	write_trace(path, true);
+	buf = slurp(path, &len);
+	n = find_records(buf, len, recs);
+	for (size_t e = 0; e < sizeof(every_byte) / sizeof(every_byte[0]); e++) {
+		const struct rec *r = &recs[interval_record(recs, n, every_byte[e])];
+
+		for (size_t at = r->off; at < r->end; at++)
+			flip_and_expect(buf, len, at, (uint64_t)every_byte[e], r->off);
+	}
+	for (int k = 0; k < NIV; k++) {
+		const struct rec *r = &recs[interval_record(recs, n, k)];
+
+		flip_and_expect(buf, len, r->off + rnd() % (r->end - r->off), (uint64_t)k, r->off);
+	}
+	free(buf);
+}
+
+/* A damaged INDEX or trailer costs the "complete" status, never an interval. */
+static void test_index_damage(void **state)
+{
+	struct rec recs[MAX_RECS];
+	struct hvt_trace_status st;
+	size_t len;
+	uint8_t *buf;
+	int n;
+
+	(void)state;
+	write_trace(path, true);
+	buf = slurp(path, &len);
+	n = find_records(buf, len, recs);
+	flip_and_expect(buf, len, recs[n - 1].off + 20, NIV, recs[n - 1].off); /* INDEX payload */
+	for (size_t at = len - HVT_TRAILER_SIZE; at < len; at++) {
+		flip_and_expect(buf, len, at, NIV, recs[n - 1].off);
+	}
+	spit(path2, buf, len - HVT_TRAILER_SIZE);
+	st = open_and_check(path2, NIV);
+	assert_non_null(strstr(st.problem, "trailer"));
+	free(buf);
+}
+
+/* Appends a record with a valid CRC to the file: the reader must refuse it on its content. */
+static void append_record(const char *p, uint32_t type, const uint8_t *payload, uint32_t plen)
+{
+	size_t padded = (plen + 7u) & ~7u;
+	uint8_t *rec = calloc(1, 16 + padded);
+	int fd = open(p, O_WRONLY | O_APPEND);
+
+	assert_non_null(rec);
+	assert_true(fd >= 0);
+	hvt_put_le32(rec, type);
+	hvt_put_le32(rec + 4, plen);
+	memcpy(rec + 16, payload, plen);
+	hvt_put_le32(rec + 8, hvt_rec_crc(rec, rec + 16, plen));
+	assert_int_equal(write(fd, rec, 16 + padded), (ssize_t)(16 + padded));
+	close(fd);
+	free(rec);
+}
+
+static void test_semantic_stops(void **state)
+{
+	struct rec recs[MAX_RECS];
+	struct hvt_trace_status st;
+	size_t len;
+	uint8_t *buf, *last;
+	const struct rec *r;
+	uint32_t plen;
+	int n;
+
+	(void)state;
+	write_trace(path, false);
+	buf = slurp(path, &len);
+	n = find_records(buf, len, recs);
+	r = &recs[interval_record(recs, n, NIV - 1)];
+	plen = hvt_get_le32(buf + r->off + 4);
+	last = malloc(plen);
+	assert_non_null(last);
+
+	/* an unknown record type */
+	spit(path2, buf, len);
+	append_record(path2, 99, (const uint8_t *)"x", 1);
+	st = open_and_check(path2, NIV);
+	assert_non_null(strstr(st.problem, "unknown record type 99"));
+
+	/* the last interval again: its seq does not increase */
+	spit(path2, buf, len);
+	memcpy(last, buf + r->off + 16, plen);
+	append_record(path2, HVT_REC_INTERVAL, last, plen);
+	st = open_and_check(path2, NIV);
+	assert_non_null(strstr(st.problem, "does not follow"));
+
+	/* a later interval referring to a generation no LAYOUT record defines */
+	hvt_put_le64(last, 1000);
+	hvt_put_le64(last + 40, 77);
+	spit(path2, buf, len);
+	append_record(path2, HVT_REC_INTERVAL, last, plen);
+	st = open_and_check(path2, NIV);
+	assert_non_null(strstr(st.problem, "generation 77"));
+
+	/* a layout that is not JSON, and a second META */
+	spit(path2, buf, len);
+	append_record(path2, HVT_REC_LAYOUT, (const uint8_t *)"{\"generation\":", 14);
+	st = open_and_check(path2, NIV);
+	assert_non_null(strstr(st.problem, "JSON"));
+	spit(path2, buf, len);
+	append_record(path2, HVT_REC_META, (const uint8_t *)"{}", 2);
+	st = open_and_check(path2, NIV);
+	assert_non_null(strstr(st.problem, "META"));
+	free(last);
+	free(buf);
+}
+
+static void expect_not_a_trace(const char *p, const char *msg_part)
+{
+	struct hvt_trace_reader *r = (struct hvt_trace_reader *)1;
+	struct hvt_err err = {{0}};
+
+	assert_int_equal(hvt_trace_open(&r, p, &err), -EINVAL);
+	assert_null(r);
+	if (!strstr(err.msg, p) || !strstr(err.msg, msg_part))
+		fail_msg("message \"%s\" should name %s and say \"%s\"", err.msg, p, msg_part);
+}
+
+static void test_not_a_trace(void **state)
+{
+	uint8_t garbage[4096], *buf;
+	size_t len;
+
+	(void)state;
+	spit(path2, "", 0);
+	expect_not_a_trace(path2, "empty");
+	for (size_t i = 0; i < sizeof(garbage); i++)
+		garbage[i] = (uint8_t)rnd();
+	spit(path2, garbage, sizeof(garbage));
+	expect_not_a_trace(path2, "magic");
+	spit(path2, "HVMTRACE", 8);
+	expect_not_a_trace(path2, "too short");
+	expect_not_a_trace(dir, "not a regular file");
+	unlink(path2);
+	expect_not_a_trace(path2, "cannot open");
+
+	write_trace(path, true);
+	buf = slurp(path, &len);
+	buf[7] = 'X';
+	spit(path2, buf, len);
+	expect_not_a_trace(path2, "magic");
+	buf[7] = 'E';
+	hvt_put_le32(buf + 8, 2);
+	spit(path2, buf, len);
+	expect_not_a_trace(path2, "version 2");
+	hvt_put_le32(buf + 8, HVT_TRACE_VERSION);
+	hvt_put_le32(buf + 12, 1); /* a flag this reader must know and does not */
+	spit(path2, buf, len);
+	expect_not_a_trace(path2, "flags");
+	hvt_put_le32(buf + 12, 0x10000); /* an informational flag: fine */
+	spit(path2, buf, len);
+	open_and_check(path2, NIV);
+	hvt_put_le32(buf + 12, 0);
+	buf[16 + 16 + 1] ^= 0x20; /* inside the META JSON */
+	spit(path2, buf, len);
+	expect_not_a_trace(path2, "META");
+	free(buf);
+}
+
+/* The CRC is checked again when an interval is read: the file may change after open. */
+static void test_read_rechecks_crc(void **state)
+{
+	struct rec recs[MAX_RECS];
+	struct hvt_trace_reader *r;
+	struct hvt_err err = {{0}};
+	struct hvt_interval iv;
+	size_t len;
+	uint8_t *buf, byte;
+	int n, fd;
+
+	(void)state;
+	write_trace(path, true);
+	buf = slurp(path, &len);
+	n = find_records(buf, len, recs);
+	assert_int_equal(hvt_trace_open(&r, path, &err), 0);
+	fd = open(path, O_WRONLY);
+	assert_true(fd >= 0);
+	byte = buf[recs[interval_record(recs, n, 3)].off + 40] ^ 0xff;
+	assert_int_equal(pwrite(fd, &byte, 1, (off_t)recs[interval_record(recs, n, 3)].off + 40), 1);
+	close(fd);
+	assert_int_equal(hvt_trace_read_interval(r, 2, &iv, &err), 0);
+	hvt_interval_fini(&iv);
+	assert_int_equal(hvt_trace_read_interval(r, 3, &iv, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "CRC"));
+	assert_non_null(strstr(err.msg, path));
+	assert_null(iv.written);
+	hvt_trace_reader_close(r);
+	free(buf);
+}
+
+static void test_writer_refuses(void **state)
+{
+	struct hvt_trace_writer *w;
+	struct hvt_err err = {{0}};
+	struct hvt_interval iv, bad;
+	struct hvt_pageset *keep;
+
+	(void)state;
+	assert_int_equal(hvt_trace_create(&w, path, NULL, &err), 0);
+	/* no layout yet */
+	assert_int_equal(hvt_trace_write_interval(w, &expected[0], &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "generation 1"));
+	assert_int_equal(hvt_trace_write_layout(w, &layouts[1], &err), 0);
+	assert_int_equal(hvt_trace_write_layout(w, &layouts[0], &err), -EINVAL); /* generation goes back */
+	assert_int_equal(hvt_trace_write_interval(w, &expected[0], &err), -EINVAL);
+	assert_int_equal(hvt_trace_write_interval(w, &expected[SWITCH + 1], &err), 0);
+	/* seq must increase */
+	assert_int_equal(hvt_trace_write_interval(w, &expected[SWITCH], &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "does not follow"));
+	/* sets that do not match the layout */
+	assert_int_equal(hvt_interval_init(&iv, &layouts[1], HVT_IV_WRITTEN), 0);
+	iv.seq = 1000;
+	hvt_pageset_fini(&iv.written[2]);
+	assert_int_equal(hvt_pageset_init(&iv.written[2], 71), 0);
+	assert_int_equal(hvt_trace_write_interval(w, &iv, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "slot 2"));
+	bad = iv;
+	keep = bad.written;
+	bad.written = NULL;
+	assert_int_equal(hvt_trace_write_interval(w, &bad, &err), -EINVAL);
+	bad.written = keep;
+	bad.flags |= 1u << 20;
+	assert_int_equal(hvt_trace_write_interval(w, &bad, &err), -EINVAL);
+	hvt_interval_fini(&iv);
+	/* refusals are not write failures: the trace goes on */
+	assert_int_equal(hvt_trace_write_interval(w, &expected[NIV - 1], &err), 0);
+	assert_int_equal(hvt_trace_close(w, &err), 0);
+	{
+		struct hvt_trace_reader *r;
+		struct hvt_trace_status st;
+
+		assert_int_equal(hvt_trace_open(&r, path, &err), 0);
+		hvt_trace_get_status(r, &st);
+		assert_true(st.complete);
+		assert_int_equal(st.intervals, 2);
+		assert_int_equal(st.layouts, 1);
+		hvt_trace_reader_close(r);
+	}
+	assert_int_equal(hvt_trace_close(NULL, &err), 0);
+	assert_int_equal(hvt_trace_create(&w, "/nonexistent-dir/t.hvt", NULL, &err), -ENOENT);
+	assert_null(w);
+	assert_non_null(strstr(err.msg, "/nonexistent-dir/t.hvt"));
+}
+
+/*
+ * A write that fails stops the writer for good and close reports it. /dev/full fails the first write;
+ * RLIMIT_FSIZE makes the kernel cut the write of interval 3 short, leaving a torn record behind.
+ */
+static void test_write_failure(void **state)
+{
+	struct rec recs[MAX_RECS];
+	struct hvt_trace_writer *w;
+	struct hvt_trace_status st;
+	struct hvt_err err = {{0}};
+	struct rlimit old, lim;
+	void (*old_handler)(int);
+	size_t len;
+	uint8_t *buf;
+	int n;
+
+	(void)state;
+	if (!access("/dev/full", W_OK)) {
+		assert_int_equal(hvt_trace_create(&w, "/dev/full", NULL, &err), -ENOSPC);
+		assert_null(w);
+		assert_non_null(strstr(err.msg, "/dev/full"));
+	}
+
+	write_trace(path, true);
+	buf = slurp(path, &len);
+	n = find_records(buf, len, recs);
+	free(buf);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = recs[interval_record(recs, n, 3)].off + 50;
+	old_handler = signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+
+	/* Nothing may assert while the limit is in force: a failing assert would leave it set. */
+	struct json_object *meta = make_meta();
+	int rc_create, rc_layout, rc_iv[5], rc_close;
+	struct hvt_err errs[5];
+
+	rc_create = hvt_trace_create(&w, path2, meta, &err);
+	rc_layout = rc_create ? -1 : hvt_trace_write_layout(w, &layouts[0], &err);
+	for (int i = 0; i < 5; i++)
+		rc_iv[i] = rc_layout ? -1 : hvt_trace_write_interval(w, &expected[i], &errs[i]);
+	rc_close = rc_layout ? -1 : hvt_trace_close(w, &err);
+	setrlimit(RLIMIT_FSIZE, &old);
+	signal(SIGXFSZ, old_handler);
+	json_object_put(meta);
+
+	assert_int_equal(rc_create, 0);
+	assert_int_equal(rc_layout, 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(rc_iv[i], 0);
+	assert_true(rc_iv[3] < 0); /* EFBIG or a short write: the record is torn */
+	assert_non_null(strstr(errs[3].msg, path2));
+	assert_int_equal(rc_iv[4], -EIO); /* nothing goes after a torn record */
+	assert_non_null(strstr(errs[4].msg, "earlier write failed"));
+	assert_int_equal(rc_close, -EIO);
+	st = open_and_check(path2, 3);
+	assert_false(st.complete);
+	assert_non_null(strstr(st.problem, "past end of file"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_crc32c),         cmocka_unit_test(test_interval_helpers),
+	    cmocka_unit_test(test_round_trip),     cmocka_unit_test(test_abandoned_writer),
+	    cmocka_unit_test(test_truncations),    cmocka_unit_test(test_byte_flips),
+	    cmocka_unit_test(test_index_damage),   cmocka_unit_test(test_semantic_stops),
+	    cmocka_unit_test(test_not_a_trace),    cmocka_unit_test(test_read_rechecks_crc),
+	    cmocka_unit_test(test_writer_refuses), cmocka_unit_test(test_write_failure),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

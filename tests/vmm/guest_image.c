@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Builds the guest's system area and enters 64-bit mode at CPL3 without running any guest CPL0 code: on
+ * this host's KVM (kvm_pvm, shadow paging) guest CPL0 code is emulated an instruction at a time, CPL3 code
+ * runs natively. Every paging-structure entry has A (and, in leaves, D) preset and the descriptors have
+ * their accessed bits set, so the CPU never writes these pages and they never show up as written.
+ */
+#include <errno.h>
+#include <linux/kvm.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+
+#include "guest_abi.h"
+#include "guest_image.h"
+#include "hvmtrace/error.h"
+#include "vm.h"
+
+extern const char guest_payload_start[], guest_payload_end[];
+
+#define PTE_P     (1ull << 0)
+#define PTE_RW    (1ull << 1)
+#define PTE_US    (1ull << 2)
+#define PTE_A     (1ull << 5)
+#define PTE_D     (1ull << 6)
+#define PTE_PS    (1ull << 7)
+#define PTE_TABLE (PTE_P | PTE_RW | PTE_US | PTE_A)
+#define PTE_2M    (PTE_P | PTE_RW | PTE_US | PTE_A | PTE_D | PTE_PS)
+
+#define PAGE 4096ull
+#define GIB  (1ull << 30)
+
+#define CR0_PE          (1ull << 0)
+#define CR0_MP          (1ull << 1)
+#define CR0_ET          (1ull << 4)
+#define CR0_NE          (1ull << 5)
+#define CR0_WP          (1ull << 16)
+#define CR0_PG          (1ull << 31)
+#define CR4_PAE         (1ull << 5)
+#define EFER_LME        (1ull << 8)
+#define EFER_LMA        (1ull << 10)
+#define RFLAGS_RESERVED (1ull << 1)
+
+/* GDT selectors; user selectors carry RPL 3. */
+#define SEL_USER_DATA (0x18 | 3)
+#define SEL_USER_CODE (0x20 | 3)
+#define SEL_TSS       0x28
+#define TSS_BYTES     104
+
+struct bump {
+	uint64_t next;
+};
+
+static uint64_t take_pages(struct bump *b, uint64_t bytes)
+{
+	uint64_t at = b->next;
+
+	b->next += (bytes + PAGE - 1) & ~(PAGE - 1);
+	return at;
+}
+
+/* A flat segment descriptor: base 0, limit 4 GiB, with access byte and flags (L, D/B) as given. */
+static uint64_t flat_descriptor(uint8_t access, uint8_t flags)
+{
+	return 0xffffull | (uint64_t)access << 40 | 0xfull << 48 | (uint64_t)(flags | 0x8) << 52;
+}
+
+static void write_gdt(uint64_t *gdt, uint64_t tss)
+{
+	gdt[0] = 0;
+	gdt[1] = flat_descriptor(0x9b, 0x2); /* kernel code 64 (unused, for completeness) */
+	gdt[2] = flat_descriptor(0x93, 0x4); /* kernel data */
+	gdt[3] = flat_descriptor(0xf3, 0x4); /* user data, DPL 3, accessed */
+	gdt[4] = flat_descriptor(0xfb, 0x2); /* user code 64, DPL 3, accessed */
+	/* 64-bit TSS, type 0xb (busy, as it is once loaded into TR). */
+	gdt[5] = (TSS_BYTES - 1) | (tss & 0xffffff) << 16 | 0x8bull << 40 | (tss >> 24 & 0xff) << 56;
+	gdt[6] = tss >> 32;
+}
+
+int guest_image_build(struct vm *vm, const struct guest_map *maps, unsigned nmaps, const void *script,
+		      size_t script_len, struct guest_image *img, struct hvt_err *err)
+{
+	const size_t code_len = (size_t)(guest_payload_end - guest_payload_start);
+	struct bump b = {GUEST_SYSTEM_BASE};
+	uint64_t pd_of_gib[512] = {0};
+	uint64_t *pml4, *pdpt;
+
+	memset(img, 0, sizeof(*img));
+	img->gdt_gpa = take_pages(&b, PAGE);
+	img->tss_gpa = img->gdt_gpa + 0x80;
+	img->stack_top = take_pages(&b, PAGE) + PAGE;
+	img->pml4_gpa = take_pages(&b, PAGE);
+	uint64_t pdpt_gpa = take_pages(&b, PAGE);
+	for (unsigned i = 0; i < nmaps; i++) {
+		if (maps[i].gpa % GUEST_MAP_ALIGN || maps[i].size % GUEST_MAP_ALIGN ||
+		    maps[i].gpa + maps[i].size > 512 * GIB)
+			return hvt_err_set(
+			    err, -EINVAL,
+			    "guest range 0x%llx+0x%llx is not 2 MiB aligned or lies above 512 GiB",
+			    (unsigned long long)maps[i].gpa, (unsigned long long)maps[i].size);
+		for (uint64_t g = maps[i].gpa / GIB; g * GIB < maps[i].gpa + maps[i].size; g++)
+			if (!pd_of_gib[g])
+				pd_of_gib[g] = take_pages(&b, PAGE);
+	}
+	img->code_gpa = take_pages(&b, code_len);
+	img->script_gpa = take_pages(&b, script_len);
+	if (b.next > GUEST_SYSTEM_LIMIT)
+		return hvt_err_set(
+		    err, -E2BIG,
+		    "the system area (page tables, code, script) needs %llu KiB, more than the %llu KiB "
+		    "below 1 MiB: use less RAM or a smaller script",
+		    (unsigned long long)(b.next / 1024), (unsigned long long)(GUEST_SYSTEM_LIMIT / 1024));
+	img->system_first_gfn = GUEST_SYSTEM_BASE / PAGE;
+	img->system_npages = (b.next - GUEST_SYSTEM_BASE) / PAGE;
+
+	uint64_t *gdt = vm_gpa_to_host(vm, img->gdt_gpa, PAGE);
+	pml4 = vm_gpa_to_host(vm, img->pml4_gpa, PAGE);
+	pdpt = vm_gpa_to_host(vm, pdpt_gpa, PAGE);
+	void *code = vm_gpa_to_host(vm, img->code_gpa, code_len);
+	void *scr = vm_gpa_to_host(vm, img->script_gpa, script_len);
+	if (!gdt || !pml4 || !pdpt || !code || !scr)
+		return hvt_err_set(err, -EINVAL, "slot 0 does not hold the system area [0x%llx, 0x%llx)",
+				   (unsigned long long)GUEST_SYSTEM_BASE, (unsigned long long)b.next);
+
+	write_gdt(gdt, img->tss_gpa);
+	memset((char *)gdt + 0x80, 0, TSS_BYTES);
+	uint64_t rsp0 = img->stack_top;
+	memcpy((char *)gdt + 0x80 + 4, &rsp0, 8);
+	uint16_t iopb = TSS_BYTES; /* no I/O bitmap: the payload uses no ports */
+	memcpy((char *)gdt + 0x80 + 102, &iopb, 2);
+
+	pml4[0] = pdpt_gpa | PTE_TABLE;
+	for (unsigned g = 0; g < 512; g++)
+		if (pd_of_gib[g])
+			pdpt[g] = pd_of_gib[g] | PTE_TABLE;
+	for (unsigned i = 0; i < nmaps; i++) {
+		for (uint64_t a = maps[i].gpa; a < maps[i].gpa + maps[i].size; a += GUEST_MAP_ALIGN) {
+			uint64_t *pd = vm_gpa_to_host(vm, pd_of_gib[a / GIB], PAGE);
+
+			pd[(a % GIB) / GUEST_MAP_ALIGN] = a | PTE_2M;
+		}
+	}
+	memcpy(code, guest_payload_start, code_len);
+	memcpy(scr, script, script_len);
+	/*
+	 * Read-only on the host from now on. KVM maps a guest page writable on a read fault if the host page
+	 * is writable, and then logs it as dirty; these pages were written by us, so the payload's first
+	 * reads of its code and script would look like guest writes. The guest never writes them.
+	 */
+	void *sys = vm_gpa_to_host(vm, GUEST_SYSTEM_BASE, b.next - GUEST_SYSTEM_BASE);
+	if (mprotect(sys, b.next - GUEST_SYSTEM_BASE, PROT_READ) < 0)
+		return hvt_err_set(err, -errno, "write-protecting the system area: %s", strerror(errno));
+	return 0;
+}
+
+static struct kvm_segment user_segment(uint16_t sel, uint8_t type, int code)
+{
+	return (struct kvm_segment){
+	    .base = 0,
+	    .limit = 0xffffffff,
+	    .selector = sel,
+	    .type = type,
+	    .present = 1,
+	    .dpl = 3,
+	    .db = code ? 0 : 1,
+	    .s = 1,
+	    .l = code ? 1 : 0,
+	    .g = 1,
+	};
+}
+
+int guest_image_load_cpu(struct vm *vm, const struct guest_image *img, struct hvt_err *err)
+{
+	struct kvm_sregs s;
+	struct kvm_regs r;
+
+	if (ioctl(vm->vcpu_fd, KVM_GET_SREGS, &s) < 0)
+		return hvt_err_set(err, -errno, "KVM_GET_SREGS: %s", strerror(errno));
+	s.cs = user_segment(SEL_USER_CODE, 0xb, 1);
+	s.ds = s.es = s.fs = s.gs = s.ss = user_segment(SEL_USER_DATA, 0x3, 0);
+	s.tr = (struct kvm_segment){
+	    .base = img->tss_gpa, .limit = TSS_BYTES - 1, .selector = SEL_TSS, .type = 0xb, .present = 1};
+	s.ldt = (struct kvm_segment){.type = 0x2, .present = 1, .unusable = 1};
+	s.gdt.base = img->gdt_gpa;
+	s.gdt.limit = 7 * 8 - 1;
+	s.idt.base = 0;
+	s.idt.limit = 0; /* any exception escalates to a triple fault: KVM_EXIT_SHUTDOWN */
+	s.cr0 = CR0_PE | CR0_MP | CR0_ET | CR0_NE | CR0_WP | CR0_PG;
+	s.cr3 = img->pml4_gpa;
+	s.cr4 = CR4_PAE;
+	s.efer = EFER_LME | EFER_LMA;
+	if (ioctl(vm->vcpu_fd, KVM_SET_SREGS, &s) < 0)
+		return hvt_err_set(err, -errno, "KVM_SET_SREGS (64-bit, CPL3): %s", strerror(errno));
+
+	memset(&r, 0, sizeof(r));
+	r.rip = img->code_gpa;
+	r.rdi = img->script_gpa;
+	r.rsp = img->stack_top;
+	r.rbp = GUEST_DOORBELL_GPA;
+	r.rflags = RFLAGS_RESERVED; /* IF=0: no interrupts are ever delivered */
+	if (ioctl(vm->vcpu_fd, KVM_SET_REGS, &r) < 0)
+		return hvt_err_set(err, -errno, "KVM_SET_REGS: %s", strerror(errno));
+	return 0;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The phase log (--phase-log FILE): JSON Lines, one flushed line per event, read by the test checker.
+ *   {"type":"script", …}  first: page size, payload, phases (hold, write and read ranges), system pages,
+ *                         slots
+ *   {"type":"phase","index":k,"round":r,"t_ns":T}                   a PHASE report
+ *   {"type":"pass","phase":k,"round":r,"pass":n,"t_start_ns":A,"t_end_ns":B}
+ *   {"type":"done","t_ns":T,"reason":"finished"|"signal"}            the end
+ */
+#ifndef HVMTRACE_VMM_PHASELOG_H
+#define HVMTRACE_VMM_PHASELOG_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct script;
+struct vm;
+struct hvt_err;
+
+struct phaselog {
+	FILE *f; /* NULL: no log */
+};
+
+int phaselog_open(struct phaselog *pl, const char *path, struct hvt_err *err);
+void phaselog_close(struct phaselog *pl);
+
+void phaselog_script(struct phaselog *pl, const struct script *s, uint64_t hold_ns, uint64_t system_first_gfn,
+		     uint64_t system_npages, const struct vm *vm);
+void phaselog_phase(struct phaselog *pl, unsigned index, uint64_t round, uint64_t t_ns);
+void phaselog_pass(struct phaselog *pl, unsigned phase, uint64_t round, uint64_t pass, uint64_t t_start_ns,
+		   uint64_t t_end_ns);
+void phaselog_done(struct phaselog *pl, uint64_t t_ns, const char *reason);
+
+#endif

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hvmtrace report: the per-interval table of a trace and its totals. Totals are computed over guest-physical
+ * page numbers, so they stay right across layout changes (slots split or merged between intervals).
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <roaring/roaring.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "hvmtrace/error.h"
+#include "trace_input.h"
+
+#define MIB(pages, psize) ((double)(pages) * (psize) / (1 << 20))
+
+struct totals {
+	uint64_t intervals, finals, missed_intervals, missed_deadlines;
+	uint64_t span_ns, first_start_ns;
+	uint64_t peak_pages, peak_seq;
+	uint64_t written_sum;
+	uint64_t complete_intervals; /* not FINAL: the ones "every interval" is taken over */
+	roaring_bitmap_t *ever;      /* GFNs written in any interval */
+	roaring_bitmap_t *every;     /* GFNs written in every complete interval (NULL until the first) */
+	bool written_available, accessed_available;
+	uint32_t page_size;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: hvmtrace report [options] [TRACE]     (TRACE defaults to hvmtrace.hvt)\n"
+		"\n"
+		"  --totals-only   print only the totals, not the per-interval table\n"
+		"\n"
+		"Exit status: 0; 3 the trace is incomplete (the report covers everything before the damage);\n"
+		"2 bad arguments or not a trace.\n");
+}
+
+/* The GFNs of a set, as a roaring bitmap; -1 if a GFN does not fit 32 bits (16 TiB of guest RAM). */
+static int gfns_of(const struct hvt_pageset *sets, const struct hvt_layout *l, roaring_bitmap_t *out)
+{
+	for (uint32_t i = 0; i < l->nslots; i++) {
+		uint64_t pos = 0, base = hvt_memslot_first_gfn(l, &l->slots[i]);
+		struct hvt_run run;
+
+		while (hvt_pageset_next_run(&sets[i], &pos, &run)) {
+			if (base + run.first + run.count > UINT32_MAX)
+				return -1;
+			roaring_bitmap_add_range(out, base + run.first, base + run.first + run.count);
+		}
+	}
+	return 0;
+}
+
+static void print_header(struct hvt_trace_reader *r, const char *path)
+{
+	struct json_object *m = hvt_trace_meta(r), *vm = NULL, *v;
+	struct hvt_trace_status st;
+
+	hvt_trace_get_status(r, &st);
+	printf("trace      %s (%s)\n", path, st.complete ? "complete" : "INCOMPLETE");
+	if (json_object_object_get_ex(m, "vm", &vm)) {
+		const char *name = json_object_object_get_ex(vm, "name", &v) ? json_object_get_string(v) : "";
+		const char *vmm = json_object_object_get_ex(vm, "vmm", &v) ? json_object_get_string(v) : "";
+		const char *accel = json_object_object_get_ex(vm, "accel", &v) ? json_object_get_string(v) : "";
+
+		printf("vm         '%s' (%s, %s)\n", name, vmm, accel);
+	}
+	if (json_object_object_get_ex(m, "mode", &v))
+		printf("mode       %s", json_object_get_string(v));
+	if (json_object_object_get_ex(m, "interval_ns", &v))
+		printf(", interval %.3f s", json_object_get_int64(v) / 1e9);
+	putchar('\n');
+	for (uint64_t i = 0; i < st.layouts; i++) {
+		const struct hvt_layout *l = hvt_trace_layout_at(r, i);
+
+		printf("layout %-3" PRIu64 "", l->generation);
+		for (uint32_t s = 0; s < l->nslots; s++)
+			printf("%s slot %u: gpa 0x%" PRIx64 " +%.1f MiB (%s%s%s)", s ? ";" : "", l->slots[s].slot,
+			       l->slots[s].gpa, l->slots[s].size / 1048576.0, l->slots[s].backing,
+			       l->slots[s].name[0] ? ", " : "", l->slots[s].name);
+		putchar('\n');
+	}
+	putchar('\n');
+}
+
+static int account(struct totals *t, const struct hvt_interval *iv, const struct hvt_layout *l, bool table)
+{
+	uint64_t wp = 0;
+
+	if (!t->intervals)
+		t->first_start_ns = iv->t_start_ns;
+	t->intervals++;
+	t->span_ns = iv->t_end_ns - t->first_start_ns;
+	t->finals += !!(iv->flags & HVT_IV_FINAL);
+	t->missed_intervals += iv->missed_deadlines > 0;
+	t->missed_deadlines += iv->missed_deadlines;
+	t->page_size = l->page_size;
+	if (iv->flags & HVT_IV_WRITTEN) {
+		roaring_bitmap_t *set = roaring_bitmap_create();
+
+		t->written_available = true;
+		if (gfns_of(iv->written, l, set)) {
+			roaring_bitmap_free(set);
+			return -1;
+		}
+		wp = roaring_bitmap_get_cardinality(set);
+		t->written_sum += wp;
+		if (wp > t->peak_pages || t->intervals == 1) {
+			t->peak_pages = wp;
+			t->peak_seq = iv->seq;
+		}
+		roaring_bitmap_or_inplace(t->ever, set);
+		if (!(iv->flags & HVT_IV_FINAL)) {
+			if (!t->complete_intervals++)
+				t->every = roaring_bitmap_copy(set);
+			else
+				roaring_bitmap_and_inplace(t->every, set);
+		}
+		roaring_bitmap_free(set);
+	}
+	t->accessed_available |= !!(iv->flags & HVT_IV_ACCESSED);
+	if (table) {
+		printf("%6" PRIu64 " %10.3f %8.3f", iv->seq, (iv->t_start_ns - t->first_start_ns) / 1e9,
+		       (iv->t_end_ns - iv->t_start_ns) / 1e9);
+		if (iv->flags & HVT_IV_WRITTEN)
+			printf(" %10" PRIu64 " %11.1f", wp, MIB(wp, l->page_size));
+		else
+			printf(" %10s %11s", "n/a", "n/a");
+		if (iv->flags & HVT_IV_ACCESSED)
+			printf(" %10" PRIu64, hvt_interval_count_pages(iv->accessed, iv->nslots));
+		else
+			printf(" %10s", "n/a");
+		printf(" %6u %s\n", iv->missed_deadlines, (iv->flags & HVT_IV_FINAL) ? "final" : "");
+	}
+	return 0;
+}
+
+static void print_totals(const struct totals *t, const char *mode)
+{
+	uint64_t every = t->every ? roaring_bitmap_get_cardinality(t->every) : 0;
+	uint64_t ever = roaring_bitmap_get_cardinality(t->ever);
+
+	printf("\ntotals\n");
+	printf("  intervals                        %" PRIu64 " (%" PRIu64 " final; %" PRIu64
+	       " after missed deadlines, %" PRIu64 " deadlines missed)\n",
+	       t->intervals, t->finals, t->missed_intervals, t->missed_deadlines);
+	printf("  time covered                     %.3f s\n", t->span_ns / 1e9);
+	if (!t->written_available) {
+		printf("  written pages                    not available in this trace\n");
+	} else {
+		printf("  distinct pages ever written      %" PRIu64 " (%.1f MiB)\n", ever, MIB(ever, t->page_size));
+		printf("  pages written in every interval  %" PRIu64 " (%.1f MiB; over the %" PRIu64
+		       " intervals not cut short)\n",
+		       every, MIB(every, t->page_size), t->complete_intervals);
+		printf("  peak written pages/interval      %" PRIu64 " (%.1f MiB, interval %" PRIu64 ")\n",
+		       t->peak_pages, MIB(t->peak_pages, t->page_size), t->peak_seq);
+		if (t->span_ns)
+			printf("  mean written pages/s             %.1f\n", t->written_sum / (t->span_ns / 1e9));
+	}
+	if (!t->accessed_available)
+		printf("  accessed pages                   not available (mode %s records written pages only)\n",
+		       mode);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"totals-only", no_argument, NULL, 't'}, {"help", no_argument, NULL, 'h'}, {0},
+	};
+	struct totals t = {0};
+	struct json_object *v;
+	const char *path = "hvmtrace.hvt", *mode = "?";
+	struct hvt_trace_reader *r;
+	bool table = true;
+	uint64_t done = 0;
+	int c, status = 0;
+
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't': table = false; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return EXIT_NOT_TRACE;
+		}
+	}
+	if (optind < argc)
+		path = argv[optind++];
+	if (optind < argc) {
+		fprintf(stderr, "hvmtrace report: unexpected argument '%s'\n", argv[optind]);
+		return EXIT_NOT_TRACE;
+	}
+	r = trace_input_open("report", path);
+	if (!r)
+		return EXIT_NOT_TRACE;
+	if (json_object_object_get_ex(hvt_trace_meta(r), "mode", &v))
+		mode = json_object_get_string(v);
+
+	print_header(r, path);
+	if (table)
+		printf("%6s %10s %8s %10s %11s %10s %6s\n", "seq", "start_s", "dur_s", "written", "written_MiB",
+		       "accessed", "missed");
+	t.ever = roaring_bitmap_create();
+	for (uint64_t i = 0, n = hvt_trace_interval_count(r); i < n; i++) {
+		struct hvt_interval iv;
+		struct hvt_err err = {{0}};
+
+		if (hvt_trace_read_interval(r, i, &iv, &err)) {
+			fprintf(stderr, "hvmtrace report: %s: %s\n", path, err.msg);
+			status = EXIT_INCOMPLETE;
+			break;
+		}
+		if (account(&t, &iv, hvt_trace_layout(r, iv.generation), table)) {
+			fprintf(stderr, "hvmtrace report: %s: interval %" PRIu64 " has a GFN above 2^32, which "
+					"report does not handle (guests over 16 TiB)\n", path, iv.seq);
+			hvt_interval_fini(&iv);
+			status = EXIT_NOT_TRACE;
+			break;
+		}
+		hvt_interval_fini(&iv);
+		done++;
+	}
+	print_totals(&t, mode);
+	roaring_bitmap_free(t.ever);
+	if (t.every)
+		roaring_bitmap_free(t.every);
+	if (!status)
+		status = trace_input_finish("report", path, r, done);
+	hvt_trace_reader_close(r);
+	return status;
+}

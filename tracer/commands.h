@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: MIT */
+/* The subcommands of `hvmtrace`, perf-style: one file each. */
+#ifndef TRACER_COMMANDS_H
+#define TRACER_COMMANDS_H
+
+int cmd_record(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+
+#endif

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hvmtrace/util.h"
+#include "hvmtrace/version.h"
+#include "session.h"
+
+#define HELLO_TIMEOUT_MS 5000
+#define ATTACH_TIMEOUT_MS 10000
+
+static void send_error(struct session *s, const char *code, const char *message)
+{
+	struct hvt_msg m = {.type = HVT_MSG_ERROR};
+
+	snprintf(m.u.error.code, sizeof(m.u.error.code), "%s", code);
+	snprintf(m.u.error.message, sizeof(m.u.error.message), "%s", message);
+	hvt_msg_send(s->sock, &m, NULL);
+}
+
+/* A VMM notices a dead tracer only when it next reads from it; a new tracer may meet "busy" until then. */
+#define BUSY_RETRY_MS 3000
+
+static bool is_busy(const struct hvt_msg *m)
+{
+	return m->type == HVT_MSG_ERROR && !strcmp(m->u.error.code, "busy");
+}
+
+int session_connect(struct session *s, const char *path, struct hvt_err *err)
+{
+	uint64_t give_up = hvt_now_ns() + BUSY_RETRY_MS * 1000000ull;
+	struct hvt_msg m = {0};
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	s->sock = s->memfd = -1;
+	s->path = path;
+	bool was_busy = false;
+	struct hvt_err busy;
+retry:
+	s->sock = hvt_attach_connect(path, err);
+	if (s->sock < 0) {
+		if (was_busy) /* it went away while we waited: what it said last is the news */
+			*err = busy;
+		return was_busy ? -ECONNREFUSED : s->sock;
+	}
+	rc = hvt_attach_check_peer(s->sock, &s->vmm_pid, NULL, err);
+	if (rc)
+		return hvt_err_prefix(err, rc, "%s: ", path);
+	rc = hvt_msg_recv(s->sock, &m, HELLO_TIMEOUT_MS, err);
+	if (rc == -ETIMEDOUT)
+		return hvt_err_set(err, -EPROTO, "%s: no hello within %d s: not an hvmtrace VMM socket", path,
+				   HELLO_TIMEOUT_MS / 1000);
+	if (rc)
+		return hvt_err_prefix(err, rc == -EPROTO ? -EPROTO : rc, "%s: not an hvmtrace VMM socket: ", path);
+	if (is_busy(&m) && hvt_now_ns() < give_up) {
+		was_busy = true;
+		hvt_err_set(&busy, -ECONNREFUSED, "%s: the VMM refused the connection (busy): %s", path,
+			    m.u.error.message);
+		hvt_msg_fini(&m);
+		close(s->sock);
+		usleep(50000);
+		goto retry;
+	}
+	if (m.type == HVT_MSG_ERROR) {
+		rc = hvt_err_set(err, -ECONNREFUSED, "%s: the VMM refused the connection (%s): %s", path,
+				 m.u.error.code, m.u.error.message);
+		hvt_msg_fini(&m);
+		return rc;
+	}
+	if (m.type != HVT_MSG_HELLO) {
+		rc = hvt_err_set(err, -EPROTO, "%s: expected hello, the VMM sent %s", path,
+				 hvt_msg_type_name(m.type));
+		hvt_msg_fini(&m);
+		return rc;
+	}
+	if (m.u.hello.protocol != HVT_ATTACH_PROTOCOL) {
+		char msg[200];
+
+		snprintf(msg, sizeof(msg), "the VMM speaks attach protocol %u; this hvmtrace (%s) speaks %u",
+			 m.u.hello.protocol, HVT_VERSION, HVT_ATTACH_PROTOCOL);
+		send_error(s, "version", msg);
+		hvt_msg_fini(&m);
+		return hvt_err_set(err, -EPROTONOSUPPORT, "%s: %s", path, msg);
+	}
+	s->hello = m.u.hello;
+	s->layout = m.u.hello.layout; /* moved: hello no longer owns it */
+	memset(&s->hello.layout, 0, sizeof(s->hello.layout));
+	return 0;
+}
+
+/* Maps a memfd of the shared bitmaps after checking it is as large as the layout needs. */
+static int map_bitmaps(struct session *s, int fd, uint64_t bytes, struct hvt_err *err)
+{
+	uint64_t need = hvt_layout_bitmap_bytes(&s->layout);
+	struct stat st;
+	void *p;
+
+	if (bytes != need)
+		return hvt_err_set(err, -EPROTO,
+				   "%s: the VMM announced %llu bytes of bitmaps, layout generation %llu needs %llu",
+				   s->path, (unsigned long long)bytes, (unsigned long long)s->layout.generation,
+				   (unsigned long long)need);
+	if (fstat(fd, &st) || (uint64_t)st.st_size < need)
+		return hvt_err_set(err, -EPROTO, "%s: the bitmap memfd is smaller than the %llu bytes announced",
+				   s->path, (unsigned long long)need);
+	p = mmap(NULL, need ? need : 1, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return hvt_err_set(err, -errno, "%s: mapping the bitmap memfd: %s", s->path, strerror(errno));
+	if (s->bitmaps)
+		munmap((void *)s->bitmaps, s->bitmap_bytes ? s->bitmap_bytes : 1);
+	if (s->memfd >= 0)
+		close(s->memfd);
+	s->bitmaps = p;
+	s->bitmap_bytes = need;
+	s->memfd = fd;
+	return 0;
+}
+
+int session_attach(struct session *s, enum hvt_mode mode, int cpu, struct hvt_err *err)
+{
+	struct hvt_msg m = {.type = HVT_MSG_ATTACH};
+	int rc;
+
+	m.u.attach.protocol = HVT_ATTACH_PROTOCOL;
+	m.u.attach.mode = mode;
+	m.u.attach.cpu = cpu;
+	m.u.attach.tracer_pid = getpid();
+	snprintf(m.u.attach.tracer, sizeof(m.u.attach.tracer), "hvmtrace %s", HVT_VERSION);
+	rc = hvt_msg_send(s->sock, &m, err);
+	if (rc)
+		return hvt_err_prefix(err, rc, "%s: sending attach: ", s->path);
+
+	for (;;) {
+		rc = session_recv(s, &m, ATTACH_TIMEOUT_MS, err);
+		if (rc)
+			return hvt_err_prefix(err, rc, "%s: attaching: ", s->path);
+		if (m.type == HVT_MSG_ATTACHED)
+			break;
+		if (m.type != HVT_MSG_LAYOUT) {
+			rc = hvt_err_set(err, -EPROTO, "%s: expected attached, the VMM sent %s", s->path,
+					 hvt_msg_type_name(m.type));
+			hvt_msg_fini(&m);
+			return rc;
+		}
+	}
+	s->mode = m.u.attached.mode;
+	s->harvest_cpu = m.u.attached.cpu;
+	s->t_armed_ns = m.u.attached.t_armed_ns;
+	if (s->mode != mode || m.u.attached.generation != s->layout.generation) {
+		rc = hvt_err_set(err, -EPROTO, "%s: attached in mode %s generation %llu, expected %s generation %llu",
+				 s->path, hvt_mode_name(s->mode), (unsigned long long)m.u.attached.generation,
+				 hvt_mode_name(mode), (unsigned long long)s->layout.generation);
+		hvt_msg_fini(&m);
+		return rc;
+	}
+	if (m.nfds != 1) {
+		hvt_msg_fini(&m);
+		return hvt_err_set(err, -EPROTO, "%s: attached carried %d fds, expected 1", s->path, m.nfds);
+	}
+	if (mode == HVT_MODE_DIRTY_LOG) {
+		rc = map_bitmaps(s, m.fds[0], m.u.attached.bitmap_bytes, err);
+		if (rc) {
+			hvt_msg_fini(&m);
+			return rc;
+		}
+		m.fds[0] = -1; /* taken */
+	}
+	hvt_msg_fini(&m);
+	return 0;
+}
+
+int session_apply_layout(struct session *s, struct hvt_msg *m, struct hvt_err *err)
+{
+	struct hvt_layout *l = &m->u.layout.layout;
+	struct hvt_layout old = s->layout;
+	int rc;
+
+	if (l->generation <= s->layout.generation)
+		return hvt_err_set(err, -EPROTO, "%s: layout generation %llu does not follow %llu", s->path,
+				   (unsigned long long)l->generation, (unsigned long long)s->layout.generation);
+	s->layout = *l;
+	if (s->mode == HVT_MODE_DIRTY_LOG) {
+		if (m->nfds != 1) {
+			s->layout = old;
+			return hvt_err_set(err, -EPROTO, "%s: layout generation %llu came without its memfd",
+					   s->path, (unsigned long long)l->generation);
+		}
+		rc = map_bitmaps(s, m->fds[0], m->u.layout.bitmap_bytes, err);
+		if (rc) {
+			s->layout = old;
+			return rc;
+		}
+		m->fds[0] = -1;
+	}
+	memset(l, 0, sizeof(*l)); /* moved into the session */
+	hvt_layout_fini(&old);
+	return 0;
+}
+
+int session_recv(struct session *s, struct hvt_msg *m, int timeout_ms, struct hvt_err *err)
+{
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	rc = hvt_msg_recv(s->sock, m, timeout_ms, err);
+	if (rc == -EPIPE || rc == -ECONNRESET) {
+		s->vmm_gone = true;
+		snprintf(s->end_reason, sizeof(s->end_reason), "the VMM closed the connection without bye");
+		return hvt_err_set(err, -EPIPE, "%s", s->end_reason);
+	}
+	if (rc)
+		return rc;
+	switch (m->type) {
+	case HVT_MSG_LAYOUT:
+		rc = session_apply_layout(s, m, err);
+		if (rc)
+			hvt_msg_fini(m);
+		return rc;
+	case HVT_MSG_BYE:
+		s->vmm_gone = s->said_bye = true;
+		snprintf(s->end_reason, sizeof(s->end_reason), "the VMM said bye: %s", m->u.bye.reason);
+		hvt_msg_fini(m);
+		return hvt_err_set(err, -EPIPE, "%s", s->end_reason);
+	case HVT_MSG_ERROR:
+		s->vmm_gone = true;
+		snprintf(s->end_reason, sizeof(s->end_reason), "the VMM reported an error (%s): %s",
+			 m->u.error.code, m->u.error.message);
+		hvt_msg_fini(m);
+		return hvt_err_set(err, -ECONNABORTED, "%s", s->end_reason);
+	default:
+		return 0;
+	}
+}
+
+void session_close(struct session *s, const char *reason)
+{
+	if (s->sock >= 0 && !s->vmm_gone) {
+		struct hvt_msg m = {.type = HVT_MSG_BYE};
+
+		snprintf(m.u.bye.reason, sizeof(m.u.bye.reason), "%s", reason);
+		hvt_msg_send(s->sock, &m, NULL);
+	}
+	if (s->bitmaps)
+		munmap((void *)s->bitmaps, s->bitmap_bytes ? s->bitmap_bytes : 1);
+	if (s->memfd >= 0)
+		close(s->memfd);
+	if (s->sock >= 0)
+		close(s->sock);
+	hvt_layout_fini(&s->layout);
+	s->sock = s->memfd = -1;
+	s->bitmaps = NULL;
+}

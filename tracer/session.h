@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/* The tracer's side of the attach protocol: connect, hello, attach, and the messages that arrive later. */
+#ifndef TRACER_SESSION_H
+#define TRACER_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "hvmtrace/attach.h"
+#include "hvmtrace/error.h"
+
+struct session {
+	int sock;
+	const char *path;
+	pid_t vmm_pid;                /* from SO_PEERCRED, not from what the VMM says */
+	struct hvt_msg_hello hello;   /* its layout is moved into `layout` */
+	enum hvt_mode mode;
+	int harvest_cpu;
+	uint64_t t_armed_ns;
+	struct hvt_layout layout;     /* the layout in force */
+	/* dirty-log mode: the shared bitmaps of the current generation */
+	int memfd;
+	const void *bitmaps;
+	size_t bitmap_bytes;
+	uint64_t seq;                 /* last harvest sent */
+	bool vmm_gone;                /* connection closed (bye, EOF or error) */
+	bool said_bye;                /* the VMM ended the conversation properly */
+	char end_reason[400];
+};
+
+/* Exit codes of `hvmtrace record`, also used to classify session errors. */
+enum {
+	EXIT_RUNTIME = 1, /* the run failed after it started; the trace is closed with what it holds */
+	EXIT_USAGE = 2,   /* bad arguments, or the peer is not a usable VMM: nothing was recorded */
+};
+
+/* Connects, authenticates the peer and reads its hello. Fails if the peer is not a VMM or speaks another
+ * protocol version (it is told why). */
+int session_connect(struct session *s, const char *path, struct hvt_err *err);
+
+/* Sends attach and waits for attached (mapping the memfd in dirty-log mode). */
+int session_attach(struct session *s, enum hvt_mode mode, int cpu, struct hvt_err *err);
+
+/* Installs a layout message's layout (and, in dirty-log mode, its memfd). */
+int session_apply_layout(struct session *s, struct hvt_msg *m, struct hvt_err *err);
+
+/*
+ * Receives one message and handles what every state handles alike: "layout" is applied (returns 0 with
+ * m->type == HVT_MSG_LAYOUT), "bye" and "error" end the session (-EPIPE / -ECONNABORTED, with the reason
+ * in err), EOF ends it (-EPIPE). Other messages are left to the caller.
+ */
+int session_recv(struct session *s, struct hvt_msg *m, int timeout_ms, struct hvt_err *err);
+
+/* Sends bye (if the VMM is still there) and releases everything. */
+void session_close(struct session *s, const char *reason);
+
+#endif
