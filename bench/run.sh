@@ -20,4 +20,10 @@ for prog in "$dir"/*; do
 	fi
 	echo
 done
+for script in "$(dirname "$0")"/*.sh; do
+	[ "${script##*/}" = run.sh ] && continue
+	echo "== ${script##*/}"
+	"$script" "$build" || status=1
+	echo
+done
 exit $status

@@ -90,7 +90,8 @@ struct json_object *hvt_interval_to_json(const struct hvt_interval *iv, const st
 	json_object_object_add(o, "seq", json_object_new_uint64(iv->seq));
 	json_object_object_add(o, "t_start_ns", json_object_new_uint64(iv->t_start_ns));
 	json_object_object_add(o, "t_end_ns", json_object_new_uint64(iv->t_end_ns));
-	json_object_object_add(o, "duration_s", json_object_new_double((iv->t_end_ns - iv->t_start_ns) / 1e9));
+	json_object_object_add(o, "duration_s",
+			       json_object_new_double((iv->t_end_ns - iv->t_start_ns) / 1e9));
 	json_object_object_add(o, "wall_start", json_object_new_string(wall));
 	json_object_object_add(o, "generation", json_object_new_uint64(iv->generation));
 	json_object_object_add(o, "missed_deadlines", json_object_new_uint64(iv->missed_deadlines));
@@ -111,7 +112,8 @@ struct json_object *hvt_interval_to_json(const struct hvt_interval *iv, const st
 			rd += iv->channels[i].read_bytes;
 			wr += iv->channels[i].write_bytes;
 			json_object_object_add(c, "channel", json_object_new_uint64(iv->channels[i].channel));
-			json_object_object_add(c, "read_bytes", json_object_new_uint64(iv->channels[i].read_bytes));
+			json_object_object_add(c, "read_bytes",
+					       json_object_new_uint64(iv->channels[i].read_bytes));
 			json_object_object_add(c, "write_bytes",
 					       json_object_new_uint64(iv->channels[i].write_bytes));
 			json_object_array_add(chans, c);

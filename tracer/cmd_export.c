@@ -66,9 +66,10 @@ static int close_out(struct out *o)
 	return rc;
 }
 
-static const char csv_header[] = "seq,t_start_ns,t_end_ns,duration_s,wall_start,generation,missed_deadlines,final,"
-				 "harvest_us,written_pages,written_bytes,accessed_pages,accessed_bytes,read_bytes,"
-				 "write_bytes,lost_pages\n";
+static const char csv_header[] =
+    "seq,t_start_ns,t_end_ns,duration_s,wall_start,generation,missed_deadlines,final,"
+    "harvest_us,written_pages,written_bytes,accessed_pages,accessed_bytes,read_bytes,"
+    "write_bytes,lost_pages\n";
 
 static void csv_opt_u64(FILE *f, bool present, uint64_t v)
 {
@@ -80,7 +81,8 @@ static void csv_opt_u64(FILE *f, bool present, uint64_t v)
 
 static void csv_row(FILE *f, const struct hvt_interval *iv, const struct hvt_layout *l)
 {
-	bool w = iv->flags & HVT_IV_WRITTEN, a = iv->flags & HVT_IV_ACCESSED, bw = iv->flags & HVT_IV_BANDWIDTH;
+	bool w = iv->flags & HVT_IV_WRITTEN, a = iv->flags & HVT_IV_ACCESSED,
+	     bw = iv->flags & HVT_IV_BANDWIDTH;
 	uint64_t wp = w ? hvt_interval_count_pages(iv->written, iv->nslots) : 0;
 	uint64_t ap = a ? hvt_interval_count_pages(iv->accessed, iv->nslots) : 0;
 	uint64_t rd = 0, wr = 0;
@@ -91,9 +93,9 @@ static void csv_row(FILE *f, const struct hvt_interval *iv, const struct hvt_lay
 		wr += iv->channels[i].write_bytes;
 	}
 	hvt_format_wall(iv->wall_start_ns, wall, sizeof(wall));
-	fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.9f,%s,%" PRIu64 ",%u,%d,%.3f", iv->seq, iv->t_start_ns,
-		iv->t_end_ns, (iv->t_end_ns - iv->t_start_ns) / 1e9, wall, iv->generation, iv->missed_deadlines,
-		!!(iv->flags & HVT_IV_FINAL), iv->harvest_ns / 1e3);
+	fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.9f,%s,%" PRIu64 ",%u,%d,%.3f", iv->seq,
+		iv->t_start_ns, iv->t_end_ns, (iv->t_end_ns - iv->t_start_ns) / 1e9, wall, iv->generation,
+		iv->missed_deadlines, !!(iv->flags & HVT_IV_FINAL), iv->harvest_ns / 1e3);
 	csv_opt_u64(f, w, wp);
 	csv_opt_u64(f, w, wp * l->page_size);
 	csv_opt_u64(f, a, ap);
@@ -111,7 +113,8 @@ static void csv_page_rows(FILE *f, uint64_t seq, const char *kind, const struct 
 		struct hvt_run run;
 
 		while (hvt_pageset_next_run(&sets[i], &pos, &run))
-			fprintf(f, "%" PRIu64 ",%s,%" PRIu64 ",%" PRIu64 "\n", seq, kind, base + run.first, run.count);
+			fprintf(f, "%" PRIu64 ",%s,%" PRIu64 ",%" PRIu64 "\n", seq, kind, base + run.first,
+				run.count);
 	}
 }
 
@@ -136,9 +139,13 @@ int cmd_export(int argc, char **argv)
 {
 	enum { OPT_JSONL = 256, OPT_CSV, OPT_CSV_PAGES, OPT_NO_PAGES, OPT_META };
 	static const struct option longopts[] = {
-		{"jsonl", required_argument, NULL, OPT_JSONL}, {"csv", required_argument, NULL, OPT_CSV},
-		{"csv-pages", required_argument, NULL, OPT_CSV_PAGES}, {"no-pages", no_argument, NULL, OPT_NO_PAGES},
-		{"meta", no_argument, NULL, OPT_META}, {"help", no_argument, NULL, 'h'}, {0},
+	    {"jsonl", required_argument, NULL, OPT_JSONL},
+	    {"csv", required_argument, NULL, OPT_CSV},
+	    {"csv-pages", required_argument, NULL, OPT_CSV_PAGES},
+	    {"no-pages", no_argument, NULL, OPT_NO_PAGES},
+	    {"meta", no_argument, NULL, OPT_META},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	struct out jsonl = {0}, csv = {0}, pages = {0};
 	struct hvt_json_opts jopts = {.page_ranges = true};
@@ -150,13 +157,27 @@ int cmd_export(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
-		case OPT_JSONL: jsonl.path = optarg; break;
-		case OPT_CSV: csv.path = optarg; break;
-		case OPT_CSV_PAGES: pages.path = optarg; break;
-		case OPT_NO_PAGES: jopts.page_ranges = false; break;
-		case OPT_META: meta = true; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return EXIT_NOT_TRACE;
+		case OPT_JSONL:
+			jsonl.path = optarg;
+			break;
+		case OPT_CSV:
+			csv.path = optarg;
+			break;
+		case OPT_CSV_PAGES:
+			pages.path = optarg;
+			break;
+		case OPT_NO_PAGES:
+			jopts.page_ranges = false;
+			break;
+		case OPT_META:
+			meta = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_NOT_TRACE;
 		}
 	}
 	if (optind < argc)
@@ -206,9 +227,10 @@ int cmd_export(int argc, char **argv)
 		if (csv.f)
 			csv_row(csv.f, &iv, l);
 		if (pages.f) {
-			csv_page_rows(pages.f, iv.seq, "written", (iv.flags & HVT_IV_WRITTEN) ? iv.written : NULL, l);
-			csv_page_rows(pages.f, iv.seq, "accessed", (iv.flags & HVT_IV_ACCESSED) ? iv.accessed : NULL,
-				      l);
+			csv_page_rows(pages.f, iv.seq, "written",
+				      (iv.flags & HVT_IV_WRITTEN) ? iv.written : NULL, l);
+			csv_page_rows(pages.f, iv.seq, "accessed",
+				      (iv.flags & HVT_IV_ACCESSED) ? iv.accessed : NULL, l);
 		}
 		hvt_interval_fini(&iv);
 		done++;

@@ -32,8 +32,8 @@ struct record_opts {
 	const char *attach;
 	const char *output;
 	const char *jsonl;
-	int cpu;          /* -1: pick one the VM does not use */
-	int harvest_cpu;  /* -1: same as cpu */
+	int cpu;         /* -1: pick one the VM does not use */
+	int harvest_cpu; /* -1: same as cpu */
 	enum hvt_mode mode;
 	uint64_t interval_ns;
 	uint64_t duration_ns; /* 0: until stopped */
@@ -56,24 +56,25 @@ struct recorder {
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: hvmtrace record --attach SOCK [options]\n"
-		"\n"
-		"Attaches to a VMM (patched QEMU or hvmtrace-vmm) and records, per interval, the guest pages\n"
-		"written (and accessed, in mode ad).\n"
-		"\n"
-		"  --attach SOCK        the VMM's hvmtrace socket\n"
-		"  -o, --output FILE    trace file (default hvmtrace.hvt unless only --jsonl is given)\n"
-		"  --jsonl FILE|-       also write one JSON object per interval (- for standard output)\n"
-		"  --interval DUR       harvest interval (default 1s; e.g. 10ms, 100ms, 1s)\n"
-		"  --duration DUR       stop after this long (default: until SIGINT/SIGTERM or the VM ends)\n"
-		"  --cpu N              host CPU for the tracer (default: the highest CPU no vCPU may run on)\n"
-		"  --harvest-cpu N      host CPU for the VMM's harvest thread (default: the tracer's CPU)\n"
-		"  --mode MODE          auto (default), dirty-log or ad\n"
-		"  -q, --quiet          no per-interval line on a terminal\n"
-		"\n"
-		"Exit status: 0 normal end; 1 the run failed after it started (the trace keeps every\n"
-		"interval recorded before); 2 bad arguments or the socket is not a usable VMM.\n");
+	fprintf(
+	    f,
+	    "usage: hvmtrace record --attach SOCK [options]\n"
+	    "\n"
+	    "Attaches to a VMM (patched QEMU or hvmtrace-vmm) and records, per interval, the guest pages\n"
+	    "written (and accessed, in mode ad).\n"
+	    "\n"
+	    "  --attach SOCK        the VMM's hvmtrace socket\n"
+	    "  -o, --output FILE    trace file (default hvmtrace.hvt unless only --jsonl is given)\n"
+	    "  --jsonl FILE|-       also write one JSON object per interval (- for standard output)\n"
+	    "  --interval DUR       harvest interval (default 1s; e.g. 10ms, 100ms, 1s)\n"
+	    "  --duration DUR       stop after this long (default: until SIGINT/SIGTERM or the VM ends)\n"
+	    "  --cpu N              host CPU for the tracer (default: the highest CPU no vCPU may run on)\n"
+	    "  --harvest-cpu N      host CPU for the VMM's harvest thread (default: the tracer's CPU)\n"
+	    "  --mode MODE          auto (default), dirty-log or ad\n"
+	    "  -q, --quiet          no per-interval line on a terminal\n"
+	    "\n"
+	    "Exit status: 0 normal end; 1 the run failed after it started (the trace keeps every\n"
+	    "interval recorded before); 2 bad arguments or the socket is not a usable VMM.\n");
 }
 
 static int parse_cpu(const char *opt, const char *v, int *cpu)
@@ -93,22 +94,22 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 {
 	enum { OPT_ATTACH = 256, OPT_JSONL, OPT_INTERVAL, OPT_DURATION, OPT_CPU, OPT_HCPU, OPT_MODE };
 	static const struct option longopts[] = {
-		{"attach", required_argument, NULL, OPT_ATTACH},
-		{"output", required_argument, NULL, 'o'},
-		{"jsonl", required_argument, NULL, OPT_JSONL},
-		{"interval", required_argument, NULL, OPT_INTERVAL},
-		{"duration", required_argument, NULL, OPT_DURATION},
-		{"cpu", required_argument, NULL, OPT_CPU},
-		{"harvest-cpu", required_argument, NULL, OPT_HCPU},
-		{"mode", required_argument, NULL, OPT_MODE},
-		{"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	    {"attach", required_argument, NULL, OPT_ATTACH},
+	    {"output", required_argument, NULL, 'o'},
+	    {"jsonl", required_argument, NULL, OPT_JSONL},
+	    {"interval", required_argument, NULL, OPT_INTERVAL},
+	    {"duration", required_argument, NULL, OPT_DURATION},
+	    {"cpu", required_argument, NULL, OPT_CPU},
+	    {"harvest-cpu", required_argument, NULL, OPT_HCPU},
+	    {"mode", required_argument, NULL, OPT_MODE},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	int c;
 
-	*o = (struct record_opts){.cpu = -1, .harvest_cpu = -1, .interval_ns = HVT_NSEC_PER_SEC,
-				  .argc = argc, .argv = argv};
+	*o = (struct record_opts){
+	    .cpu = -1, .harvest_cpu = -1, .interval_ns = HVT_NSEC_PER_SEC, .argc = argc, .argv = argv};
 	while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_ATTACH:
@@ -122,14 +123,17 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_INTERVAL:
 			if (hvt_parse_duration(optarg, &o->interval_ns) || o->interval_ns < 1000000) {
-				fprintf(stderr, "hvmtrace record: --interval '%s': not a duration of at least 1ms "
-						"(e.g. 10ms, 1s)\n", optarg);
+				fprintf(stderr,
+					"hvmtrace record: --interval '%s': not a duration of at least 1ms "
+					"(e.g. 10ms, 1s)\n",
+					optarg);
 				return -1;
 			}
 			break;
 		case OPT_DURATION:
 			if (hvt_parse_duration(optarg, &o->duration_ns)) {
-				fprintf(stderr, "hvmtrace record: --duration '%s': not a duration (e.g. 30s, 5m)\n",
+				fprintf(stderr,
+					"hvmtrace record: --duration '%s': not a duration (e.g. 30s, 5m)\n",
 					optarg);
 				return -1;
 			}
@@ -146,8 +150,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			if (strcmp(optarg, "auto")) {
 				o->mode = hvt_mode_from_name(optarg);
 				if (o->mode == HVT_MODE_NONE) {
-					fprintf(stderr, "hvmtrace record: --mode '%s': expected auto, dirty-log or ad\n",
-						optarg);
+					fprintf(
+					    stderr,
+					    "hvmtrace record: --mode '%s': expected auto, dirty-log or ad\n",
+					    optarg);
 					return -1;
 				}
 			}
@@ -235,14 +241,18 @@ static int choose_cpu(struct recorder *r, struct hvt_err *err)
 		if (cpu < 0) {
 			cpu = pick_tracer_cpu(&(cpu_set_t){0});
 			fprintf(stderr,
-				"hvmtrace record: warning: every CPU we may use is one the VM's vCPU threads may run on; "
-				"using CPU %d (pin the vCPUs elsewhere, or give --cpu)\n", cpu);
+				"hvmtrace record: warning: every CPU we may use is one the VM's vCPU threads "
+				"may run on; "
+				"using CPU %d (pin the vCPUs elsewhere, or give --cpu)\n",
+				cpu);
 			return cpu;
 		}
 	} else if (CPU_ISSET(cpu, &vcpus)) {
 		fprintf(stderr,
-			"hvmtrace record: warning: CPU %d is one the VM's vCPU threads may run on: the tracer and "
-			"the guest will compete for it; pin the vCPUs elsewhere or choose another --cpu\n", cpu);
+			"hvmtrace record: warning: CPU %d is one the VM's vCPU threads may run on: the "
+			"tracer and "
+			"the guest will compete for it; pin the vCPUs elsewhere or choose another --cpu\n",
+			cpu);
 	}
 	return cpu;
 }
@@ -275,7 +285,8 @@ enum wake { WAKE_DEADLINE, WAKE_SIGNAL, WAKE_SOCKET };
 static enum wake wait_until(struct recorder *r, uint64_t deadline)
 {
 	for (;;) {
-		struct pollfd p[2] = {{.fd = r->sigfd, .events = POLLIN}, {.fd = r->s.sock, .events = POLLIN}};
+		struct pollfd p[2] = {{.fd = r->sigfd, .events = POLLIN},
+				      {.fd = r->s.sock, .events = POLLIN}};
 		uint64_t now = hvt_now_ns();
 		struct timespec ts;
 
@@ -494,8 +505,10 @@ int cmd_record(int argc, char **argv)
 		o.mode = (r.s.hello.modes & HVT_MODE_BIT(HVT_MODE_AD)) ? HVT_MODE_AD : HVT_MODE_DIRTY_LOG;
 	r.h = harvester_for_mode(o.mode);
 	if (!(r.s.hello.modes & HVT_MODE_BIT(o.mode)) || !r.h) {
-		fprintf(stderr, "hvmtrace record: %s: mode %s is not available (the VMM offers:%s%s; this hvmtrace "
-				"implements dirty-log)\n", o.attach, hvt_mode_name(o.mode),
+		fprintf(stderr,
+			"hvmtrace record: %s: mode %s is not available (the VMM offers:%s%s; this hvmtrace "
+			"implements dirty-log)\n",
+			o.attach, hvt_mode_name(o.mode),
 			(r.s.hello.modes & HVT_MODE_BIT(HVT_MODE_DIRTY_LOG)) ? " dirty-log" : "",
 			(r.s.hello.modes & HVT_MODE_BIT(HVT_MODE_AD)) ? " ad" : "");
 		session_close(&r.s, "mode not available");
@@ -532,9 +545,12 @@ int cmd_record(int argc, char **argv)
 	}
 
 	hvt_format_duration(o.interval_ns, ivs, sizeof(ivs));
-	fprintf(stderr, "hvmtrace record: attached to VM '%s' (pid %d, %s) in %s mode; interval %s; tracer on CPU %d, "
-			"harvest thread on CPU %d\n", r.s.hello.vm_name, (int)r.s.vmm_pid, r.s.hello.vmm,
-		hvt_mode_name(r.s.mode), ivs, cpu, r.s.harvest_cpu);
+	fprintf(
+	    stderr,
+	    "hvmtrace record: attached to VM '%s' (pid %d, %s) in %s mode; interval %s; tracer on CPU %d, "
+	    "harvest thread on CPU %d\n",
+	    r.s.hello.vm_name, (int)r.s.vmm_pid, r.s.hello.vmm, hvt_mode_name(r.s.mode), ivs, cpu,
+	    r.s.harvest_cpu);
 
 	status = run(&r, &err);
 	if (status)

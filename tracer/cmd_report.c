@@ -30,13 +30,13 @@ struct totals {
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: hvmtrace report [options] [TRACE]     (TRACE defaults to hvmtrace.hvt)\n"
-		"\n"
-		"  --totals-only   print only the totals, not the per-interval table\n"
-		"\n"
-		"Exit status: 0; 3 the trace is incomplete (the report covers everything before the damage);\n"
-		"2 bad arguments or not a trace.\n");
+	fprintf(
+	    f, "usage: hvmtrace report [options] [TRACE]     (TRACE defaults to hvmtrace.hvt)\n"
+	       "\n"
+	       "  --totals-only   print only the totals, not the per-interval table\n"
+	       "\n"
+	       "Exit status: 0; 3 the trace is incomplete (the report covers everything before the damage);\n"
+	       "2 bad arguments or not a trace.\n");
 }
 
 /* The GFNs of a set, as a roaring bitmap; -1 if a GFN does not fit 32 bits (16 TiB of guest RAM). */
@@ -65,7 +65,8 @@ static void print_header(struct hvt_trace_reader *r, const char *path)
 	if (json_object_object_get_ex(m, "vm", &vm)) {
 		const char *name = json_object_object_get_ex(vm, "name", &v) ? json_object_get_string(v) : "";
 		const char *vmm = json_object_object_get_ex(vm, "vmm", &v) ? json_object_get_string(v) : "";
-		const char *accel = json_object_object_get_ex(vm, "accel", &v) ? json_object_get_string(v) : "";
+		const char *accel =
+		    json_object_object_get_ex(vm, "accel", &v) ? json_object_get_string(v) : "";
 
 		printf("vm         '%s' (%s, %s)\n", name, vmm, accel);
 	}
@@ -79,9 +80,9 @@ static void print_header(struct hvt_trace_reader *r, const char *path)
 
 		printf("layout %-3" PRIu64 "", l->generation);
 		for (uint32_t s = 0; s < l->nslots; s++)
-			printf("%s slot %u: gpa 0x%" PRIx64 " +%.1f MiB (%s%s%s)", s ? ";" : "", l->slots[s].slot,
-			       l->slots[s].gpa, l->slots[s].size / 1048576.0, l->slots[s].backing,
-			       l->slots[s].name[0] ? ", " : "", l->slots[s].name);
+			printf("%s slot %u: gpa 0x%" PRIx64 " +%.1f MiB (%s%s%s)", s ? ";" : "",
+			       l->slots[s].slot, l->slots[s].gpa, l->slots[s].size / 1048576.0,
+			       l->slots[s].backing, l->slots[s].name[0] ? ", " : "", l->slots[s].name);
 		putchar('\n');
 	}
 	putchar('\n');
@@ -152,24 +153,29 @@ static void print_totals(const struct totals *t, const char *mode)
 	if (!t->written_available) {
 		printf("  written pages                    not available in this trace\n");
 	} else {
-		printf("  distinct pages ever written      %" PRIu64 " (%.1f MiB)\n", ever, MIB(ever, t->page_size));
+		printf("  distinct pages ever written      %" PRIu64 " (%.1f MiB)\n", ever,
+		       MIB(ever, t->page_size));
 		printf("  pages written in every interval  %" PRIu64 " (%.1f MiB; over the %" PRIu64
 		       " intervals not cut short)\n",
 		       every, MIB(every, t->page_size), t->complete_intervals);
 		printf("  peak written pages/interval      %" PRIu64 " (%.1f MiB, interval %" PRIu64 ")\n",
 		       t->peak_pages, MIB(t->peak_pages, t->page_size), t->peak_seq);
 		if (t->span_ns)
-			printf("  mean written pages/s             %.1f\n", t->written_sum / (t->span_ns / 1e9));
+			printf("  mean written pages/s             %.1f\n",
+			       t->written_sum / (t->span_ns / 1e9));
 	}
 	if (!t->accessed_available)
-		printf("  accessed pages                   not available (mode %s records written pages only)\n",
-		       mode);
+		printf(
+		    "  accessed pages                   not available (mode %s records written pages only)\n",
+		    mode);
 }
 
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"totals-only", no_argument, NULL, 't'}, {"help", no_argument, NULL, 'h'}, {0},
+	    {"totals-only", no_argument, NULL, 't'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	struct totals t = {0};
 	struct json_object *v;
@@ -181,9 +187,15 @@ int cmd_report(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 't': table = false; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return EXIT_NOT_TRACE;
+		case 't':
+			table = false;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_NOT_TRACE;
 		}
 	}
 	if (optind < argc)
@@ -200,8 +212,8 @@ int cmd_report(int argc, char **argv)
 
 	print_header(r, path);
 	if (table)
-		printf("%6s %10s %8s %10s %11s %10s %6s\n", "seq", "start_s", "dur_s", "written", "written_MiB",
-		       "accessed", "missed");
+		printf("%6s %10s %8s %10s %11s %10s %6s\n", "seq", "start_s", "dur_s", "written",
+		       "written_MiB", "accessed", "missed");
 	t.ever = roaring_bitmap_create();
 	for (uint64_t i = 0, n = hvt_trace_interval_count(r); i < n; i++) {
 		struct hvt_interval iv;
@@ -213,8 +225,10 @@ int cmd_report(int argc, char **argv)
 			break;
 		}
 		if (account(&t, &iv, hvt_trace_layout(r, iv.generation), table)) {
-			fprintf(stderr, "hvmtrace report: %s: interval %" PRIu64 " has a GFN above 2^32, which "
-					"report does not handle (guests over 16 TiB)\n", path, iv.seq);
+			fprintf(stderr,
+				"hvmtrace report: %s: interval %" PRIu64 " has a GFN above 2^32, which "
+				"report does not handle (guests over 16 TiB)\n",
+				path, iv.seq);
 			hvt_interval_fini(&iv);
 			status = EXIT_NOT_TRACE;
 			break;

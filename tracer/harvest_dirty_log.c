@@ -16,7 +16,8 @@ int dirty_log_collect(struct session *s, const struct hvt_msg_harvested *h, stru
 	int rc;
 
 	if (h->generation != s->layout.generation)
-		return hvt_err_set(err, -EPROTO, "%s: harvest %llu refers to layout generation %llu, current is %llu",
+		return hvt_err_set(err, -EPROTO,
+				   "%s: harvest %llu refers to layout generation %llu, current is %llu",
 				   s->path, (unsigned long long)h->seq, (unsigned long long)h->generation,
 				   (unsigned long long)s->layout.generation);
 	if (h->t_end_ns < h->t_start_ns || h->t_done_ns < h->t_end_ns)
@@ -30,7 +31,8 @@ int dirty_log_collect(struct session *s, const struct hvt_msg_harvested *h, stru
 	uint64_t pages = hvt_interval_count_pages(iv->written, iv->nslots);
 	if (pages != h->dirty_pages) {
 		hvt_interval_fini(iv);
-		return hvt_err_set(err, -EPROTO, "%s: harvest %llu announced %llu dirty pages, its bitmaps hold %llu",
+		return hvt_err_set(err, -EPROTO,
+				   "%s: harvest %llu announced %llu dirty pages, its bitmaps hold %llu",
 				   s->path, (unsigned long long)h->seq, (unsigned long long)h->dirty_pages,
 				   (unsigned long long)pages);
 	}
@@ -55,24 +57,28 @@ static int dirty_log_harvest(struct session *s, struct hvt_interval *iv, int tim
 	m.u.harvest.seq = ++s->seq;
 	rc = hvt_msg_send(s->sock, &m, err);
 	if (rc && rc != -EPIPE)
-		return hvt_err_prefix(err, rc, "%s: asking for harvest %llu: ", s->path, (unsigned long long)s->seq);
-	/* -EPIPE: the VMM may have closed right after sending its final harvest and bye; read what it left. */
+		return hvt_err_prefix(err, rc, "%s: asking for harvest %llu: ", s->path,
+				      (unsigned long long)s->seq);
+	/* -EPIPE: the VMM may have closed right after sending its final harvest and bye; read what it left.
+	 */
 	for (;;) {
 		uint64_t now = hvt_now_ns();
 		int left = now >= deadline ? 0 : (int)((deadline - now) / 1000000);
 
 		rc = session_recv(s, &m, left, err);
 		if (rc == -ETIMEDOUT)
-			return hvt_err_set(err, -ETIMEDOUT, "%s: the VMM did not answer harvest %llu within %d ms",
-					   s->path, (unsigned long long)s->seq, timeout_ms);
+			return hvt_err_set(err, -ETIMEDOUT,
+					   "%s: the VMM did not answer harvest %llu within %d ms", s->path,
+					   (unsigned long long)s->seq, timeout_ms);
 		if (rc)
 			return hvt_err_prefix(err, rc, "during harvest %llu: ", (unsigned long long)s->seq);
 		if (m.type == HVT_MSG_LAYOUT)
 			continue;
 		if (m.type != HVT_MSG_HARVESTED || m.u.harvested.seq != s->seq) {
-			rc = hvt_err_set(err, -EPROTO, "%s: expected harvested %llu, the VMM sent %s %llu", s->path,
-					 (unsigned long long)s->seq, hvt_msg_type_name(m.type),
-					 (unsigned long long)(m.type == HVT_MSG_HARVESTED ? m.u.harvested.seq : 0));
+			rc = hvt_err_set(
+			    err, -EPROTO, "%s: expected harvested %llu, the VMM sent %s %llu", s->path,
+			    (unsigned long long)s->seq, hvt_msg_type_name(m.type),
+			    (unsigned long long)(m.type == HVT_MSG_HARVESTED ? m.u.harvested.seq : 0));
 			hvt_msg_fini(&m);
 			return rc;
 		}
@@ -83,9 +89,9 @@ static int dirty_log_harvest(struct session *s, struct hvt_interval *iv, int tim
 }
 
 const struct harvester harvester_dirty_log = {
-	.name = "dirty-log",
-	.mode = HVT_MODE_DIRTY_LOG,
-	.harvest = dirty_log_harvest,
+    .name = "dirty-log",
+    .mode = HVT_MODE_DIRTY_LOG,
+    .harvest = dirty_log_harvest,
 };
 
 const struct harvester *harvester_for_mode(enum hvt_mode mode)

@@ -58,8 +58,8 @@ int vcpu_allowed_cpus(pid_t pid, const int32_t *tids, unsigned ntids, cpu_set_t 
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tids[i]);
 		f = fopen(path, "re");
 		if (!f)
-			return hvt_err_set(err, -errno, "%s: %s (is vCPU thread %d of VMM pid %d gone?)", path,
-					   strerror(errno), (int)tids[i], (int)pid);
+			return hvt_err_set(err, -errno, "%s: %s (is vCPU thread %d of VMM pid %d gone?)",
+					   path, strerror(errno), (int)tids[i], (int)pid);
 		while (fgets(line, sizeof(line), f)) {
 			if (strncmp(line, "Cpus_allowed_list:", 18))
 				continue;
@@ -95,7 +95,8 @@ int pin_to_cpu(int cpu, struct hvt_err *err)
 	long ncpus = sysconf(_SC_NPROCESSORS_CONF);
 
 	if (cpu < 0 || cpu >= CPU_SETSIZE || cpu >= ncpus)
-		return hvt_err_set(err, -EINVAL, "--cpu %d: no such CPU (this host has CPUs 0-%ld)", cpu, ncpus - 1);
+		return hvt_err_set(err, -EINVAL, "--cpu %d: no such CPU (this host has CPUs 0-%ld)", cpu,
+				   ncpus - 1);
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set))
@@ -111,7 +112,8 @@ int lock_memory(struct hvt_err *err)
 	flags |= MCL_ONFAULT;
 #endif
 	if (mlockall(flags))
-		return hvt_err_set(err, -errno, "mlockall: %s (raise RLIMIT_MEMLOCK or run with CAP_IPC_LOCK)",
+		return hvt_err_set(err, -errno,
+				   "mlockall: %s (raise RLIMIT_MEMLOCK or run with CAP_IPC_LOCK)",
 				   strerror(errno));
 	return 0;
 }

@@ -11,9 +11,9 @@ static const struct {
 	int (*fn)(int argc, char **argv);
 	const char *what;
 } commands[] = {
-	{"record", cmd_record, "attach to a VMM and record written/accessed pages per interval"},
-	{"report", cmd_report, "per-interval table and totals of a trace"},
-	{"export", cmd_export, "convert a trace to JSON Lines or CSV"},
+    {"record", cmd_record, "attach to a VMM and record written/accessed pages per interval"},
+    {"report", cmd_report, "per-interval table and totals of a trace"},
+    {"export", cmd_export, "convert a trace to JSON Lines or CSV"},
 };
 
 static void usage(FILE *f)

@@ -10,7 +10,7 @@
 #include "hvmtrace/version.h"
 #include "session.h"
 
-#define HELLO_TIMEOUT_MS 5000
+#define HELLO_TIMEOUT_MS  5000
 #define ATTACH_TIMEOUT_MS 10000
 
 static void send_error(struct session *s, const char *code, const char *message)
@@ -56,7 +56,8 @@ retry:
 		return hvt_err_set(err, -EPROTO, "%s: no hello within %d s: not an hvmtrace VMM socket", path,
 				   HELLO_TIMEOUT_MS / 1000);
 	if (rc)
-		return hvt_err_prefix(err, rc == -EPROTO ? -EPROTO : rc, "%s: not an hvmtrace VMM socket: ", path);
+		return hvt_err_prefix(err, rc == -EPROTO ? -EPROTO : rc,
+				      "%s: not an hvmtrace VMM socket: ", path);
 	if (is_busy(&m) && hvt_now_ns() < give_up) {
 		was_busy = true;
 		hvt_err_set(&busy, -ECONNREFUSED, "%s: the VMM refused the connection (busy): %s", path,
@@ -101,13 +102,15 @@ static int map_bitmaps(struct session *s, int fd, uint64_t bytes, struct hvt_err
 	void *p;
 
 	if (bytes != need)
-		return hvt_err_set(err, -EPROTO,
-				   "%s: the VMM announced %llu bytes of bitmaps, layout generation %llu needs %llu",
-				   s->path, (unsigned long long)bytes, (unsigned long long)s->layout.generation,
-				   (unsigned long long)need);
+		return hvt_err_set(
+		    err, -EPROTO,
+		    "%s: the VMM announced %llu bytes of bitmaps, layout generation %llu needs %llu", s->path,
+		    (unsigned long long)bytes, (unsigned long long)s->layout.generation,
+		    (unsigned long long)need);
 	if (fstat(fd, &st) || (uint64_t)st.st_size < need)
-		return hvt_err_set(err, -EPROTO, "%s: the bitmap memfd is smaller than the %llu bytes announced",
-				   s->path, (unsigned long long)need);
+		return hvt_err_set(err, -EPROTO,
+				   "%s: the bitmap memfd is smaller than the %llu bytes announced", s->path,
+				   (unsigned long long)need);
 	p = mmap(NULL, need ? need : 1, PROT_READ, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		return hvt_err_set(err, -errno, "%s: mapping the bitmap memfd: %s", s->path, strerror(errno));
@@ -152,7 +155,8 @@ int session_attach(struct session *s, enum hvt_mode mode, int cpu, struct hvt_er
 	s->harvest_cpu = m.u.attached.cpu;
 	s->t_armed_ns = m.u.attached.t_armed_ns;
 	if (s->mode != mode || m.u.attached.generation != s->layout.generation) {
-		rc = hvt_err_set(err, -EPROTO, "%s: attached in mode %s generation %llu, expected %s generation %llu",
+		rc = hvt_err_set(err, -EPROTO,
+				 "%s: attached in mode %s generation %llu, expected %s generation %llu",
 				 s->path, hvt_mode_name(s->mode), (unsigned long long)m.u.attached.generation,
 				 hvt_mode_name(mode), (unsigned long long)s->layout.generation);
 		hvt_msg_fini(&m);
@@ -182,7 +186,8 @@ int session_apply_layout(struct session *s, struct hvt_msg *m, struct hvt_err *e
 
 	if (l->generation <= s->layout.generation)
 		return hvt_err_set(err, -EPROTO, "%s: layout generation %llu does not follow %llu", s->path,
-				   (unsigned long long)l->generation, (unsigned long long)s->layout.generation);
+				   (unsigned long long)l->generation,
+				   (unsigned long long)s->layout.generation);
 	s->layout = *l;
 	if (s->mode == HVT_MODE_DIRTY_LOG) {
 		if (m->nfds != 1) {

@@ -12,19 +12,19 @@
 struct session {
 	int sock;
 	const char *path;
-	pid_t vmm_pid;                /* from SO_PEERCRED, not from what the VMM says */
-	struct hvt_msg_hello hello;   /* its layout is moved into `layout` */
+	pid_t vmm_pid;              /* from SO_PEERCRED, not from what the VMM says */
+	struct hvt_msg_hello hello; /* its layout is moved into `layout` */
 	enum hvt_mode mode;
 	int harvest_cpu;
 	uint64_t t_armed_ns;
-	struct hvt_layout layout;     /* the layout in force */
+	struct hvt_layout layout; /* the layout in force */
 	/* dirty-log mode: the shared bitmaps of the current generation */
 	int memfd;
 	const void *bitmaps;
 	size_t bitmap_bytes;
-	uint64_t seq;                 /* last harvest sent */
-	bool vmm_gone;                /* connection closed (bye, EOF or error) */
-	bool said_bye;                /* the VMM ended the conversation properly */
+	uint64_t seq;  /* last harvest sent */
+	bool vmm_gone; /* connection closed (bye, EOF or error) */
+	bool said_bye; /* the VMM ended the conversation properly */
 	char end_reason[400];
 };
 

@@ -58,7 +58,7 @@ struct sink *sink_jsonl_open(const char *path, struct hvt_err *err)
 		free(j);
 		return NULL;
 	}
-	j->k = (struct sink){.name = "jsonl", .layout = jsonl_layout, .interval = jsonl_interval,
-			     .close = jsonl_close};
+	j->k = (struct sink){
+	    .name = "jsonl", .layout = jsonl_layout, .interval = jsonl_interval, .close = jsonl_close};
 	return &j->k;
 }

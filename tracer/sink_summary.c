@@ -60,7 +60,9 @@ struct sink *sink_summary_open(FILE *f)
 	if (!s)
 		return NULL;
 	s->f = f;
-	s->k = (struct sink){.name = "summary", .layout = summary_layout, .interval = summary_interval,
+	s->k = (struct sink){.name = "summary",
+			     .layout = summary_layout,
+			     .interval = summary_interval,
 			     .close = summary_close};
 	return &s->k;
 }

@@ -41,7 +41,7 @@ struct sink *sink_trace_open(const char *path, struct json_object *meta, struct 
 		free(t);
 		return NULL;
 	}
-	t->k = (struct sink){.name = "trace", .layout = trace_layout, .interval = trace_interval,
-			     .close = trace_close};
+	t->k = (struct sink){
+	    .name = "trace", .layout = trace_layout, .interval = trace_interval, .close = trace_close};
 	return &t->k;
 }

@@ -25,7 +25,8 @@ int trace_input_finish(const char *cmd, const char *path, const struct hvt_trace
 	if (st.complete)
 		return 0;
 	fprintf(stderr,
-		"hvmtrace %s: %s: incomplete trace (%s); the %" PRIu64 " intervals before that point were read "
+		"hvmtrace %s: %s: incomplete trace (%s); the %" PRIu64
+		" intervals before that point were read "
 		"(%" PRIu64 " of %" PRIu64 " bytes readable)\n",
 		cmd, path, st.problem[0] ? st.problem : "no index: the writer did not close it", done,
 		st.valid_bytes, st.file_bytes);

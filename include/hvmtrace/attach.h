@@ -23,6 +23,9 @@
  *   V→T harvested    with "final": true, unsolicited, when the guest stops; then V→T bye
  *   either bye       orderly end; the VMM disarms tracking and the migration blocker and closes
  *   either error     {code, message}, then close
+ * A VMM closes right after its final "harvested" and "bye": a tracer whose "harvest" then fails with EPIPE
+ * still reads the two messages waiting for it. A VMM notices a vanished tracer only when it next reads, so
+ * a tracer that meets "busy" may retry for a few seconds before giving up.
  *
  * Intervals (dirty-log mode). The VMM keeps KVM's dirty log in manual-protect mode (or QEMU's own dirty
  * tracking under TCG). A harvest takes a snapshot of the log (KVM_GET_DIRTY_LOG) at t_end_ns and re-arms
@@ -43,9 +46,9 @@
  *
  * Layout changes. Slots split and merge (e.g. during firmware boot). The VMM sends "layout" with a higher
  * generation before any "harvested" that refers to it. If the slots change between hello and attached,
- * the VMM sends the new "layout" (without fd) before "attached", whose memfd then matches it. In dirty-log mode it syncs a slot's log before it
- * removes the slot, and carries the bits, by GFN, into the next "harvested"; bits whose GFN belongs to no
- * slot of the new layout are counted in "lost_pages".
+ * the VMM sends the new "layout" (without fd) before "attached", whose memfd then matches it. In dirty-log
+ * mode it syncs a slot's log before it removes the slot, and carries the bits, by GFN, into the next
+ * "harvested"; bits whose GFN belongs to no slot of the new layout are counted in "lost_pages".
  */
 #ifndef HVMTRACE_ATTACH_H
 #define HVMTRACE_ATTACH_H
@@ -58,11 +61,11 @@
 
 struct hvt_err;
 
-#define HVT_ATTACH_PROTOCOL   1
-#define HVT_ATTACH_MAX_FRAME  (16u << 20)
-#define HVT_ATTACH_MAX_FDS    4
+#define HVT_ATTACH_PROTOCOL    1
+#define HVT_ATTACH_MAX_FRAME   (16u << 20)
+#define HVT_ATTACH_MAX_FDS     4
 #define HVT_ATTACH_SOCKET_MODE 0600
-#define HVT_ATTACH_MAX_VCPUS  1024
+#define HVT_ATTACH_MAX_VCPUS   1024
 
 enum hvt_mode {
 	HVT_MODE_NONE = 0,
@@ -71,7 +74,7 @@ enum hvt_mode {
 };
 #define HVT_MODE_BIT(m) (1u << (m))
 
-const char *hvt_mode_name(enum hvt_mode m); /* "dirty-log", "ad", "none" */
+const char *hvt_mode_name(enum hvt_mode m);         /* "dirty-log", "ad", "none" */
 enum hvt_mode hvt_mode_from_name(const char *name); /* HVT_MODE_NONE when unknown */
 
 enum hvt_msg_type {
@@ -89,18 +92,18 @@ const char *hvt_msg_type_name(enum hvt_msg_type t); /* the JSON "type" string */
 /* {"type":"hello","protocol":1,"vmm":"…","vm":{"name":"…","uuid":"…","pid":N},"accel":"kvm",
  *  "page_size":4096,"modes":["dirty-log",…],"default_cpu":N,"vcpu_tids":[N,…],"layout":{…}} */
 struct hvt_msg_hello {
-	uint32_t protocol;            /* HVT_ATTACH_PROTOCOL of the VMM */
-	char vmm[64];                 /* software and version, "hvmtrace-vmm 0.1.0", "QEMU 10.0.2" */
-	char vm_name[HVT_NAME_MAX];   /* "" if none */
-	char vm_uuid[40];             /* "" if none */
-	int32_t vm_pid;               /* the VMM's pid */
-	char accel[16];               /* "kvm" or "tcg" */
+	uint32_t protocol;          /* HVT_ATTACH_PROTOCOL of the VMM */
+	char vmm[64];               /* software and version, "hvmtrace-vmm 0.1.0", "QEMU 10.0.2" */
+	char vm_name[HVT_NAME_MAX]; /* "" if none */
+	char vm_uuid[40];           /* "" if none */
+	int32_t vm_pid;             /* the VMM's pid */
+	char accel[16];             /* "kvm" or "tcg" */
 	uint32_t page_size;
-	uint32_t modes;               /* HVT_MODE_BIT()s the VMM offers now */
-	int32_t default_cpu;          /* host CPU configured for the harvest thread, -1 if none */
+	uint32_t modes;      /* HVT_MODE_BIT()s the VMM offers now */
+	int32_t default_cpu; /* host CPU configured for the harvest thread, -1 if none */
 	uint32_t nvcpu_tids;
 	int32_t vcpu_tids[HVT_ATTACH_MAX_VCPUS]; /* threads that run vCPUs (for the CPU-overlap warning) */
-	struct hvt_layout layout;     /* generation >= 1 */
+	struct hvt_layout layout;                /* generation >= 1 */
 };
 
 /* {"type":"attach","protocol":1,"mode":"dirty-log","cpu":N,"tracer":{"name":"…","pid":N}} */
@@ -117,13 +120,14 @@ struct hvt_msg_attach {
  *         ad: the A/D fd from KVM_CREATE_AD_FD (bitmap_bytes is 0). */
 struct hvt_msg_attached {
 	enum hvt_mode mode;
-	int32_t cpu;          /* CPU the harvest thread runs on, -1 if unpinned */
-	uint64_t generation;  /* layout generation in force */
-	uint64_t t_armed_ns;  /* tracking armed: start of the first interval */
+	int32_t cpu;         /* CPU the harvest thread runs on, -1 if unpinned */
+	uint64_t generation; /* layout generation in force */
+	uint64_t t_armed_ns; /* tracking armed: start of the first interval */
 	uint64_t bitmap_bytes;
 };
 
-/* {"type":"layout","layout":{…},"bitmap_bytes":B}; fds[0]: dirty-log: the new memfd; ad: none. */
+/* {"type":"layout","layout":{…},"bitmap_bytes":B}; fds[0]: dirty-log: the new memfd; ad, or before
+ * "attached": none. A layout message carries an fd exactly when bitmap_bytes > 0. */
 struct hvt_msg_layout {
 	struct hvt_layout layout;
 	uint64_t bitmap_bytes;

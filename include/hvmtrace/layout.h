@@ -18,16 +18,16 @@
 struct json_object;
 struct hvt_err;
 
-#define HVT_BACKING_MAX 16
-#define HVT_NAME_MAX 64
-#define HVT_CHANNEL_MAX 32
+#define HVT_BACKING_MAX      16
+#define HVT_NAME_MAX         64
+#define HVT_CHANNEL_MAX      32
 #define HVT_LAYOUT_MAX_SLOTS 4096
 #define HVT_SLOT_MAX_EXTENTS 1024
 
 struct hvt_extent {
-	uint64_t gpa;  /* guest-physical start, page aligned, inside its slot */
-	uint64_t hpa;  /* host-physical start of the reserved range */
-	uint64_t size; /* bytes, page multiple */
+	uint64_t gpa;                  /* guest-physical start, page aligned, inside its slot */
+	uint64_t hpa;                  /* host-physical start of the reserved range */
+	uint64_t size;                 /* bytes, page multiple */
 	char channel[HVT_CHANNEL_MAX]; /* chanmap id ("s0.mc1.ch0"), or "" if unknown */
 };
 

@@ -35,7 +35,7 @@ void hvt_pageset_fini(struct hvt_pageset *s);
 void hvt_pageset_clear(struct hvt_pageset *s);
 int hvt_pageset_copy(struct hvt_pageset *dst, const struct hvt_pageset *src); /* dst uninitialised */
 
-void hvt_pageset_set(struct hvt_pageset *s, uint64_t page);               /* page < npages */
+void hvt_pageset_set(struct hvt_pageset *s, uint64_t page); /* page < npages */
 void hvt_pageset_set_range(struct hvt_pageset *s, uint64_t first, uint64_t count);
 bool hvt_pageset_test(const struct hvt_pageset *s, uint64_t page);
 uint64_t hvt_pageset_count(const struct hvt_pageset *s);

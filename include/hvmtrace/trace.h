@@ -40,16 +40,16 @@ struct hvt_channel_bytes {
 };
 
 struct hvt_interval {
-	uint64_t seq;           /* 1, 2, 3 …: intervals harvested, in order */
-	uint64_t t_start_ns;    /* CLOCK_MONOTONIC: writes after this are in this or a later interval */
-	uint64_t t_end_ns;      /* CLOCK_MONOTONIC: writes before this are in this or an earlier interval */
-	int64_t wall_start_ns;  /* CLOCK_REALTIME at t_start_ns */
-	uint64_t harvest_ns;    /* time the harvest itself took */
-	uint32_t flags;         /* enum hvt_interval_flags */
-	uint32_t missed_deadlines; /* deadlines that passed without a harvest inside this interval */
-	uint64_t generation;    /* layout generation the sets refer to */
-	uint64_t lost_pages;    /* written pages whose slot vanished in a layout change */
-	uint32_t nslots;        /* = slots of that layout */
+	uint64_t seq;          /* 1, 2, 3 …: intervals harvested, in order */
+	uint64_t t_start_ns;   /* CLOCK_MONOTONIC: writes after this are in this or a later interval */
+	uint64_t t_end_ns;     /* CLOCK_MONOTONIC: writes before this are in this or an earlier interval */
+	int64_t wall_start_ns; /* CLOCK_REALTIME at t_start_ns */
+	uint64_t harvest_ns;   /* time the harvest itself took */
+	uint32_t flags;        /* enum hvt_interval_flags */
+	uint32_t missed_deadlines;    /* deadlines that passed without a harvest inside this interval */
+	uint64_t generation;          /* layout generation the sets refer to */
+	uint64_t lost_pages;          /* written pages whose slot vanished in a layout change */
+	uint32_t nslots;              /* = slots of that layout */
 	struct hvt_pageset *written;  /* nslots sets if HVT_IV_WRITTEN, else NULL */
 	struct hvt_pageset *accessed; /* nslots sets if HVT_IV_ACCESSED, else NULL */
 	uint32_t nchannels;
@@ -79,12 +79,12 @@ void hvt_trace_abandon(struct hvt_trace_writer *w);
 struct hvt_trace_reader;
 
 struct hvt_trace_status {
-	bool complete;         /* trailer and index intact: the writer closed the trace */
-	uint64_t intervals;    /* intervals readable */
+	bool complete;      /* trailer and index intact: the writer closed the trace */
+	uint64_t intervals; /* intervals readable */
 	uint64_t layouts;
-	uint64_t valid_bytes;  /* the readable prefix */
+	uint64_t valid_bytes; /* the readable prefix */
 	uint64_t file_bytes;
-	char problem[256];     /* why reading stopped early, "" if complete */
+	char problem[256]; /* why reading stopped early, "" if complete */
 };
 
 /*

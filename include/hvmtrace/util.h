@@ -7,8 +7,8 @@
 
 #define HVT_NSEC_PER_SEC 1000000000ull
 
-uint64_t hvt_now_ns(void);      /* CLOCK_MONOTONIC */
-int64_t hvt_wall_now_ns(void);  /* CLOCK_REALTIME */
+uint64_t hvt_now_ns(void);     /* CLOCK_MONOTONIC */
+int64_t hvt_wall_now_ns(void); /* CLOCK_REALTIME */
 
 /*
  * Parses a duration: a decimal number with a suffix ns, us, ms, s, m or h; a bare number is seconds.

@@ -36,12 +36,18 @@ static void send_hello(int c, uint32_t protocol)
 	struct hvt_memslot *slot = calloc(1, sizeof(*slot));
 	struct hvt_err e;
 
-	*slot = (struct hvt_memslot){.slot = 0, .gpa = 0, .size = SLOT_PAGES * 4096ull, .backing = "anon",
-				     .name = "fake"};
-	m.u.hello = (struct hvt_msg_hello){.protocol = protocol, .vmm = "fakepeer", .vm_name = "fake",
-					   .vm_pid = getpid(), .accel = "kvm", .page_size = 4096,
-					   .modes = HVT_MODE_BIT(HVT_MODE_DIRTY_LOG), .default_cpu = -1};
-	m.u.hello.layout = (struct hvt_layout){.generation = 1, .page_size = 4096, .nslots = 1, .slots = slot};
+	*slot = (struct hvt_memslot){
+	    .slot = 0, .gpa = 0, .size = SLOT_PAGES * 4096ull, .backing = "anon", .name = "fake"};
+	m.u.hello = (struct hvt_msg_hello){.protocol = protocol,
+					   .vmm = "fakepeer",
+					   .vm_name = "fake",
+					   .vm_pid = getpid(),
+					   .accel = "kvm",
+					   .page_size = 4096,
+					   .modes = HVT_MODE_BIT(HVT_MODE_DIRTY_LOG),
+					   .default_cpu = -1};
+	m.u.hello.layout =
+	    (struct hvt_layout){.generation = 1, .page_size = 4096, .nslots = 1, .slots = slot};
 	if (hvt_msg_send(c, &m, &e))
 		fail("sending hello", &e);
 	hvt_layout_fini(&m.u.hello.layout);
@@ -66,8 +72,11 @@ static int serve_disconnect(int c, int answers)
 	hvt_msg_fini(&m);
 	last_done = hvt_now_ns();
 	m = (struct hvt_msg){.type = HVT_MSG_ATTACHED, .nfds = 1, .fds = {memfd}};
-	m.u.attached = (struct hvt_msg_attached){.mode = HVT_MODE_DIRTY_LOG, .cpu = -1, .generation = 1,
-						 .t_armed_ns = last_done, .bitmap_bytes = bytes};
+	m.u.attached = (struct hvt_msg_attached){.mode = HVT_MODE_DIRTY_LOG,
+						 .cpu = -1,
+						 .generation = 1,
+						 .t_armed_ns = last_done,
+						 .bitmap_bytes = bytes};
 	if (hvt_msg_send(c, &m, &e))
 		fail("sending attached", &e);
 	for (int i = 1;; i++) {
@@ -85,9 +94,12 @@ static int serve_disconnect(int c, int answers)
 		bits[i / 64] |= 1ull << (i % 64);
 		uint64_t end = hvt_now_ns();
 		m = (struct hvt_msg){.type = HVT_MSG_HARVESTED};
-		m.u.harvested = (struct hvt_msg_harvested){.seq = (uint64_t)i, .generation = 1,
-							   .t_start_ns = last_done, .t_end_ns = end,
-							   .t_done_ns = end, .dirty_pages = 1};
+		m.u.harvested = (struct hvt_msg_harvested){.seq = (uint64_t)i,
+							   .generation = 1,
+							   .t_start_ns = last_done,
+							   .t_end_ns = end,
+							   .t_done_ns = end,
+							   .dirty_pages = 1};
 		last_done = end;
 		if (hvt_msg_send(c, &m, &e))
 			fail("sending harvested", &e);
@@ -102,7 +114,8 @@ int main(int argc, char **argv)
 	int l, c, argi = 2;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: fakepeer SOCK garbage|silent|busy|version|disconnect N|as-uid UID MODE\n");
+		fprintf(stderr,
+			"usage: fakepeer SOCK garbage|silent|busy|version|disconnect N|as-uid UID MODE\n");
 		return 2;
 	}
 	if (!strcmp(argv[2], "as-uid") && argc > 3) {

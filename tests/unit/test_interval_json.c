@@ -13,8 +13,8 @@
 
 /* Two slots listed high-first, as a VMM may: the ranges must still come out in GFN order. */
 static struct hvt_memslot slots[] = {
-	{.slot = 1, .gpa = 4ull << 30, .size = 1ull << 20, .backing = "anon"},
-	{.slot = 0, .gpa = 0, .size = 2ull << 20, .backing = "anon"},
+    {.slot = 1, .gpa = 4ull << 30, .size = 1ull << 20, .backing = "anon"},
+    {.slot = 0, .gpa = 0, .size = 2ull << 20, .backing = "anon"},
 };
 static const struct hvt_layout layout = {.generation = 7, .page_size = 4096, .nslots = 2, .slots = slots};
 
@@ -40,9 +40,9 @@ static void test_written_only(void **state)
 	iv.wall_start_ns = 1700000000123456789ll;
 	iv.generation = 7;
 	iv.missed_deadlines = 2;
-	hvt_pageset_set_range(&iv.written[0], 0, 3);   /* GFN 0x100000.. */
-	hvt_pageset_set(&iv.written[1], 5);            /* GFN 5 */
-	hvt_pageset_set_range(&iv.written[1], 10, 2);  /* GFN 10, 11 */
+	hvt_pageset_set_range(&iv.written[0], 0, 3);  /* GFN 0x100000.. */
+	hvt_pageset_set(&iv.written[1], 5);           /* GFN 5 */
+	hvt_pageset_set_range(&iv.written[1], 10, 2); /* GFN 10, 11 */
 
 	o = hvt_interval_to_json(&iv, &layout, &opts);
 	assert_int_equal(json_object_get_int64(member(o, "seq")), 3);
@@ -80,8 +80,10 @@ static void test_empty_set_is_not_null(void **state)
 	assert_int_equal(hvt_interval_init(&iv, &layout, HVT_IV_WRITTEN | HVT_IV_ACCESSED), 0);
 	iv.flags |= HVT_IV_FINAL;
 	o = hvt_interval_to_json(&iv, &layout, &opts);
-	assert_string_equal(json_object_to_json_string_ext(member(o, "written"), JSON_C_TO_STRING_PLAIN), "[]");
-	assert_string_equal(json_object_to_json_string_ext(member(o, "accessed"), JSON_C_TO_STRING_PLAIN), "[]");
+	assert_string_equal(json_object_to_json_string_ext(member(o, "written"), JSON_C_TO_STRING_PLAIN),
+			    "[]");
+	assert_string_equal(json_object_to_json_string_ext(member(o, "accessed"), JSON_C_TO_STRING_PLAIN),
+			    "[]");
 	assert_int_equal(json_object_get_int64(member(o, "accessed_pages")), 0);
 	assert_non_null(member(o, "accessed_pages"));
 	assert_true(json_object_get_boolean(member(o, "final")));
@@ -134,10 +136,10 @@ static void test_jsonl_line(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_written_only),
-		cmocka_unit_test(test_empty_set_is_not_null),
-		cmocka_unit_test(test_bandwidth),
-		cmocka_unit_test(test_jsonl_line),
+	    cmocka_unit_test(test_written_only),
+	    cmocka_unit_test(test_empty_set_is_not_null),
+	    cmocka_unit_test(test_bandwidth),
+	    cmocka_unit_test(test_jsonl_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

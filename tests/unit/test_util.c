@@ -14,12 +14,12 @@ static void test_durations(void **state)
 		const char *s;
 		uint64_t ns;
 	} good[] = {
-		{"10ms", 10000000}, {"1s", 1000000000}, {"1.5s", 1500000000}, {"5m", 300000000000ull},
-		{"2h", 7200000000000ull}, {"250us", 250000}, {"100ns", 100}, {"3", 3000000000ull},
-		{"0.01", 10000000},
+	    {"10ms", 10000000},      {"1s", 1000000000},       {"1.5s", 1500000000},
+	    {"5m", 300000000000ull}, {"2h", 7200000000000ull}, {"250us", 250000},
+	    {"100ns", 100},          {"3", 3000000000ull},     {"0.01", 10000000},
 	};
-	static const char *const bad[] = {"", "0", "0s", "-1s", "+1s", "5x", "1 s", " 1s", "s", "ms", "1.s5",
-					  "0.1ns", "nan", "inf", "1e30h"};
+	static const char *const bad[] = {"",  "0",  "0s",   "-1s",   "+1s", "5x",  "1 s",  " 1s",
+					  "s", "ms", "1.s5", "0.1ns", "nan", "inf", "1e30h"};
 	uint64_t ns;
 
 	(void)state;
@@ -56,7 +56,8 @@ static void test_sizes(void **state)
 
 static void test_format_round_trip(void **state)
 {
-	static const uint64_t values[] = {1, 999, 1000, 250000, 10000000, 1000000000, 1500000000, 300000000000ull};
+	static const uint64_t values[] = {1,        999,        1000,       250000,
+					  10000000, 1000000000, 1500000000, 300000000000ull};
 	char buf[32];
 	uint64_t back;
 
@@ -82,10 +83,10 @@ static void test_clocks(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_durations),
-		cmocka_unit_test(test_sizes),
-		cmocka_unit_test(test_format_round_trip),
-		cmocka_unit_test(test_clocks),
+	    cmocka_unit_test(test_durations),
+	    cmocka_unit_test(test_sizes),
+	    cmocka_unit_test(test_format_round_trip),
+	    cmocka_unit_test(test_clocks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
