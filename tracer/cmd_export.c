@@ -118,6 +118,31 @@ static void csv_page_rows(FILE *f, uint64_t seq, const char *kind, const struct 
 	}
 }
 
+struct export_ctx {
+	struct out *jsonl;
+	FILE *csv, *pages;
+	const struct hvt_json_opts *jopts;
+};
+
+static int export_one(void *arg, const struct hvt_interval *iv, const struct hvt_layout *l)
+{
+	struct export_ctx *x = arg;
+
+	if (x->jsonl->f && hvt_jsonl_write(x->jsonl->f, iv, l, x->jopts)) {
+		fprintf(stderr, "hvmtrace export: writing %s: %s\n", x->jsonl->path, strerror(errno));
+		return EXIT_READ_FAILED;
+	}
+	if (x->csv)
+		csv_row(x->csv, iv, l);
+	if (x->pages) {
+		csv_page_rows(x->pages, iv->seq, "written", (iv->flags & HVT_IV_WRITTEN) ? iv->written : NULL,
+			      l);
+		csv_page_rows(x->pages, iv->seq, "accessed",
+			      (iv->flags & HVT_IV_ACCESSED) ? iv->accessed : NULL, l);
+	}
+	return 0;
+}
+
 static int print_meta(struct hvt_trace_reader *r)
 {
 	struct json_object *o = json_object_new_object(), *layouts = json_object_new_array();
@@ -152,7 +177,6 @@ int cmd_export(int argc, char **argv)
 	bool meta = false;
 	const char *path = "hvmtrace.hvt";
 	struct hvt_trace_reader *r;
-	uint64_t n, done = 0;
 	int c, status = 0;
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -180,12 +204,9 @@ int cmd_export(int argc, char **argv)
 			return EXIT_NOT_TRACE;
 		}
 	}
-	if (optind < argc)
-		path = argv[optind++];
-	if (optind < argc) {
-		fprintf(stderr, "hvmtrace export: unexpected argument '%s'\n", argv[optind]);
+	path = trace_input_path("export", argc, argv, optind);
+	if (!path)
 		return EXIT_NOT_TRACE;
-	}
 	if (!jsonl.path && !csv.path && !pages.path)
 		jsonl.path = "-";
 
@@ -206,40 +227,11 @@ int cmd_export(int argc, char **argv)
 	if (pages.f)
 		fputs("seq,kind,first_gfn,count\n", pages.f);
 
-	n = hvt_trace_interval_count(r);
-	for (uint64_t i = 0; i < n; i++) {
-		struct hvt_interval iv;
-		struct hvt_err err = {{0}};
-		const struct hvt_layout *l;
-
-		if (hvt_trace_read_interval(r, i, &iv, &err)) {
-			fprintf(stderr, "hvmtrace export: %s: %s\n", path, err.msg);
-			status = EXIT_INCOMPLETE;
-			break;
-		}
-		l = hvt_trace_layout(r, iv.generation);
-		if (jsonl.f && hvt_jsonl_write(jsonl.f, &iv, l, &jopts)) {
-			fprintf(stderr, "hvmtrace export: writing %s: %s\n", jsonl.path, strerror(errno));
-			hvt_interval_fini(&iv);
-			status = EXIT_READ_FAILED;
-			break;
-		}
-		if (csv.f)
-			csv_row(csv.f, &iv, l);
-		if (pages.f) {
-			csv_page_rows(pages.f, iv.seq, "written",
-				      (iv.flags & HVT_IV_WRITTEN) ? iv.written : NULL, l);
-			csv_page_rows(pages.f, iv.seq, "accessed",
-				      (iv.flags & HVT_IV_ACCESSED) ? iv.accessed : NULL, l);
-		}
-		hvt_interval_fini(&iv);
-		done++;
-	}
+	struct export_ctx ctx = {.jsonl = &jsonl, .csv = csv.f, .pages = pages.f, .jopts = &jopts};
+	status = trace_input_each("export", path, r, export_one, &ctx);
 out:
 	if (close_out(&jsonl) | close_out(&csv) | close_out(&pages))
 		status = EXIT_READ_FAILED;
-	if (!status)
-		status = trace_input_finish("export", path, r, done);
 	hvt_trace_reader_close(r);
 	return status;
 }

@@ -26,6 +26,8 @@ struct totals {
 	roaring_bitmap_t *every;     /* GFNs written in every complete interval (NULL until the first) */
 	bool written_available, accessed_available;
 	uint32_t page_size;
+	bool table; /* print a row per interval */
+	const char *path;
 };
 
 static void usage(FILE *f)
@@ -88,8 +90,10 @@ static void print_header(struct hvt_trace_reader *r, const char *path)
 	putchar('\n');
 }
 
-static int account(struct totals *t, const struct hvt_interval *iv, const struct hvt_layout *l, bool table)
+static int account(void *ctx, const struct hvt_interval *iv, const struct hvt_layout *l)
 {
+	struct totals *t = ctx;
+	bool table = t->table;
 	uint64_t wp = 0;
 
 	if (!t->intervals)
@@ -106,7 +110,12 @@ static int account(struct totals *t, const struct hvt_interval *iv, const struct
 		t->written_available = true;
 		if (gfns_of(iv->written, l, set)) {
 			roaring_bitmap_free(set);
-			return -1;
+			fprintf(stderr,
+				"hvmtrace report: %s: interval %" PRIu64
+				" has a GFN above 2^32, which report "
+				"does not handle (guests over 16 TiB)\n",
+				t->path, iv->seq);
+			return EXIT_NOT_TRACE;
 		}
 		wp = roaring_bitmap_get_cardinality(set);
 		t->written_sum += wp;
@@ -182,7 +191,6 @@ int cmd_report(int argc, char **argv)
 	const char *path = "hvmtrace.hvt", *mode = "?";
 	struct hvt_trace_reader *r;
 	bool table = true;
-	uint64_t done = 0;
 	int c, status = 0;
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -198,12 +206,9 @@ int cmd_report(int argc, char **argv)
 			return EXIT_NOT_TRACE;
 		}
 	}
-	if (optind < argc)
-		path = argv[optind++];
-	if (optind < argc) {
-		fprintf(stderr, "hvmtrace report: unexpected argument '%s'\n", argv[optind]);
+	path = trace_input_path("report", argc, argv, optind);
+	if (!path)
 		return EXIT_NOT_TRACE;
-	}
 	r = trace_input_open("report", path);
 	if (!r)
 		return EXIT_NOT_TRACE;
@@ -215,33 +220,13 @@ int cmd_report(int argc, char **argv)
 		printf("%6s %10s %8s %10s %11s %10s %6s\n", "seq", "start_s", "dur_s", "written",
 		       "written_MiB", "accessed", "missed");
 	t.ever = roaring_bitmap_create();
-	for (uint64_t i = 0, n = hvt_trace_interval_count(r); i < n; i++) {
-		struct hvt_interval iv;
-		struct hvt_err err = {{0}};
-
-		if (hvt_trace_read_interval(r, i, &iv, &err)) {
-			fprintf(stderr, "hvmtrace report: %s: %s\n", path, err.msg);
-			status = EXIT_INCOMPLETE;
-			break;
-		}
-		if (account(&t, &iv, hvt_trace_layout(r, iv.generation), table)) {
-			fprintf(stderr,
-				"hvmtrace report: %s: interval %" PRIu64 " has a GFN above 2^32, which "
-				"report does not handle (guests over 16 TiB)\n",
-				path, iv.seq);
-			hvt_interval_fini(&iv);
-			status = EXIT_NOT_TRACE;
-			break;
-		}
-		hvt_interval_fini(&iv);
-		done++;
-	}
+	t.table = table;
+	t.path = path;
+	status = trace_input_each("report", path, r, account, &t);
 	print_totals(&t, mode);
 	roaring_bitmap_free(t.ever);
 	if (t.every)
 		roaring_bitmap_free(t.every);
-	if (!status)
-		status = trace_input_finish("report", path, r, done);
 	hvt_trace_reader_close(r);
 	return status;
 }

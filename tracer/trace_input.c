@@ -17,13 +17,20 @@ struct hvt_trace_reader *trace_input_open(const char *cmd, const char *path)
 	return r;
 }
 
-int trace_input_finish(const char *cmd, const char *path, const struct hvt_trace_reader *r, uint64_t done)
+const char *trace_input_path(const char *cmd, int argc, char **argv, int optind_)
+{
+	if (optind_ + 1 < argc) {
+		fprintf(stderr, "hvmtrace %s: unexpected argument '%s'\n", cmd, argv[optind_ + 1]);
+		return NULL;
+	}
+	return optind_ < argc ? argv[optind_] : "hvmtrace.hvt";
+}
+
+static int say_incomplete(const char *cmd, const char *path, const struct hvt_trace_reader *r, uint64_t done)
 {
 	struct hvt_trace_status st;
 
 	hvt_trace_get_status(r, &st);
-	if (st.complete)
-		return 0;
 	fprintf(stderr,
 		"hvmtrace %s: %s: incomplete trace (%s); the %" PRIu64
 		" intervals before that point were read "
@@ -31,4 +38,28 @@ int trace_input_finish(const char *cmd, const char *path, const struct hvt_trace
 		cmd, path, st.problem[0] ? st.problem : "no index: the writer did not close it", done,
 		st.valid_bytes, st.file_bytes);
 	return EXIT_INCOMPLETE;
+}
+
+int trace_input_each(const char *cmd, const char *path, struct hvt_trace_reader *r, trace_input_fn fn,
+		     void *ctx)
+{
+	struct hvt_trace_status st;
+	uint64_t n = hvt_trace_interval_count(r), done = 0;
+	int status = 0;
+
+	for (; done < n; done++) {
+		struct hvt_interval iv;
+		struct hvt_err err = {{0}};
+
+		if (hvt_trace_read_interval(r, done, &iv, &err)) {
+			fprintf(stderr, "hvmtrace %s: %s: %s\n", cmd, path, err.msg);
+			return say_incomplete(cmd, path, r, done);
+		}
+		status = fn(ctx, &iv, hvt_trace_layout(r, iv.generation));
+		hvt_interval_fini(&iv);
+		if (status)
+			return status;
+	}
+	hvt_trace_get_status(r, &st);
+	return st.complete ? 0 : say_incomplete(cmd, path, r, done);
 }

@@ -15,10 +15,21 @@ enum {
 				 before that point was processed */
 };
 
+/* The optional TRACE operand after the options (default hvmtrace.hvt); NULL, after saying why, if more
+ * operands follow. */
+const char *trace_input_path(const char *cmd, int argc, char **argv, int optind_);
+
 /* Opens path; prints why not (and returns NULL) if it is not a trace. */
 struct hvt_trace_reader *trace_input_open(const char *cmd, const char *path);
 
-/* Prints the incomplete-trace warning if there is one; returns 0 or EXIT_INCOMPLETE. */
-int trace_input_finish(const char *cmd, const char *path, const struct hvt_trace_reader *r, uint64_t done);
+/* Called for each interval in order; a non-zero return stops the walk and becomes its status. */
+typedef int (*trace_input_fn)(void *ctx, const struct hvt_interval *iv, const struct hvt_layout *l);
+
+/*
+ * Walks every readable interval. Returns 0; the callback's status; or EXIT_INCOMPLETE (after saying why)
+ * when the trace ends early: every interval before that point has been given to fn.
+ */
+int trace_input_each(const char *cmd, const char *path, struct hvt_trace_reader *r, trace_input_fn fn,
+		     void *ctx);
 
 #endif

@@ -3,14 +3,6 @@
 source "$(dirname "$0")/common.bash"
 HVT=$BIN/hvmtrace
 
-expect() { # expected-exit stderr-text command...
-	local want=$1 text=$2 rc=0
-	shift 2
-	"$@" >"$T/out" 2>"$T/err" || rc=$?
-	[ "$rc" = "$want" ] || { cat "$T/err"; fail "'$*' exited $rc, expected $want"; }
-	assert_contains "$T/err" "$text"
-}
-
 expect 2 "--interval '0'" "$HVT" record --attach x --interval 0
 expect 2 "--interval '5x'" "$HVT" record --attach x --interval 5x
 expect 2 "--interval '500us'" "$HVT" record --attach x --interval 500us

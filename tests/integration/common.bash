@@ -68,3 +68,35 @@ assert_contains() { # file text
 		fail "$1 does not say '$2'"
 	}
 }
+
+# expect EXIT TEXT COMMAND...: runs COMMAND, which must exit EXIT and say TEXT on stderr.
+expect() {
+	local want=$1 text=$2 rc=0
+	shift 2
+	"$@" >"$T/out" 2>"$T/err" || rc=$?
+	[ "$rc" = "$want" ] || {
+		cat "$T/err"
+		fail "'$*' exited $rc, expected $want"
+	}
+	assert_contains "$T/err" "$text"
+	echo "ok ($rc): $* -> $(head -c 300 "$T/err" | tr '\n' ' ')"
+}
+
+# trace_phases INTERVAL PHASE_TIME MIN_INSIDE: traces the phases4 payload from start to end and checks
+# it page by page against the VMM's phase log; the JSON Lines written while recording must equal the
+# trace's export.
+trace_phases() {
+	start_vmm "$T/vmm.sock" --payload phases4 --phase-time "$2" --wait-attach \
+		--phase-log "$T/phases.jsonl" --vcpu-cpu $VCPU_CPU
+	"$BIN/hvmtrace" record --attach "$T/vmm.sock" --cpu $TRACER_CPU --interval "$1" -o "$T/t.hvt" \
+		--jsonl "$T/rec.jsonl" 2>"$T/record.err" || {
+		cat "$T/record.err" "$T/vmm.out"
+		fail "record failed"
+	}
+	cat "$T/record.err"
+	wait "$VMM_PID" || fail "the VMM failed: $(cat "$T/vmm.out")"
+	"$TOOLS/check_phases" --trace "$T/t.hvt" --phase-log "$T/phases.jsonl" --min-inside "$3" ||
+		fail "trace does not match the phases"
+	"$BIN/hvmtrace" export --jsonl "$T/export.jsonl" "$T/t.hvt" || fail "export failed"
+	cmp "$T/rec.jsonl" "$T/export.jsonl" || fail "the recorded JSON Lines differ from the export"
+}

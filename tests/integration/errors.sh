@@ -6,15 +6,6 @@ source "$(dirname "$0")/common.bash"
 HVT=$BIN/hvmtrace
 FAKE=$TOOLS/fakepeer
 
-expect() { # expected-exit stderr-text command...
-	local want=$1 text=$2 rc=0
-	shift 2
-	"$@" >"$T/out" 2>"$T/err" || rc=$?
-	[ "$rc" = "$want" ] || { cat "$T/err"; fail "'$*' exited $rc, expected $want"; }
-	assert_contains "$T/err" "$text"
-	echo "ok ($rc): $* -> $(head -c 300 "$T/err" | tr '\n' ' ')"
-}
-
 fake() { # starts fakepeer on $T/f.sock with the given mode
 	rm -f "$T/f.sock"
 	"$FAKE" "$T/f.sock" "$@" >"$T/fake.out" 2>&1 &
