@@ -12,8 +12,6 @@ libzstd-dev
 libcmocka-dev
 libcap-ng-dev
 libisal-dev
-libclang-rt-14-dev
-clang
 "
 
 missing=""

@@ -21,3 +21,15 @@ assert_eq NoNewPrivs 1 "$(awk '$1 == "NoNewPrivs:" { print $2 }' "$T/status")"
 assert_eq Cpus_allowed_list "$TRACER_CPU" "$(awk '$1 == "Cpus_allowed_list:" { print $2 }' "$T/status")"
 wait $pid || fail "record failed: $(cat "$T/err")"
 "$BIN/hvmtrace" report --totals-only "$T/t.hvt" || fail "the trace does not read back"
+
+# The tracer warns when its CPU is one a vCPU thread may run on (here: the CPU the vCPU is pinned to), and
+# on a terminal it prints one line per interval.
+"$BIN/hvmtrace" record --attach "$T/vmm.sock" --cpu $VCPU_CPU --interval 100ms --duration 300ms -o "$T/w.hvt" 2>"$T/err" ||
+	fail "record on the vCPU's CPU failed: $(cat "$T/err")"
+assert_contains "$T/err" "CPU $VCPU_CPU is one the VM's vCPU threads may run on"
+script -qec "$BIN/hvmtrace record --attach $T/vmm.sock --cpu $TRACER_CPU --interval 100ms --duration 350ms -o $T/tty.hvt" \
+	/dev/null >"$T/tty.out" 2>&1 || fail "record on a terminal failed: $(cat "$T/tty.out")"
+lines=$(grep -c 'written .* pages .* MiB' "$T/tty.out")
+[ "$lines" -ge 3 ] || { cat "$T/tty.out"; fail "expected a line per interval on a terminal, got $lines"; }
+grep -q 'written .* pages' "$T/err" && fail "per-interval lines went to a non-terminal stderr"
+echo ok
