@@ -8,16 +8,17 @@ SAN ?= 0
 
 WARN    = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -g -Iinclude $(WARN) $(JSONC_CFLAGS) $(ZSTD_CFLAGS) $(CAPNG_CFLAGS) \
-	     $(ISAL_CFLAGS) $(ROARING_CFLAGS) -MMD -MP
+	     $(ISAL_CFLAGS) $(ROARING_CFLAGS) $(PFM_CFLAGS) -MMD -MP
 ifeq ($(SAN),1)
 OPT = -O1 $(SANITIZE)
 else
 OPT = -O2
 endif
-LIBS_ALL = $(JSONC_LIBS) $(ZSTD_LIBS) $(CAPNG_LIBS) $(ISAL_LIBS) $(ROARING_LIBS) -lpthread -lm
+LIBS_ALL = $(JSONC_LIBS) $(ZSTD_LIBS) $(CAPNG_LIBS) $(ISAL_LIBS) $(ROARING_LIBS) $(PFM_LIBS) -lpthread -lm
 
 LIB_SRCS    = $(wildcard lib/*.c)
 TRACER_SRCS = $(wildcard tracer/*.c)
+CHANMAP_SRCS = $(wildcard chanmap/*.c)
 VMM_SRCS    = $(wildcard tests/vmm/*.c) $(wildcard tests/vmm/*.S)
 UNIT_SRCS   = $(wildcard tests/unit/test_*.c)
 TOOL_SRCS   = $(wildcard tests/tools/*.c)
@@ -26,7 +27,7 @@ BENCH_SRCS  = $(wildcard bench/*.c)
 obj = $(patsubst %.S,$(BUILD)/obj/%.o,$(patsubst %.c,$(BUILD)/obj/%.o,$(1)))
 
 LIBHVT   = $(BUILD)/lib/libhvmtrace.a
-PROGRAMS = $(BUILD)/bin/hvmtrace $(BUILD)/bin/hvmtrace-vmm
+PROGRAMS = $(BUILD)/bin/hvmtrace $(BUILD)/bin/hvmtrace-vmm $(if $(CHANMAP_SRCS),$(BUILD)/bin/chanmap)
 UNITS    = $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
 TOOLS    = $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRCS))
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
@@ -51,6 +52,10 @@ $(LIBHVT): $(call obj,$(LIB_SRCS))
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/bin/hvmtrace: $(call obj,$(TRACER_SRCS)) $(LIBHVT)
+	@mkdir -p $(@D)
+	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL)
+
+$(BUILD)/bin/chanmap: $(call obj,$(CHANMAP_SRCS)) $(LIBHVT)
 	@mkdir -p $(@D)
 	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL)
 
@@ -80,6 +85,7 @@ bench: all $(BENCHES)
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/hvmtrace
 	install -m 0755 $(BUILD)/bin/hvmtrace $(DESTDIR)$(PREFIX)/bin/hvmtrace
+	$(if $(CHANMAP_SRCS),install -m 0755 $(BUILD)/bin/chanmap $(DESTDIR)$(PREFIX)/bin/chanmap)
 	install -m 0755 $(BUILD)/bin/hvmtrace-vmm $(DESTDIR)$(PREFIX)/libexec/hvmtrace/hvmtrace-vmm
 
 clean:

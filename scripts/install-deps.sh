@@ -1,21 +1,18 @@
 #!/bin/sh
 # Install, from Debian's packages, everything hvmtrace's build and tests need on a fresh Debian 12 machine.
 # Idempotent: prints nothing and touches nothing when every package is already installed.
+# The apt sources it needs beyond bookworm's own (bookworm-backports for meson, trixie source packages
+# for QEMU 10.0) are added under /etc/apt/sources.list.d/hvmtrace-*.sources.
 set -eu
+cd "$(dirname "$0")/.."
+. ./versions.env
 
-PACKAGES="
-build-essential
-pkg-config
-libjson-c-dev
-libroaring-dev
-libzstd-dev
-libcmocka-dev
-libcap-ng-dev
-libisal-dev
-"
+# Build and unit/integration tests.
+BASE="build-essential pkg-config libjson-c-dev libroaring-dev libzstd-dev libcmocka-dev libcap-ng-dev
+libisal-dev libpfm4-dev"
 
 missing=""
-for p in $PACKAGES; do
+for p in $BASE; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
 		missing="$missing $p"
 	fi

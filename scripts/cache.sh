@@ -1,0 +1,29 @@
+# Sourced by the build scripts: where heavy artefacts (QEMU builds, kernel images, KVM modules, lab
+# initramfs) are cached outside the clone, keyed by a hash of their inputs, so a warm machine reuses them
+# and a changed input rebuilds.
+#   HVMTRACE_CACHE   cache root (default /var/cache/hvmtrace)
+#   cache_key FILE|DIR|STRING...   prints a 16-hex-digit key over the contents of files (recursively for
+#                                  directories, in name order) and literal strings
+#   cache_path NAME KEY            prints "$HVMTRACE_CACHE/NAME-KEY"
+
+HVMTRACE_CACHE=${HVMTRACE_CACHE:-/var/cache/hvmtrace}
+
+cache_key() {
+	for item in "$@"; do
+		if [ -d "$item" ]; then
+			find "$item" -type f | LC_ALL=C sort | while read -r f; do
+				printf '%s\n' "$f"
+				cat "$f"
+			done
+		elif [ -f "$item" ]; then
+			printf '%s\n' "$item"
+			cat "$item"
+		else
+			printf 'string:%s\n' "$item"
+		fi
+	done | sha256sum | cut -c1-16
+}
+
+cache_path() {
+	printf '%s/%s-%s\n' "$HVMTRACE_CACHE" "$1" "$2"
+}
