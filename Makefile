@@ -23,6 +23,8 @@ VMM_SRCS    = $(wildcard tests/vmm/*.c) $(wildcard tests/vmm/*.S)
 UNIT_SRCS   = $(wildcard tests/unit/test_*.c)
 TOOL_SRCS   = $(wildcard tests/tools/*.c)
 BENCH_SRCS  = $(wildcard bench/*.c)
+GUEST_PVH   = $(patsubst tests/guest/%.S,$(BUILD)/guest/%.elf,$(wildcard tests/guest/*.S))
+GUEST_PROGS = $(patsubst tests/guest/%.c,$(BUILD)/guest/%,$(wildcard tests/guest/*.c))
 
 obj = $(patsubst %.S,$(BUILD)/obj/%.o,$(patsubst %.c,$(BUILD)/obj/%.o,$(1)))
 
@@ -34,7 +36,7 @@ BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
 .PHONY: all tests check bench install clean format format-check
 all: $(PROGRAMS)
-tests: $(UNITS) $(TOOLS)
+tests: $(BUILD)/tests/lab/ad_check $(UNITS) $(TOOLS) $(GUEST_PVH) $(GUEST_PROGS)
 
 config.mk: configure
 	./configure
@@ -71,12 +73,42 @@ $(BUILD)/tests/tools/%: $(BUILD)/obj/tests/tools/%.o $(LIBHVT)
 	@mkdir -p $(@D)
 	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL)
 
+# Guest payloads: PVH ELF images for QEMU -kernel, and static programs for Linux guests' initramfs.
+$(BUILD)/guest/%.elf: tests/guest/%.S tests/guest/pvh.ld
+	@mkdir -p $(@D)
+	$(CC) -c -o $(BUILD)/guest/$*.o $<
+	ld -m elf_x86_64 --no-warn-rwx-segments -T tests/guest/pvh.ld -o $@ $(BUILD)/guest/$*.o
+
+$(BUILD)/guest/%: tests/guest/%.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -static -O2 $(WARN) -Wno-missing-prototypes -o $@ $<
+
+# The nested KVM lab (tests/lab/run.sh): replacement KVM modules for a kernel, and the in-L1 test program.
+KVER ?= $(shell uname -r)
+.PHONY: kvm-modules lab
+kvm-modules:
+	scripts/kvm-modules.sh $(KVER)
+
+$(BUILD)/tests/lab/ad_check: tests/lab/ad_check.c include/hvmtrace/kvm_ad.h
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -D_GNU_SOURCE -Iinclude -static -O2 $(WARN) -o $@ $<
+
+lab: $(BUILD)/tests/lab/ad_check
+	AD_CHECK=$(BUILD)/tests/lab/ad_check tests/lab/run.sh 6.1
+	AD_CHECK=$(BUILD)/tests/lab/ad_check tests/lab/run.sh 6.12
+
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIBHVT)
 	@mkdir -p $(@D)
 	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL)
 
+# Patched QEMU 10.0 (qemu-patches/qemu/), built and cached outside the clone by scripts/build-qemu.sh.
+.PHONY: qemu
+qemu:
+	scripts/build-qemu.sh
+
 check: config.mk
 	$(MAKE) BUILD=build/check SAN=1 all tests
+	scripts/build-qemu.sh >/dev/null
 	tests/run.sh build/check
 
 bench: all $(BENCHES)

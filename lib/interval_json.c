@@ -80,6 +80,41 @@ static void add_set(struct json_object *o, const char *kind, const struct hvt_pa
 		json_object_object_add(o, kind, ranges_json(sets, l));
 }
 
+/* An integer, or null when the quantity was not measured. */
+static struct json_object *opt_u64(bool present, uint64_t v)
+{
+	return present ? json_object_new_uint64(v) : NULL;
+}
+
+/*
+ * read_bytes/write_bytes/total_bytes of the VM and of each channel. Channels that count only totals
+ * (HVT_IV_BW_TOTAL, e.g. resctrl) have null reads and writes: the split was not measured.
+ */
+static void add_bandwidth(struct json_object *o, const struct hvt_interval *iv)
+{
+	bool bw = iv->flags & HVT_IV_BANDWIDTH, split = bw && !(iv->flags & HVT_IV_BW_TOTAL);
+	struct json_object *chans = bw ? json_object_new_array() : NULL;
+	uint64_t rd = 0, wr = 0;
+
+	for (uint32_t i = 0; bw && i < iv->nchannels; i++) {
+		const struct hvt_channel_bytes *ch = &iv->channels[i];
+		struct json_object *c = json_object_new_object();
+
+		rd += ch->read_bytes;
+		wr += ch->write_bytes;
+		json_object_object_add(c, "channel", json_object_new_uint64(ch->channel));
+		json_object_object_add(c, "read_bytes", opt_u64(split, ch->read_bytes));
+		json_object_object_add(c, "write_bytes", opt_u64(split, ch->write_bytes));
+		json_object_object_add(c, "total_bytes",
+				       json_object_new_uint64(ch->read_bytes + ch->write_bytes));
+		json_object_array_add(chans, c);
+	}
+	json_object_object_add(o, "read_bytes", opt_u64(split, rd));
+	json_object_object_add(o, "write_bytes", opt_u64(split, wr));
+	json_object_object_add(o, "total_bytes", opt_u64(bw, rd + wr));
+	json_object_object_add(o, "channels", chans);
+}
+
 struct json_object *hvt_interval_to_json(const struct hvt_interval *iv, const struct hvt_layout *l,
 					 const struct hvt_json_opts *opts)
 {
@@ -102,30 +137,7 @@ struct json_object *hvt_interval_to_json(const struct hvt_interval *iv, const st
 	add_set(o, "written", (iv->flags & HVT_IV_WRITTEN) ? iv->written : NULL, l, opts);
 	add_set(o, "accessed", (iv->flags & HVT_IV_ACCESSED) ? iv->accessed : NULL, l, opts);
 
-	if (iv->flags & HVT_IV_BANDWIDTH) {
-		uint64_t rd = 0, wr = 0;
-		struct json_object *chans = json_object_new_array();
-
-		for (uint32_t i = 0; i < iv->nchannels; i++) {
-			struct json_object *c = json_object_new_object();
-
-			rd += iv->channels[i].read_bytes;
-			wr += iv->channels[i].write_bytes;
-			json_object_object_add(c, "channel", json_object_new_uint64(iv->channels[i].channel));
-			json_object_object_add(c, "read_bytes",
-					       json_object_new_uint64(iv->channels[i].read_bytes));
-			json_object_object_add(c, "write_bytes",
-					       json_object_new_uint64(iv->channels[i].write_bytes));
-			json_object_array_add(chans, c);
-		}
-		json_object_object_add(o, "read_bytes", json_object_new_uint64(rd));
-		json_object_object_add(o, "write_bytes", json_object_new_uint64(wr));
-		json_object_object_add(o, "channels", chans);
-	} else {
-		json_object_object_add(o, "read_bytes", NULL);
-		json_object_object_add(o, "write_bytes", NULL);
-		json_object_object_add(o, "channels", NULL);
-	}
+	add_bandwidth(o, iv);
 	return o;
 }
 

@@ -48,7 +48,7 @@ enum hvt_rec_type {
 #define HVT_IV_FIXED_SIZE   72
 #define HVT_IV_CHANNEL_SIZE 24
 #define HVT_IV_SET_HDR_SIZE 16
-#define HVT_IV_KNOWN_FLAGS  0xfu
+#define HVT_IV_KNOWN_FLAGS  0x1fu
 #define HVT_IV_SET_FLAGS    0x3u /* HVT_IV_WRITTEN | HVT_IV_ACCESSED: the sets a slot block holds */
 
 /* INDEX payload: u64 nlayouts, u64 nintervals, then the entries. */

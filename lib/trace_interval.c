@@ -140,6 +140,14 @@ int hvt_interval_encode(const struct hvt_interval *iv, const struct hvt_layout *
 		return rc;
 	if (nch && !iv->channels)
 		return hvt_err_set(err, -EINVAL, "interval has %u channels but no channel array", nch);
+	if ((iv->flags & HVT_IV_BW_TOTAL) && !(iv->flags & HVT_IV_BANDWIDTH))
+		return hvt_err_set(err, -EINVAL, "interval flag BW_TOTAL without BANDWIDTH");
+	for (uint32_t i = 0; (iv->flags & HVT_IV_BW_TOTAL) && i < nch; i++)
+		if (iv->channels[i].write_bytes)
+			return hvt_err_set(err, -EINVAL,
+					   "channel %u: total-bytes interval with write bytes (totals go in "
+					   "read_bytes)",
+					   i);
 	if (nch > (HVT_REC_MAX_PAYLOAD - HVT_IV_FIXED_SIZE) / HVT_IV_CHANNEL_SIZE)
 		return hvt_err_set(err, -EFBIG, "%u channels do not fit a record", nch);
 
@@ -230,6 +238,9 @@ static int decode_body(struct hvt_interval *iv, struct hvt_cursor *c, uint32_t n
 			return hvt_err_set(err, -EINVAL, "channel %u: reserved field is not zero", i);
 		iv->channels[i].read_bytes = hvt_cursor_u64(c);
 		iv->channels[i].write_bytes = hvt_cursor_u64(c);
+		if ((iv->flags & HVT_IV_BW_TOTAL) && iv->channels[i].write_bytes)
+			return hvt_err_set(err, -EINVAL, "channel %u: total-bytes interval with write bytes",
+					   i);
 	}
 	for (uint32_t i = 0; i < iv->nslots; i++) {
 		uint32_t present = hvt_cursor_u32(c);
@@ -272,6 +283,8 @@ int hvt_interval_decode(struct hvt_interval *iv, const struct hvt_layout *l, con
 		return hvt_err_set(err, -EINVAL, "unknown interval flags 0x%x", flags & ~HVT_IV_KNOWN_FLAGS);
 	if (nch && !(flags & HVT_IV_BANDWIDTH))
 		return hvt_err_set(err, -EINVAL, "%u channels without the bandwidth flag", nch);
+	if ((flags & HVT_IV_BW_TOTAL) && !(flags & HVT_IV_BANDWIDTH))
+		return hvt_err_set(err, -EINVAL, "flag BW_TOTAL without BANDWIDTH");
 	rc = hvt_interval_init(iv, l, flags);
 	if (rc)
 		return hvt_err_set(err, rc, "out of memory for the sets of %u slots", l->nslots);

@@ -9,15 +9,62 @@ cd "$(dirname "$0")/.."
 
 # Build and unit/integration tests.
 BASE="build-essential pkg-config libjson-c-dev libroaring-dev libzstd-dev libcmocka-dev libcap-ng-dev
-libisal-dev libpfm4-dev"
+libisal-dev libpfm4-dev jq"
+
+# Building patched QEMU 10.0 (make qemu) and running it under TCG in the tests.
+QEMU="dpkg-dev ninja-build python3-venv zlib1g-dev libglib2.0-dev libfdt-dev flex bison ccache lib32gcc-12-dev
+seabios meson"
+
+# The nested KVM lab and `make kvm-modules` (headers of the pinned kernels; the 6.12 headers package also
+# pulls in its kernel image).
+LAB="qemu-system-x86 busybox-static cpio linux-headers-$KERNEL_6_1_ABI linux-headers-$KERNEL_6_12_ABI"
+
+# apt sources beyond bookworm: bookworm-backports (meson >= 1.5; installed from there explicitly, the
+# archive's default priority keeps everything else on bookworm) and trixie source packages (QEMU 10.0).
+add_sources() {
+	changed=0
+	if [ ! -f /etc/apt/sources.list.d/hvmtrace-backports.sources ]; then
+		cat >/etc/apt/sources.list.d/hvmtrace-backports.sources <<'EOS'
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOS
+		changed=1
+	fi
+	if [ ! -f /etc/apt/sources.list.d/hvmtrace-trixie-src.sources ]; then
+		cat >/etc/apt/sources.list.d/hvmtrace-trixie-src.sources <<'EOS'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: trixie
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOS
+		changed=1
+	fi
+	return 0
+}
+
+installed() {
+	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'
+}
+
+# meson must be the backports one (bookworm's 1.0 is too old for QEMU 10).
+meson_ok() {
+	v=$(dpkg-query -W -f='${Version}' meson 2>/dev/null) || return 1
+	dpkg --compare-versions "$v" ge 1.5
+}
 
 missing=""
-for p in $BASE; do
-	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
-		missing="$missing $p"
-	fi
+for p in $BASE $QEMU $LAB; do
+	[ "$p" = meson ] && continue
+	installed "$p" || missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+meson_ok || missing="$missing meson(bookworm-backports)"
+sources_ok=1
+[ -f /etc/apt/sources.list.d/hvmtrace-backports.sources ] && [ -f /etc/apt/sources.list.d/hvmtrace-trixie-src.sources ] || sources_ok=0
+[ -z "$missing" ] && [ $sources_ok = 1 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps: missing packages:$missing" >&2
@@ -27,8 +74,13 @@ fi
 
 echo "install-deps: installing:$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
+add_sources
 # A third-party source that cannot be reached must not stop the install from Debian's own archive.
 apt-get update -qq >/dev/null 2>&1 || echo "install-deps: apt-get update reported errors; trying the install anyway" >&2
+pkgs=$(echo "$missing" | sed 's/meson(bookworm-backports)//')
 # shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $missing >/dev/null
+[ -z "${pkgs# }" ] || apt-get install -y -qq --no-install-recommends $pkgs >/dev/null
+if ! meson_ok; then
+	apt-get install -y -qq --no-install-recommends -t bookworm-backports "meson=$MESON_BPO_VERSION" >/dev/null
+fi
 echo "install-deps: done" >&2

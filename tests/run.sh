@@ -38,10 +38,11 @@ for t in "$BUILD"/tests/unit/test_*; do
 	fi
 done
 
-for t in tests/integration/*.sh; do
+for t in tests/integration/*.sh tests/e2e/*.sh; do
 	[ -f "$t" ] || continue
-	name=$(basename "$t" .sh)
-	log="$LOGS/integration-$name.log"
+	tier=$(basename "$(dirname "$t")")
+	name=$tier/$(basename "$t" .sh)
+	log="$LOGS/$tier-$(basename "$t" .sh).log"
 	start=$(date +%s)
 	bash "$t" >"$log" 2>&1
 	rc=$?
@@ -49,16 +50,16 @@ for t in tests/integration/*.sh; do
 	case $rc in
 	0)
 		passed=$((passed + 1))
-		echo "PASS integration/$name (${secs}s)"
+		echo "PASS $name (${secs}s)"
 		;;
 	77)
 		skipped=$((skipped + 1))
-		echo "SKIP integration/$name: $(tail -n 1 "$log")"
+		echo "SKIP $name: $(tail -n 1 "$log")"
 		;;
 	*)
 		failed=$((failed + 1))
-		failures+=("integration/$name")
-		echo "FAIL integration/$name (exit $rc, ${secs}s; log: $log)"
+		failures+=("$name")
+		echo "FAIL $name (exit $rc, ${secs}s; log: $log)"
 		tail -n 25 "$log" | sed 's/^/    /'
 		;;
 	esac

@@ -69,7 +69,7 @@ static int close_out(struct out *o)
 static const char csv_header[] =
     "seq,t_start_ns,t_end_ns,duration_s,wall_start,generation,missed_deadlines,final,"
     "harvest_us,written_pages,written_bytes,accessed_pages,accessed_bytes,read_bytes,"
-    "write_bytes,lost_pages\n";
+    "write_bytes,lost_pages,total_bytes\n";
 
 static void csv_opt_u64(FILE *f, bool present, uint64_t v)
 {
@@ -82,7 +82,7 @@ static void csv_opt_u64(FILE *f, bool present, uint64_t v)
 static void csv_row(FILE *f, const struct hvt_interval *iv, const struct hvt_layout *l)
 {
 	bool w = iv->flags & HVT_IV_WRITTEN, a = iv->flags & HVT_IV_ACCESSED,
-	     bw = iv->flags & HVT_IV_BANDWIDTH;
+	     bw = iv->flags & HVT_IV_BANDWIDTH, split = bw && !(iv->flags & HVT_IV_BW_TOTAL);
 	uint64_t wp = w ? hvt_interval_count_pages(iv->written, iv->nslots) : 0;
 	uint64_t ap = a ? hvt_interval_count_pages(iv->accessed, iv->nslots) : 0;
 	uint64_t rd = 0, wr = 0;
@@ -100,9 +100,11 @@ static void csv_row(FILE *f, const struct hvt_interval *iv, const struct hvt_lay
 	csv_opt_u64(f, w, wp * l->page_size);
 	csv_opt_u64(f, a, ap);
 	csv_opt_u64(f, a, ap * l->page_size);
-	csv_opt_u64(f, bw, rd);
-	csv_opt_u64(f, bw, wr);
-	fprintf(f, ",%" PRIu64 "\n", iv->lost_pages);
+	csv_opt_u64(f, split, rd);
+	csv_opt_u64(f, split, wr);
+	fprintf(f, ",%" PRIu64, iv->lost_pages);
+	csv_opt_u64(f, bw, rd + wr);
+	fputc('\n', f);
 }
 
 static void csv_page_rows(FILE *f, uint64_t seq, const char *kind, const struct hvt_pageset *sets,

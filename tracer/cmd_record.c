@@ -23,6 +23,7 @@
 #include "hvmtrace/interval_json.h"
 #include "hvmtrace/util.h"
 #include "hvmtrace/version.h"
+#include "hvmtrace/vm_bandwidth.h"
 #include "session.h"
 #include "sink.h"
 
@@ -38,6 +39,9 @@ struct record_opts {
 	uint64_t interval_ns;
 	uint64_t duration_ns; /* 0: until stopped */
 	bool quiet;
+	bool bw_resctrl;          /* --bw-fallback resctrl */
+	const char *sysfs_root;   /* PMU tree, for tests */
+	const char *resctrl_root; /* resctrl mount, for tests */
 	int argc;
 	char **argv;
 };
@@ -46,6 +50,7 @@ struct recorder {
 	struct record_opts *o;
 	struct session s;
 	const struct harvester *h;
+	struct hvt_vm_bw *bw; /* NULL: no bandwidth for this VM */
 	struct sink *sinks[MAX_SINKS];
 	int nsinks;
 	uint64_t layout_written; /* generation last given to the sinks */
@@ -72,6 +77,13 @@ static void usage(FILE *f)
 	    "  --harvest-cpu N      host CPU for the VMM's harvest thread (default: the tracer's CPU)\n"
 	    "  --mode MODE          auto (default), dirty-log or ad\n"
 	    "  -q, --quiet          no per-interval line on a terminal\n"
+	    "  --bw-fallback resctrl  for a VM on no reserved channel, record resctrl's total DRAM bytes of\n"
+	    "                       the VMM's threads (not split into reads and writes; labelled so)\n"
+	    "  --sysfs-root DIR     read memory-controller PMUs from another sysfs tree (tests only)\n"
+	    "  --resctrl-root DIR   resctrl mount to use (tests only; default /sys/fs/resctrl)\n"
+	    "\n"
+	    "DRAM bandwidth is recorded per interval for the channels the VM's devmem extents live on\n"
+	    "(docs/bandwidth.md); other VMs record none (null) unless --bw-fallback resctrl is given.\n"
 	    "\n"
 	    "Exit status: 0 normal end; 1 the run failed after it started (the trace keeps every\n"
 	    "interval recorded before); 2 bad arguments or the socket is not a usable VMM.\n");
@@ -92,7 +104,18 @@ static int parse_cpu(const char *opt, const char *v, int *cpu)
 
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
-	enum { OPT_ATTACH = 256, OPT_JSONL, OPT_INTERVAL, OPT_DURATION, OPT_CPU, OPT_HCPU, OPT_MODE };
+	enum {
+		OPT_ATTACH = 256,
+		OPT_JSONL,
+		OPT_INTERVAL,
+		OPT_DURATION,
+		OPT_CPU,
+		OPT_HCPU,
+		OPT_MODE,
+		OPT_BWFB,
+		OPT_SYSFS,
+		OPT_RESCTRL
+	};
 	static const struct option longopts[] = {
 	    {"attach", required_argument, NULL, OPT_ATTACH},
 	    {"output", required_argument, NULL, 'o'},
@@ -102,6 +125,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	    {"cpu", required_argument, NULL, OPT_CPU},
 	    {"harvest-cpu", required_argument, NULL, OPT_HCPU},
 	    {"mode", required_argument, NULL, OPT_MODE},
+	    {"bw-fallback", required_argument, NULL, OPT_BWFB},
+	    {"sysfs-root", required_argument, NULL, OPT_SYSFS},
+	    {"resctrl-root", required_argument, NULL, OPT_RESCTRL},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
@@ -160,6 +186,21 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'q':
 			o->quiet = true;
+			break;
+		case OPT_BWFB:
+			if (strcmp(optarg, "resctrl")) {
+				fprintf(stderr,
+					"hvmtrace record: --bw-fallback '%s': the only fallback is resctrl\n",
+					optarg);
+				return -1;
+			}
+			o->bw_resctrl = true;
+			break;
+		case OPT_SYSFS:
+			o->sysfs_root = optarg;
+			break;
+		case OPT_RESCTRL:
+			o->resctrl_root = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -220,8 +261,11 @@ static struct json_object *build_meta(const struct recorder *r, int tracer_cpu)
 	json_object_object_add(m, "page_size", json_object_new_int((int)s->layout.page_size));
 	json_object_object_add(m, "written_available", json_object_new_boolean(1));
 	json_object_object_add(m, "accessed_available", json_object_new_boolean(s->mode == HVT_MODE_AD));
-	json_object_object_add(m, "bandwidth_available", json_object_new_boolean(0));
-	json_object_object_add(m, "channels", json_object_new_array());
+	json_object_object_add(m, "bandwidth_available", json_object_new_boolean(r->bw != NULL));
+	if (r->bw)
+		json_object_object_add(m, "bandwidth_source",
+				       json_object_new_string(hvt_vm_bw_source(r->bw)));
+	json_object_object_add(m, "channels", hvt_vm_bw_channels_json(r->bw));
 	json_object_object_add(m, "t_armed_ns", json_object_new_uint64(s->t_armed_ns));
 	return m;
 }
@@ -310,6 +354,8 @@ static int harvest_timeout_ms(const struct record_opts *o)
 	return ms < 5000 ? 5000 : ms > 600000 ? 600000 : (int)ms;
 }
 
+static int harvest_and_emit(struct recorder *r, uint32_t missed, bool final, struct hvt_err *err);
+
 /*
  * The VMM spoke between deadlines: a layout change (applied by session_recv), its final interval, or the
  * end of the conversation. Returns 1 when recording should stop.
@@ -323,6 +369,14 @@ static int handle_vmm_message(struct recorder *r, struct hvt_err *err, int *stat
 		return 0;
 	if (rc) {
 		*status = r->s.said_bye ? 0 : EXIT_RUNTIME;
+		/* ad mode: no "harvested" brings the last interval; take it while the VM exists. */
+		if (r->h->can_harvest_after_end && r->h->can_harvest_after_end(&r->s)) {
+			struct hvt_err e = {{0}};
+
+			if (harvest_and_emit(r, 0, true, &e))
+				fprintf(stderr, "hvmtrace record: warning: the last interval is lost: %s\n",
+					e.msg);
+		}
 		return 1;
 	}
 	if (m.type == HVT_MSG_LAYOUT)
@@ -333,6 +387,8 @@ static int handle_vmm_message(struct recorder *r, struct hvt_err *err, int *stat
 		r->s.seq++;
 		rc = dirty_log_collect(&r->s, &m.u.harvested, &iv, err);
 		hvt_msg_fini(&m);
+		if (!rc)
+			rc = hvt_vm_bw_fill(r->bw, &iv, err);
 		if (!rc)
 			rc = emit(r, &iv, err);
 		hvt_interval_fini(&iv);
@@ -358,8 +414,13 @@ static int harvest_and_emit(struct recorder *r, uint32_t missed, bool final, str
 	struct hvt_interval iv = {0};
 	int rc = r->h->harvest(&r->s, &iv, harvest_timeout_ms(r->o), err);
 
-	if (rc)
+	if (!rc)
+		rc =
+		    hvt_vm_bw_fill(r->bw, &iv, err); /* the counters' window ends right after the harvest's */
+	if (rc) {
+		hvt_interval_fini(&iv);
 		return rc;
+	}
 	iv.missed_deadlines = missed;
 	if (final)
 		iv.flags |= HVT_IV_FINAL;
@@ -449,6 +510,39 @@ static int open_sinks(struct recorder *r, struct hvt_err *err, int tracer_cpu)
 	return 0;
 }
 
+/*
+ * Opens the VM's bandwidth counters while we still hold the privileges they need. A VM on reserved channels
+ * whose counters cannot be opened is recorded without bandwidth (a warning says why); a fallback that was
+ * asked for and cannot work is an error.
+ */
+static int open_bandwidth(struct recorder *r, struct hvt_err *err)
+{
+	char group[96];
+	struct hvt_vm_bw_opts bo = {.sysfs_root = r->o->sysfs_root,
+				    .resctrl_fallback = r->o->bw_resctrl,
+				    .resctrl_root = r->o->resctrl_root,
+				    .vmm_pid = r->s.vmm_pid,
+				    .group_name = group};
+	int rc;
+
+	snprintf(group, sizeof(group), "hvmtrace-%.40s-%d", r->s.hello.vm_name, (int)r->s.vmm_pid);
+	for (char *p = group; *p; p++)
+		if (*p == '/' || *p == ' ')
+			*p = '_';
+	rc = hvt_vm_bw_open(&r->bw, &r->s.layout, &bo, err);
+	if (rc && !r->o->bw_resctrl) {
+		fprintf(stderr, "hvmtrace record: warning: recording without bandwidth: %s\n", err->msg);
+		return 0;
+	}
+	if (r->bw)
+		fprintf(stderr, "hvmtrace record: bandwidth from %s%s\n", hvt_vm_bw_source(r->bw),
+			!strcmp(hvt_vm_bw_source(r->bw), "resctrl-total")
+			    ? " (TOTAL bytes of the VMM's threads, not split into reads and writes)"
+			: !strcmp(hvt_vm_bw_source(r->bw), "pmu-stand-in") ? " (STAND-IN: not DRAM traffic)"
+									   : "");
+	return rc;
+}
+
 static int close_sinks(struct recorder *r, struct hvt_err *err)
 {
 	int rc = 0;
@@ -507,7 +601,7 @@ int cmd_record(int argc, char **argv)
 	if (!(r.s.hello.modes & HVT_MODE_BIT(o.mode)) || !r.h) {
 		fprintf(stderr,
 			"hvmtrace record: %s: mode %s is not available (the VMM offers:%s%s; this hvmtrace "
-			"implements dirty-log)\n",
+			"implements dirty-log and ad)\n",
 			o.attach, hvt_mode_name(o.mode),
 			(r.s.hello.modes & HVT_MODE_BIT(HVT_MODE_DIRTY_LOG)) ? " dirty-log" : "",
 			(r.s.hello.modes & HVT_MODE_BIT(HVT_MODE_AD)) ? " ad" : "");
@@ -525,10 +619,17 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "hvmtrace record: warning: %s\n", err.msg);
 
 	rc = session_attach(&r.s, o.mode, o.harvest_cpu >= 0 ? o.harvest_cpu : cpu, &err);
+	if (!rc && r.h->start)
+		rc = r.h->start(&r.s, &err);
 	if (rc) {
 		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
 		session_close(&r.s, "attach failed");
 		return rc == -EPIPE ? EXIT_RUNTIME : EXIT_USAGE;
+	}
+	if (open_bandwidth(&r, &err)) {
+		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
+		session_close(&r.s, "bandwidth fallback not available");
+		return EXIT_USAGE;
 	}
 	if (open_sinks(&r, &err, cpu)) {
 		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
@@ -560,6 +661,7 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
 		status = EXIT_RUNTIME;
 	}
+	hvt_vm_bw_close(r.bw);
 	fprintf(stderr, "hvmtrace record: %llu intervals recorded (%llu deadlines missed)%s%s; %s\n",
 		(unsigned long long)r.intervals, (unsigned long long)r.missed_total, o.output ? " to " : "",
 		o.output ? o.output : "", r.s.end_reason[0] ? r.s.end_reason : "stopped");

@@ -15,6 +15,18 @@
 #include "trace_input.h"
 
 #define MIB(pages, psize) ((double)(pages) * (psize) / (1 << 20))
+#define MBPS(bytes, ns)   ((ns) ? (double)(bytes)*1e3 / (double)(ns) : 0.0) /* 10^6 bytes/s */
+
+/* DRAM bandwidth in the trace: none, reads and writes apart (PMU), or totals only (resctrl). */
+enum bw_kind { BW_NONE, BW_SPLIT, BW_TOTAL };
+
+struct bw_totals {
+	enum bw_kind kind;
+	const char *source;        /* metadata's bandwidth_source */
+	uint64_t intervals;        /* intervals that carry bandwidth */
+	uint64_t ns;               /* their summed duration */
+	uint64_t read, write, sum; /* bytes; read/write only for split intervals */
+};
 
 struct totals {
 	uint64_t intervals, finals, missed_intervals, missed_deadlines;
@@ -25,6 +37,7 @@ struct totals {
 	roaring_bitmap_t *ever;      /* GFNs written in any interval */
 	roaring_bitmap_t *every;     /* GFNs written in every complete interval (NULL until the first) */
 	bool written_available, accessed_available;
+	struct bw_totals bw;
 	uint32_t page_size;
 	bool table; /* print a row per interval */
 	const char *path;
@@ -33,12 +46,16 @@ struct totals {
 static void usage(FILE *f)
 {
 	fprintf(
-	    f, "usage: hvmtrace report [options] [TRACE]     (TRACE defaults to hvmtrace.hvt)\n"
-	       "\n"
-	       "  --totals-only   print only the totals, not the per-interval table\n"
-	       "\n"
-	       "Exit status: 0; 3 the trace is incomplete (the report covers everything before the damage);\n"
-	       "2 bad arguments or not a trace.\n");
+	    f,
+	    "usage: hvmtrace report [options] [TRACE]     (TRACE defaults to hvmtrace.hvt)\n"
+	    "\n"
+	    "  --totals-only   print only the totals, not the per-interval table\n"
+	    "\n"
+	    "With DRAM bandwidth in the trace, the table has read_MBps/write_MBps columns (total_MBps for\n"
+	    "sources that do not split reads and writes, such as resctrl); MB/s = 10^6 bytes/s.\n"
+	    "\n"
+	    "Exit status: 0; 3 the trace is incomplete (the report covers everything before the damage);\n"
+	    "2 bad arguments or not a trace.\n");
 }
 
 /* The GFNs of a set, as a roaring bitmap; -1 if a GFN does not fit 32 bits (16 TiB of guest RAM). */
@@ -88,6 +105,58 @@ static void print_header(struct hvt_trace_reader *r, const char *path)
 		putchar('\n');
 	}
 	putchar('\n');
+}
+
+/* How the trace measured bandwidth, from its metadata; prints the source and the channels. */
+static void bw_from_meta(struct json_object *m, struct bw_totals *bw)
+{
+	struct json_object *v, *chans;
+
+	if (!json_object_object_get_ex(m, "bandwidth_available", &v) || !json_object_get_boolean(v))
+		return;
+	bw->source = json_object_object_get_ex(m, "bandwidth_source", &v) ? json_object_get_string(v) : "?";
+	bw->kind = !strcmp(bw->source, "resctrl-total") ? BW_TOTAL : BW_SPLIT;
+	printf("bandwidth  %s%s:", bw->source,
+	       bw->kind == BW_TOTAL                  ? " (TOTAL bytes, not split into reads and writes)"
+	       : !strcmp(bw->source, "pmu-stand-in") ? " (STAND-IN: software events, not DRAM)"
+						     : "");
+	if (json_object_object_get_ex(m, "channels", &chans))
+		for (size_t i = 0; i < json_object_array_length(chans); i++) {
+			struct json_object *c = json_object_array_get_idx(chans, i);
+
+			printf("%s %s", i ? "," : "",
+			       json_object_object_get_ex(c, "id", &v) ? json_object_get_string(v) : "?");
+		}
+	printf("\n\n");
+}
+
+/* Adds an interval's bytes to the totals; prints its MB/s columns when the table is on. */
+static void account_bw(struct bw_totals *bw, const struct hvt_interval *iv, bool table)
+{
+	bool have = iv->flags & HVT_IV_BANDWIDTH, split = have && !(iv->flags & HVT_IV_BW_TOTAL);
+	uint64_t ns = iv->t_end_ns - iv->t_start_ns, rd = 0, wr = 0;
+
+	for (uint32_t i = 0; have && i < iv->nchannels; i++) {
+		rd += iv->channels[i].read_bytes;
+		wr += iv->channels[i].write_bytes;
+	}
+	if (have) {
+		bw->intervals++;
+		bw->ns += ns;
+		bw->sum += rd + wr;
+		bw->read += split ? rd : 0;
+		bw->write += split ? wr : 0;
+	}
+	if (!table || bw->kind == BW_NONE)
+		return;
+	if (bw->kind == BW_TOTAL && have)
+		printf(" %10.1f", MBPS(rd + wr, ns));
+	else if (bw->kind == BW_TOTAL)
+		printf(" %10s", "n/a");
+	else if (split)
+		printf(" %10.1f %10.1f", MBPS(rd, ns), MBPS(wr, ns));
+	else
+		printf(" %10s %10s", "n/a", "n/a");
 }
 
 static int account(void *ctx, const struct hvt_interval *iv, const struct hvt_layout *l)
@@ -144,9 +213,34 @@ static int account(void *ctx, const struct hvt_interval *iv, const struct hvt_la
 			printf(" %10" PRIu64, hvt_interval_count_pages(iv->accessed, iv->nslots));
 		else
 			printf(" %10s", "n/a");
-		printf(" %6u %s\n", iv->missed_deadlines, (iv->flags & HVT_IV_FINAL) ? "final" : "");
 	}
+	account_bw(&t->bw, iv, table);
+	if (table)
+		printf(" %6u %s\n", iv->missed_deadlines, (iv->flags & HVT_IV_FINAL) ? "final" : "");
 	return 0;
+}
+
+static void print_bw_totals(const struct bw_totals *bw, uint64_t intervals)
+{
+	if (bw->kind == BW_NONE) {
+		printf("  DRAM bandwidth                   not measured in this trace\n");
+		return;
+	}
+	if (bw->intervals < intervals)
+		printf("  DRAM bandwidth                   measured in %" PRIu64 " of %" PRIu64
+		       " intervals (a counter did not count in the others)\n",
+		       bw->intervals, intervals);
+	if (bw->kind == BW_TOTAL) {
+		printf("  DRAM bytes, total                %" PRIu64 " (%.1f MB; not split into reads and "
+		       "writes)\n",
+		       bw->sum, bw->sum / 1e6);
+		printf("  mean DRAM MB/s, total            %.1f\n", MBPS(bw->sum, bw->ns));
+		return;
+	}
+	printf("  DRAM bytes read                  %" PRIu64 " (%.1f MB)\n", bw->read, bw->read / 1e6);
+	printf("  DRAM bytes written               %" PRIu64 " (%.1f MB)\n", bw->write, bw->write / 1e6);
+	printf("  mean DRAM MB/s read / write      %.1f / %.1f\n", MBPS(bw->read, bw->ns),
+	       MBPS(bw->write, bw->ns));
 }
 
 static void print_totals(const struct totals *t, const char *mode)
@@ -177,6 +271,7 @@ static void print_totals(const struct totals *t, const char *mode)
 		printf(
 		    "  accessed pages                   not available (mode %s records written pages only)\n",
 		    mode);
+	print_bw_totals(&t->bw, t->intervals);
 }
 
 int cmd_report(int argc, char **argv)
@@ -216,9 +311,16 @@ int cmd_report(int argc, char **argv)
 		mode = json_object_get_string(v);
 
 	print_header(r, path);
-	if (table)
-		printf("%6s %10s %8s %10s %11s %10s %6s\n", "seq", "start_s", "dur_s", "written",
-		       "written_MiB", "accessed", "missed");
+	bw_from_meta(hvt_trace_meta(r), &t.bw);
+	if (table) {
+		printf("%6s %10s %8s %10s %11s %10s", "seq", "start_s", "dur_s", "written", "written_MiB",
+		       "accessed");
+		if (t.bw.kind == BW_SPLIT)
+			printf(" %10s %10s", "read_MBps", "write_MBps");
+		else if (t.bw.kind == BW_TOTAL)
+			printf(" %10s", "total_MBps");
+		printf(" %6s\n", "missed");
+	}
 	t.ever = roaring_bitmap_create();
 	t.table = table;
 	t.path = path;

@@ -93,8 +93,3 @@ const struct harvester harvester_dirty_log = {
     .mode = HVT_MODE_DIRTY_LOG,
     .harvest = dirty_log_harvest,
 };
-
-const struct harvester *harvester_for_mode(enum hvt_mode mode)
-{
-	return mode == HVT_MODE_DIRTY_LOG ? &harvester_dirty_log : NULL;
-}

@@ -14,6 +14,7 @@ static const struct {
     {"record", cmd_record, "attach to a VMM and record written/accessed pages per interval"},
     {"report", cmd_report, "per-interval table and totals of a trace"},
     {"export", cmd_export, "convert a trace to JSON Lines or CSV"},
+    {"bw", cmd_bw, "live DRAM read/write bandwidth per memory channel and socket"},
 };
 
 static void usage(FILE *f)

@@ -37,7 +37,7 @@ int session_connect(struct session *s, const char *path, struct hvt_err *err)
 	int rc;
 
 	memset(s, 0, sizeof(*s));
-	s->sock = s->memfd = -1;
+	s->sock = s->memfd = s->ad_fd = -1;
 	s->path = path;
 	bool was_busy = false;
 	struct hvt_err busy;
@@ -173,6 +173,15 @@ int session_attach(struct session *s, enum hvt_mode mode, int cpu, struct hvt_er
 			return rc;
 		}
 		m.fds[0] = -1; /* taken */
+	} else if (mode == HVT_MODE_AD) {
+		if (m.u.attached.bitmap_bytes) {
+			hvt_msg_fini(&m);
+			return hvt_err_set(err, -EPROTO,
+					   "%s: attached in mode ad with %llu bitmap bytes, expected 0",
+					   s->path, (unsigned long long)m.u.attached.bitmap_bytes);
+		}
+		s->ad_fd = m.fds[0];
+		m.fds[0] = -1; /* taken */
 	}
 	hvt_msg_fini(&m);
 	return 0;
@@ -254,9 +263,11 @@ void session_close(struct session *s, const char *reason)
 		munmap((void *)s->bitmaps, s->bitmap_bytes ? s->bitmap_bytes : 1);
 	if (s->memfd >= 0)
 		close(s->memfd);
+	if (s->ad_fd >= 0)
+		close(s->ad_fd);
 	if (s->sock >= 0)
 		close(s->sock);
 	hvt_layout_fini(&s->layout);
-	s->sock = s->memfd = -1;
+	s->sock = s->memfd = s->ad_fd = -1;
 	s->bitmaps = NULL;
 }

@@ -22,6 +22,9 @@ struct session {
 	int memfd;
 	const void *bitmaps;
 	size_t bitmap_bytes;
+	/* ad mode: the A/D fd from KVM_CREATE_AD_FD, and the end of the last harvest through it */
+	int ad_fd;
+	uint64_t ad_prev_done_ns;
 	uint64_t seq;  /* last harvest sent */
 	bool vmm_gone; /* connection closed (bye, EOF or error) */
 	bool said_bye; /* the VMM ended the conversation properly */
@@ -38,7 +41,7 @@ enum {
  * protocol version (it is told why). */
 int session_connect(struct session *s, const char *path, struct hvt_err *err);
 
-/* Sends attach and waits for attached (mapping the memfd in dirty-log mode). */
+/* Sends attach and waits for attached (mapping the memfd in dirty-log mode, keeping the A/D fd in ad). */
 int session_attach(struct session *s, enum hvt_mode mode, int cpu, struct hvt_err *err);
 
 /* Installs a layout message's layout (and, in dirty-log mode, its memfd). */
@@ -51,7 +54,8 @@ int session_apply_layout(struct session *s, struct hvt_msg *m, struct hvt_err *e
  */
 int session_recv(struct session *s, struct hvt_msg *m, int timeout_ms, struct hvt_err *err);
 
-/* Sends bye (if the VMM is still there) and releases everything. */
+/* Sends bye (if the VMM is still there) and releases everything, the A/D fd included (it keeps the VM
+ * alive). */
 void session_close(struct session *s, const char *reason);
 
 #endif

@@ -32,7 +32,9 @@ struct hvt_extent {
 };
 
 struct hvt_memslot {
-	uint32_t slot; /* KVM slot id: address space << 16 | id (as in struct kvm_dirty_log) */
+	uint32_t slot; /* unique per layout; in mode ad the KVM slot id KVM_AD_HARVEST takes (address
+			* space << 16 | id, as in struct kvm_dirty_log); in dirty-log mode the VMM's own
+			* numbering (QEMU: its index of the RAM range; there is no KVM slot under TCG) */
 	uint64_t gpa;  /* guest-physical start, page aligned */
 	uint64_t size; /* bytes, page multiple, > 0 */
 	char backing[HVT_BACKING_MAX]; /* "anon", "memfd", "file", "hugetlb", "devmem" */

@@ -31,12 +31,15 @@ enum hvt_interval_flags {
 	HVT_IV_ACCESSED = 1u << 1,  /* accessed sets present */
 	HVT_IV_BANDWIDTH = 1u << 2, /* per-channel bytes present */
 	HVT_IV_FINAL = 1u << 3,     /* last interval, cut short by stop or VMM exit */
+	/* With HVT_IV_BANDWIDTH only: the channels carry total bytes (reads + writes, e.g. resctrl), not
+	 * split. Each channel's read_bytes then holds the total and write_bytes is 0. */
+	HVT_IV_BW_TOTAL = 1u << 4,
 };
 
 struct hvt_channel_bytes {
-	uint32_t channel; /* index into the metadata's "channels" array */
-	uint64_t read_bytes;
-	uint64_t write_bytes;
+	uint32_t channel;     /* index into the metadata's "channels" array */
+	uint64_t read_bytes;  /* with HVT_IV_BW_TOTAL: total bytes */
+	uint64_t write_bytes; /* with HVT_IV_BW_TOTAL: 0 */
 };
 
 struct hvt_interval {

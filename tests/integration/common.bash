@@ -100,3 +100,14 @@ trace_phases() {
 	"$BIN/hvmtrace" export --jsonl "$T/export.jsonl" "$T/t.hvt" || fail "export failed"
 	cmp "$T/rec.jsonl" "$T/export.jsonl" || fail "the recorded JSON Lines differ from the export"
 }
+
+# qemu_dir: the patched QEMU build (scripts/build-qemu.sh; make check builds it first). Sets QEMU and QEMU_L
+# (the -L options it needs: its own option ROMs, Debian's SeaBIOS).
+# HVMTRACE_QEMU_DIR=DIR (a directory like the one build-qemu.sh prints) tests a QEMU built elsewhere, e.g.
+# a working tree while developing the patches.
+need_qemu() {
+	local dir=${HVMTRACE_QEMU_DIR:-}
+	[ -n "$dir" ] || dir=$("$ROOT/scripts/build-qemu.sh" --check) || fail "patched QEMU is not built: run make qemu"
+	QEMU=$dir/qemu-system-x86_64
+	QEMU_L=(-L "$dir/optionrom" -L /usr/share/seabios)
+}

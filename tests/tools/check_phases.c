@@ -11,6 +11,8 @@
  * must equal W_k exactly (system pages aside). Each phase needs --min-inside such exact intervals and the
  * run --min-exact in all, so the check has teeth. (An interval shorter than one pass of its phase, as at
  * 10 ms with a write set whose re-arm faults take longer, is held to must ⊆ written ⊆ may only.)
+ * Accessed sets (mode ad only; --accessed requires them) are held to the same rules with A_j = W_j ∪ R_j,
+ * the pages phase j writes or reads: an interval wholly inside phase k must hold exactly A_k.
  * Exit 0 when everything holds, 1 otherwise, 2 on bad input.
  */
 #include <errno.h>
@@ -41,6 +43,7 @@ struct pass {
 struct phaselog {
 	int nphases;
 	roaring_bitmap_t *w[MAX_PHASES];
+	roaring_bitmap_t *a[MAX_PHASES]; /* W ∪ R: what the phase accesses */
 	roaring_bitmap_t *system;
 	struct window win[MAX_WINDOWS];
 	int nwin;
@@ -118,6 +121,9 @@ static void read_phaselog(const char *file, struct phaselog *pl)
 				pl->w[k] = roaring_bitmap_create();
 				if (json_object_object_get_ex(p, "write", &w))
 					add_ranges(pl->w[k], w, file, line);
+				pl->a[k] = roaring_bitmap_copy(pl->w[k]);
+				if (json_object_object_get_ex(p, "read", &w))
+					add_ranges(pl->a[k], w, file, line);
 			}
 			if (json_object_object_get_ex(o, "system_pages", &v))
 				add_ranges(pl->system, v, file, line);
@@ -156,7 +162,7 @@ static void read_phaselog(const char *file, struct phaselog *pl)
 		die_input(file, line, "no script line");
 }
 
-static roaring_bitmap_t *gfns(const struct hvt_interval *iv, const struct hvt_layout *l)
+static roaring_bitmap_t *gfns(const struct hvt_pageset *sets, const struct hvt_layout *l)
 {
 	roaring_bitmap_t *set = roaring_bitmap_create();
 
@@ -164,7 +170,7 @@ static roaring_bitmap_t *gfns(const struct hvt_interval *iv, const struct hvt_la
 		uint64_t pos = 0, base = hvt_memslot_first_gfn(l, &l->slots[i]);
 		struct hvt_run run;
 
-		while (hvt_pageset_next_run(&iv->written[i], &pos, &run))
+		while (hvt_pageset_next_run(&sets[i], &pos, &run))
 			roaring_bitmap_add_range(set, base + run.first, base + run.first + run.count);
 	}
 	return set;
@@ -182,16 +188,60 @@ static void print_some(const char *what, const roaring_bitmap_t *set)
 	roaring_free_uint32_iterator(it);
 }
 
+/*
+ * One kind of set (written or accessed) of one interval against the phases: must ⊆ set ⊆ may, and when the
+ * interval lies wholly inside phase `whole` (>= 0), set = phase_sets[whole] apart from system pages.
+ */
+static bool check_set(const char *what, const struct hvt_pageset *sets, const struct hvt_layout *l,
+		      const struct hvt_interval *iv, roaring_bitmap_t *const *phase_sets,
+		      const struct phaselog *pl, uint64_t wide_start, uint64_t wide_end, int whole)
+{
+	roaring_bitmap_t *set = gfns(sets, l), *must = roaring_bitmap_create();
+	roaring_bitmap_t *may = roaring_bitmap_copy(pl->system);
+
+	for (size_t p = 0; p < pl->npasses; p++)
+		if (pl->passes[p].t_start >= iv->t_start_ns && pl->passes[p].t_end <= iv->t_end_ns)
+			roaring_bitmap_or_inplace(must, phase_sets[pl->passes[p].phase]);
+	for (int w = 0; w < pl->nwin; w++)
+		if (pl->win[w].begin <= wide_end && pl->win[w].end >= wide_start)
+			roaring_bitmap_or_inplace(may, phase_sets[pl->win[w].phase]);
+
+	bool ok = roaring_bitmap_is_subset(must, set) && roaring_bitmap_is_subset(set, may);
+	if (whole >= 0) {
+		roaring_bitmap_t *payload = roaring_bitmap_andnot(set, pl->system);
+
+		ok = ok && roaring_bitmap_equals(payload, phase_sets[whole]);
+		roaring_bitmap_free(payload);
+	}
+	printf("  %s: %" PRIu64 " pages, %" PRIu64 " required: %s\n", what,
+	       roaring_bitmap_get_cardinality(set), roaring_bitmap_get_cardinality(must),
+	       ok ? "ok" : "MISMATCH");
+	if (!ok) {
+		roaring_bitmap_t *missing = roaring_bitmap_andnot(whole >= 0 ? phase_sets[whole] : must, set);
+		roaring_bitmap_t *extra = roaring_bitmap_andnot(set, whole >= 0 ? phase_sets[whole] : may);
+
+		roaring_bitmap_andnot_inplace(extra, pl->system);
+		print_some("missing", missing);
+		print_some("unexpected", extra);
+		roaring_bitmap_free(missing);
+		roaring_bitmap_free(extra);
+	}
+	roaring_bitmap_free(set);
+	roaring_bitmap_free(must);
+	roaring_bitmap_free(may);
+	return ok;
+}
+
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {{"trace", required_argument, NULL, 't'},
-						 {"phase-log", required_argument, NULL, 'p'},
-						 {"min-inside", required_argument, NULL, 'm'},
-						 {"min-exact", required_argument, NULL, 'e'},
-						 {0}};
+	static const struct option longopts[] = {
+	    {"trace", required_argument, NULL, 't'},      {"phase-log", required_argument, NULL, 'p'},
+	    {"min-inside", required_argument, NULL, 'm'}, {"min-exact", required_argument, NULL, 'e'},
+	    {"accessed", no_argument, NULL, 'a'},         {0}};
 	const char *trace = NULL, *log = NULL;
 	int c, min_inside = 1, min_exact = 1, failures = 0, inside[MAX_PHASES] = {0}, boundary = 0, exact = 0;
-	int partial = 0;
+	int partial = 0, with_accessed = 0;
+	bool need_accessed = false;
 	struct hvt_trace_reader *r;
 	struct hvt_err err = {{0}};
 	struct phaselog pl;
@@ -206,11 +256,14 @@ int main(int argc, char **argv)
 			min_inside = atoi(optarg);
 		else if (c == 'e')
 			min_exact = atoi(optarg);
+		else if (c == 'a')
+			need_accessed = true;
 		else
 			return 2;
 	}
 	if (!trace || !log) {
-		fprintf(stderr, "usage: check_phases --trace FILE --phase-log FILE [--min-inside N]\n");
+		fprintf(stderr, "usage: check_phases --trace FILE --phase-log FILE [--min-inside N] "
+				"[--min-exact N] [--accessed]\n");
 		return 2;
 	}
 	read_phaselog(log, &pl);
@@ -230,37 +283,19 @@ int main(int argc, char **argv)
 		l = hvt_trace_layout(r, iv.generation);
 		uint64_t wide_start = i ? prev_snapshot : iv.t_start_ns,
 			 wide_end = iv.t_end_ns + iv.harvest_ns;
-		roaring_bitmap_t *set = gfns(&iv, l), *must = roaring_bitmap_create();
-		roaring_bitmap_t *may = roaring_bitmap_copy(pl.system);
 		int whole = -1, passes_inside = 0;
 
 		prev_snapshot = iv.t_end_ns;
 		for (size_t p = 0; p < pl.npasses; p++)
-			if (pl.passes[p].t_start >= iv.t_start_ns && pl.passes[p].t_end <= iv.t_end_ns) {
-				roaring_bitmap_or_inplace(must, pl.w[pl.passes[p].phase]);
+			if (pl.passes[p].t_start >= iv.t_start_ns && pl.passes[p].t_end <= iv.t_end_ns)
 				passes_inside++;
-			}
-		for (int w = 0; w < pl.nwin; w++) {
-			const struct window *win = &pl.win[w];
+		for (int w = 0; w < pl.nwin; w++)
+			if (pl.win[w].begin <= wide_start && wide_end < pl.win[w].end)
+				whole = pl.win[w].phase;
 
-			if (win->begin <= wide_end && win->end >= wide_start)
-				roaring_bitmap_or_inplace(may, pl.w[win->phase]);
-			if (win->begin <= wide_start && wide_end < win->end)
-				whole = win->phase;
-		}
-
-		bool ok = roaring_bitmap_is_subset(must, set) && roaring_bitmap_is_subset(set, may);
 		char kind[64] = "boundary";
 		if (whole >= 0 && passes_inside > 0) {
-			roaring_bitmap_t *payload = roaring_bitmap_andnot(set, pl.system);
-
 			snprintf(kind, sizeof(kind), "inside phase %d", whole);
-			ok = ok && roaring_bitmap_equals(payload, pl.w[whole]);
-			roaring_bitmap_free(payload);
-			if (ok) {
-				inside[whole]++;
-				exact++;
-			}
 		} else if (whole >= 0) {
 			snprintf(kind, sizeof(kind), "inside phase %d, shorter than a pass", whole);
 			whole = -1; /* held to the bounds only */
@@ -268,26 +303,25 @@ int main(int argc, char **argv)
 		} else {
 			boundary++;
 		}
-		printf("interval %" PRIu64 " [%.3f, %.3f] %s: %" PRIu64 " written, %" PRIu64
-		       " required, %d passes inside: %s\n",
-		       iv.seq, iv.t_start_ns / 1e9, iv.t_end_ns / 1e9, kind,
-		       roaring_bitmap_get_cardinality(set), roaring_bitmap_get_cardinality(must),
-		       passes_inside, ok ? "ok" : "MISMATCH");
-		if (!ok) {
-			roaring_bitmap_t *missing =
-			    roaring_bitmap_andnot(whole >= 0 ? pl.w[whole] : must, set);
-			roaring_bitmap_t *extra = roaring_bitmap_andnot(set, whole >= 0 ? pl.w[whole] : may);
-
-			roaring_bitmap_andnot_inplace(extra, pl.system);
-			print_some("missing", missing);
-			print_some("unexpected", extra);
-			roaring_bitmap_free(missing);
-			roaring_bitmap_free(extra);
-			failures++;
+		printf("interval %" PRIu64 " [%.3f, %.3f] %s, %d passes inside:\n", iv.seq,
+		       iv.t_start_ns / 1e9, iv.t_end_ns / 1e9, kind, passes_inside);
+		bool ok = check_set("written", iv.written, l, &iv, pl.w, &pl, wide_start, wide_end, whole);
+		if (iv.accessed) {
+			with_accessed++;
+			ok = check_set("accessed", iv.accessed, l, &iv, pl.a, &pl, wide_start, wide_end,
+				       whole) &&
+			     ok;
+		} else if (need_accessed) {
+			printf("  accessed: none in this interval (--accessed needs a trace in mode ad): "
+			       "MISMATCH\n");
+			ok = false;
 		}
-		roaring_bitmap_free(set);
-		roaring_bitmap_free(must);
-		roaring_bitmap_free(may);
+		if (!ok)
+			failures++;
+		else if (whole >= 0) {
+			inside[whole]++;
+			exact++;
+		}
 		hvt_interval_fini(&iv);
 	}
 	for (int k = 0; k < pl.nphases; k++)
@@ -304,10 +338,12 @@ int main(int argc, char **argv)
 	       hvt_trace_interval_count(r), boundary, partial, exact);
 	for (int k = 0; k < pl.nphases; k++)
 		printf(" %d", inside[k]);
-	printf("); %d failures\n", failures);
+	printf("); accessed sets in %d; %d failures\n", with_accessed, failures);
 	hvt_trace_reader_close(r);
-	for (int k = 0; k < pl.nphases; k++)
+	for (int k = 0; k < pl.nphases; k++) {
 		roaring_bitmap_free(pl.w[k]);
+		roaring_bitmap_free(pl.a[k]);
+	}
 	roaring_bitmap_free(pl.system);
 	free(pl.passes);
 	return failures ? 1 : 0;

@@ -8,9 +8,15 @@
  *   fakepeer SOCK disconnect N    a proper VMM with one 16 MiB slot that answers N harvests (page i of
  *                                 harvest i written), then drops the connection on harvest N+1
  *   fakepeer SOCK as-uid UID ...  listen as another uid (the tracer must refuse it), then act as "busy"
+ *   fakepeer SOCK devmem          like disconnect, but the slot is "devmem" whose extents name channels
+ *                                 of the stand-in PMU tree (s0.mc0.ch1, s1.mc0.ch0, s0.mc0.ch1 again), and
+ *                                 it answers every harvest until the tracer leaves. The extents' host
+ *                                 addresses are made up: nothing is mapped (a stand-in for a devmem VM)
  * It serves one connection and exits.
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +36,14 @@ static void fail(const char *what, const struct hvt_err *e)
 	exit(3);
 }
 
-static void send_hello(int c, uint32_t protocol)
+/* Extents of the devmem slot: 4 + 8 + 4 MiB over two channels, the first channel twice. */
+static const struct hvt_extent devmem_extents[] = {
+    {.gpa = 0, .hpa = 0x900000000ull, .size = 4ull << 20, .channel = "s0.mc0.ch1"},
+    {.gpa = 4ull << 20, .hpa = 0x1900000000ull, .size = 8ull << 20, .channel = "s1.mc0.ch0"},
+    {.gpa = 12ull << 20, .hpa = 0x900400000ull, .size = 4ull << 20, .channel = "s0.mc0.ch1"},
+};
+
+static void send_hello(int c, uint32_t protocol, bool devmem)
 {
 	struct hvt_msg m = {.type = HVT_MSG_HELLO};
 	struct hvt_memslot *slot = calloc(1, sizeof(*slot));
@@ -38,6 +51,14 @@ static void send_hello(int c, uint32_t protocol)
 
 	*slot = (struct hvt_memslot){
 	    .slot = 0, .gpa = 0, .size = SLOT_PAGES * 4096ull, .backing = "anon", .name = "fake"};
+	if (devmem) {
+		snprintf(slot->backing, sizeof(slot->backing), "devmem");
+		slot->nextents = sizeof(devmem_extents) / sizeof(devmem_extents[0]);
+		slot->extents = malloc(sizeof(devmem_extents));
+		if (!slot->extents)
+			fail("out of memory", NULL);
+		memcpy(slot->extents, devmem_extents, sizeof(devmem_extents));
+	}
 	m.u.hello = (struct hvt_msg_hello){.protocol = protocol,
 					   .vmm = "fakepeer",
 					   .vm_name = "fake",
@@ -53,7 +74,8 @@ static void send_hello(int c, uint32_t protocol)
 	hvt_layout_fini(&m.u.hello.layout);
 }
 
-static int serve_disconnect(int c, int answers)
+/* A dirty-log VMM with one slot: answers `answers` harvests (page i of harvest i written), then drops. */
+static int serve_harvests(int c, int answers, bool devmem)
 {
 	size_t bytes = SLOT_PAGES / 8;
 	int memfd = memfd_create("fakepeer-bitmaps", MFD_CLOEXEC);
@@ -66,7 +88,7 @@ static int serve_disconnect(int c, int answers)
 	bits = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
 	if (bits == MAP_FAILED)
 		fail("mmap", NULL);
-	send_hello(c, HVT_ATTACH_PROTOCOL);
+	send_hello(c, HVT_ATTACH_PROTOCOL, devmem);
 	if (hvt_msg_recv(c, &m, 5000, &e) || m.type != HVT_MSG_ATTACH)
 		fail("expected attach", &e);
 	hvt_msg_fini(&m);
@@ -91,7 +113,7 @@ static int serve_disconnect(int c, int answers)
 			return 0;
 		}
 		memset(bits, 0, bytes);
-		bits[i / 64] |= 1ull << (i % 64);
+		bits[(i % SLOT_PAGES) / 64] |= 1ull << (i % 64);
 		uint64_t end = hvt_now_ns();
 		m = (struct hvt_msg){.type = HVT_MSG_HARVESTED};
 		m.u.harvested = (struct hvt_msg_harvested){.seq = (uint64_t)i,
@@ -114,8 +136,9 @@ int main(int argc, char **argv)
 	int l, c, argi = 2;
 
 	if (argc < 3) {
-		fprintf(stderr,
-			"usage: fakepeer SOCK garbage|silent|busy|version|disconnect N|as-uid UID MODE\n");
+		fprintf(
+		    stderr,
+		    "usage: fakepeer SOCK garbage|silent|busy|version|disconnect N|devmem|as-uid UID MODE\n");
 		return 2;
 	}
 	if (!strcmp(argv[2], "as-uid") && argc > 3) {
@@ -148,7 +171,7 @@ int main(int argc, char **argv)
 		snprintf(m.u.error.message, sizeof(m.u.error.message), "another tracer is attached");
 		hvt_msg_send(c, &m, NULL);
 	} else if (!strcmp(mode, "version")) {
-		send_hello(c, 2);
+		send_hello(c, 2, false);
 		if (hvt_msg_recv(c, &m, 5000, &e))
 			fail("expected the tracer's error message", &e);
 		if (m.type != HVT_MSG_ERROR || strcmp(m.u.error.code, "version")) {
@@ -158,7 +181,9 @@ int main(int argc, char **argv)
 		}
 		printf("tracer said: %s\n", m.u.error.message);
 	} else if (!strcmp(mode, "disconnect") && argi + 1 < argc) {
-		serve_disconnect(c, atoi(argv[argi + 1]));
+		serve_harvests(c, atoi(argv[argi + 1]), false);
+	} else if (!strcmp(mode, "devmem")) {
+		serve_harvests(c, INT_MAX, true);
 	} else {
 		fprintf(stderr, "fakepeer: unknown mode '%s'\n", mode);
 		return 2;

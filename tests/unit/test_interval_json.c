@@ -102,9 +102,53 @@ static void test_bandwidth(void **state)
 	(void)state;
 	assert_int_equal(json_object_get_int64(member(o, "read_bytes")), 768);
 	assert_int_equal(json_object_get_int64(member(o, "write_bytes")), 64);
+	assert_int_equal(json_object_get_int64(member(o, "total_bytes")), 832);
 	assert_int_equal(json_object_array_length(member(o, "channels")), 2);
+	struct json_object *c0 = json_object_array_get_idx(member(o, "channels"), 0);
+	assert_int_equal(json_object_get_int64(member(c0, "read_bytes")), 640);
+	assert_int_equal(json_object_get_int64(member(c0, "total_bytes")), 704);
 	assert_null(member(o, "written_pages"));
 	json_object_put(o);
+}
+
+/* Totals that were never split (resctrl): reads and writes are null, not the total and 0. */
+static void test_bandwidth_total_only(void **state)
+{
+	struct hvt_channel_bytes ch[2] = {{.channel = 0, .read_bytes = 4096},
+					  {.channel = 1, .read_bytes = 100}};
+	struct hvt_interval iv = {
+	    .flags = HVT_IV_BANDWIDTH | HVT_IV_BW_TOTAL, .nchannels = 2, .channels = ch};
+	struct hvt_json_opts opts = {.page_ranges = true};
+	struct json_object *o = hvt_interval_to_json(&iv, &layout, &opts), *c1;
+
+	(void)state;
+	assert_null(member(o, "read_bytes"));
+	assert_null(member(o, "write_bytes"));
+	assert_int_equal(json_object_get_int64(member(o, "total_bytes")), 4196);
+	c1 = json_object_array_get_idx(member(o, "channels"), 1);
+	assert_null(member(c1, "read_bytes"));
+	assert_null(member(c1, "write_bytes"));
+	assert_int_equal(json_object_get_int64(member(c1, "total_bytes")), 100);
+	assert_int_equal(json_object_get_int64(member(c1, "channel")), 1);
+	json_object_put(o);
+}
+
+/* No bandwidth at all: every byte field and the channel list are null. */
+static void test_bandwidth_absent(void **state)
+{
+	struct hvt_interval iv = {.flags = HVT_IV_WRITTEN};
+	struct hvt_json_opts opts = {.page_ranges = false};
+	struct json_object *o;
+
+	(void)state;
+	assert_int_equal(hvt_interval_init(&iv, &layout, HVT_IV_WRITTEN), 0);
+	o = hvt_interval_to_json(&iv, &layout, &opts);
+	assert_null(member(o, "read_bytes"));
+	assert_null(member(o, "write_bytes"));
+	assert_null(member(o, "total_bytes"));
+	assert_null(member(o, "channels"));
+	json_object_put(o);
+	hvt_interval_fini(&iv);
 }
 
 static void test_jsonl_line(void **state)
@@ -136,10 +180,9 @@ static void test_jsonl_line(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_written_only),
-	    cmocka_unit_test(test_empty_set_is_not_null),
-	    cmocka_unit_test(test_bandwidth),
-	    cmocka_unit_test(test_jsonl_line),
+	    cmocka_unit_test(test_written_only),     cmocka_unit_test(test_empty_set_is_not_null),
+	    cmocka_unit_test(test_bandwidth),        cmocka_unit_test(test_bandwidth_total_only),
+	    cmocka_unit_test(test_bandwidth_absent), cmocka_unit_test(test_jsonl_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

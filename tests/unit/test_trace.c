@@ -119,12 +119,15 @@ static void make_intervals(void)
 				hvt_pageset_union(&iv->accessed[s], &iv->written[s]);
 			}
 		}
+		if (i % 6 == 3)
+			iv->flags |= HVT_IV_BW_TOTAL; /* totals only (resctrl): write_bytes 0 */
 		if (flags & HVT_IV_BANDWIDTH) {
 			iv->nchannels = 3;
 			iv->channels = calloc(3, sizeof(*iv->channels));
 			assert_non_null(iv->channels);
 			for (uint32_t c = 0; c < 3; c++)
-				iv->channels[c] = (struct hvt_channel_bytes){c, rnd(), rnd() >> 20};
+				iv->channels[c] = (struct hvt_channel_bytes){
+				    c, rnd(), (iv->flags & HVT_IV_BW_TOTAL) ? 0 : rnd() >> 20};
 		}
 	}
 }
@@ -695,6 +698,18 @@ static void test_writer_refuses(void **state)
 	bad.written = keep;
 	bad.flags |= 1u << 20;
 	assert_int_equal(hvt_trace_write_interval(w, &bad, &err), -EINVAL);
+	/* BW_TOTAL needs BANDWIDTH, and its channels carry no separate write bytes */
+	bad = expected[SWITCH + 3];
+	bad.seq = 1001;
+	assert_true(bad.flags & HVT_IV_BW_TOTAL);
+	bad.flags &= ~HVT_IV_BANDWIDTH;
+	assert_int_equal(hvt_trace_write_interval(w, &bad, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "BW_TOTAL"));
+	bad.flags |= HVT_IV_BANDWIDTH;
+	bad.channels[1].write_bytes = 5;
+	assert_int_equal(hvt_trace_write_interval(w, &bad, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "channel 1"));
+	bad.channels[1].write_bytes = 0;
 	hvt_interval_fini(&iv);
 	/* refusals are not write failures: the trace goes on */
 	assert_int_equal(hvt_trace_write_interval(w, &expected[NIV - 1], &err), 0);

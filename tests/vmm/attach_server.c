@@ -4,6 +4,8 @@
  * "busy". A session thread says hello, takes "attach", pins itself to the requested CPU, arms dirty logging,
  * hands over the bitmap memfd and then answers harvests until the tracer leaves or the guest stops. It
  * disarms dirty logging when it ends, so another tracer can attach later.
+ * In mode "ad" (offered when KVM has our KVM_AD_HARVEST patch) it hands over the A/D fd instead and only
+ * waits: the tracer harvests itself.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ad_mode.h"
 #include "attach_server.h"
 #include "dirtylog.h"
 #include "hvmtrace/attach.h"
@@ -33,6 +36,7 @@
 #define ATTACH_TIMEOUT_MS 10000 /* a tracer that connects must attach soon, or it blocks others */
 #define FRAME_TIMEOUT_MS  5000  /* once a frame has begun, the rest must follow */
 #define FINISH_TIMEOUT_S  10
+#define AD_LINGER_MS      3000 /* mode ad: how long the VM outlives our bye for the tracer's last harvest */
 
 struct attach_server {
 	struct vm *vm;
@@ -49,6 +53,7 @@ struct attach_server {
 	pthread_cond_t cond;
 	bool session_active, attached, finishing;
 	char final_reason[64];
+	uint32_t modes; /* HVT_MODE_BIT()s offered in hello */
 };
 
 struct session {
@@ -61,6 +66,7 @@ struct session {
 	uint64_t last_seq;
 	uint64_t t_prev_done_ns;
 	bool armed;
+	enum hvt_mode mode;
 };
 
 static void logmsg(const struct attach_server *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -114,7 +120,7 @@ static int send_hello(struct session *ss)
 	h->vm_pid = (int32_t)getpid();
 	snprintf(h->accel, sizeof(h->accel), "kvm");
 	h->page_size = 4096;
-	h->modes = HVT_MODE_BIT(HVT_MODE_DIRTY_LOG);
+	h->modes = s->modes;
 	h->default_cpu = s->cfg.default_cpu;
 	h->nvcpu_tids = 1;
 	h->vcpu_tids[0] = (int32_t)s->cfg.vcpu_tid;
@@ -191,6 +197,33 @@ static int create_bitmaps(struct session *ss, int *fd_out, struct hvt_err *err)
 	return 0;
 }
 
+/* dirty-log: the bitmap memfd, and KVM's dirty log armed. */
+static int prepare_dirty_log(struct session *ss, int *fd, uint64_t *t_armed, struct hvt_err *err)
+{
+	int rc = create_bitmaps(ss, fd, err);
+
+	if (rc)
+		return rc;
+	if ((rc = dirtylog_arm(ss->srv->vm, t_armed, err))) {
+		close(*fd);
+		return rc;
+	}
+	ss->armed = true;
+	ss->t_prev_done_ns = *t_armed;
+	return 0;
+}
+
+/* ad: the A/D fd and nothing armed (bitmap_bytes stays 0); the tracer's first harvest opens the first
+ * interval, so t_armed only says when the fd was made. */
+static int prepare_ad(struct session *ss, int *fd, uint64_t *t_armed, struct hvt_err *err)
+{
+	*fd = ad_mode_create_fd(ss->srv->vm, err);
+	if (*fd < 0)
+		return *fd;
+	*t_armed = hvt_now_ns();
+	return 0;
+}
+
 /* hello, attach, attached. 0 when attached; otherwise the connection is to be closed. */
 static int handshake(struct session *ss)
 {
@@ -231,11 +264,13 @@ static int handshake(struct session *ss)
 			   m.u.attach.protocol, HVT_ATTACH_PROTOCOL);
 		return -EPROTO;
 	}
-	if (m.u.attach.mode != HVT_MODE_DIRTY_LOG) {
-		send_error(ss->sock, "mode", "mode %s is not offered; this VMM offers dirty-log",
-			   hvt_mode_name(m.u.attach.mode));
+	if (m.u.attach.mode == HVT_MODE_NONE || !(s->modes & HVT_MODE_BIT(m.u.attach.mode))) {
+		send_error(ss->sock, "mode", "mode %s is not offered; this VMM offers dirty-log%s",
+			   hvt_mode_name(m.u.attach.mode),
+			   (s->modes & HVT_MODE_BIT(HVT_MODE_AD)) ? " and ad" : "");
 		return -EPROTO;
 	}
+	ss->mode = m.u.attach.mode;
 	cpu = pin_harvest_thread(ss, m.u.attach.cpu, why, sizeof(why));
 	if (cpu == -EINVAL) {
 		send_error(ss->sock, "cpu", "%s", why);
@@ -244,21 +279,16 @@ static int handshake(struct session *ss)
 	logmsg(s, "tracer %s (pid %d) attaching, harvest thread on CPU %d", m.u.attach.tracer,
 	       (int)m.u.attach.tracer_pid, cpu);
 
-	if ((rc = create_bitmaps(ss, &fd, &err))) {
-		send_error(ss->sock, "internal", "%s", err.msg);
-		return rc;
-	}
 	uint64_t t_armed;
-	if ((rc = dirtylog_arm(s->vm, &t_armed, &err))) {
-		close(fd);
+	rc = ss->mode == HVT_MODE_AD ? prepare_ad(ss, &fd, &t_armed, &err)
+				     : prepare_dirty_log(ss, &fd, &t_armed, &err);
+	if (rc) {
 		send_error(ss->sock, "internal", "%s", err.msg);
 		return rc;
 	}
-	ss->armed = true;
-	ss->t_prev_done_ns = t_armed;
 
 	struct hvt_msg a = {.type = HVT_MSG_ATTACHED, .nfds = 1};
-	a.u.attached = (struct hvt_msg_attached){.mode = HVT_MODE_DIRTY_LOG,
+	a.u.attached = (struct hvt_msg_attached){.mode = ss->mode,
 						 .cpu = cpu,
 						 .generation = ss->layout.generation,
 						 .t_armed_ns = t_armed,
@@ -306,6 +336,27 @@ static int harvest(struct session *ss, uint64_t seq, bool final)
 	return rc;
 }
 
+/*
+ * Mode ad, after our bye: the tracer harvests the guest's last interval itself, which needs the VM's
+ * mappings (and their A/D bits) still in place. Keep the VM until the tracer closes, for a bounded time.
+ */
+static void linger_for_tracer(struct session *ss)
+{
+	uint64_t give_up = hvt_now_ns() + AD_LINGER_MS * 1000000ull;
+	char buf[256];
+
+	shutdown(ss->sock, SHUT_WR);
+	for (;;) {
+		uint64_t now = hvt_now_ns();
+		struct pollfd p = {.fd = ss->sock, .events = POLLIN};
+
+		if (now >= give_up || poll(&p, 1, (int)((give_up - now) / 1000000) + 1) <= 0)
+			return;
+		if (read(ss->sock, buf, sizeof(buf)) <= 0) /* EOF: the tracer is done; its bye is drained */
+			return;
+	}
+}
+
 /* Answers harvests until the tracer leaves (bye, EOF, error) or the guest stops (final harvest). */
 static void serve(struct session *ss)
 {
@@ -316,6 +367,11 @@ static void serve(struct session *ss)
 		struct hvt_err err = {{0}};
 		int rc = wait_sock_or_stop(ss, -1);
 
+		if (rc == 0 && ss->mode == HVT_MODE_AD) {
+			if (send_bye(ss->sock, s->final_reason) == 0)
+				linger_for_tracer(ss);
+			return;
+		}
 		if (rc == 0) {
 			/* seq = last received + 1: it also answers a request the tracer may have in flight.
 			 */
@@ -335,6 +391,11 @@ static void serve(struct session *ss)
 		}
 		switch (m.type) {
 		case HVT_MSG_HARVEST:
+			if (ss->mode == HVT_MODE_AD) {
+				send_error(ss->sock, "protocol",
+					   "harvest in mode ad: the tracer harvests through the A/D fd");
+				return;
+			}
 			if (m.u.harvest.seq != ss->last_seq + 1) {
 				send_error(ss->sock, "protocol", "harvest seq %" PRIu64 ", expected %" PRIu64,
 					   m.u.harvest.seq, ss->last_seq + 1);
@@ -477,6 +538,7 @@ int attach_server_start(struct attach_server **out, struct vm *vm, const struct 
 	pthread_cond_init(&s->cond, NULL);
 	s->wake_fd = eventfd(0, EFD_CLOEXEC);
 	s->stop_fd = eventfd(0, EFD_CLOEXEC);
+	s->modes = HVT_MODE_BIT(HVT_MODE_DIRTY_LOG) | (ad_mode_available(vm) ? HVT_MODE_BIT(HVT_MODE_AD) : 0);
 	s->listen_fd = hvt_attach_listen(cfg->path, err);
 	if (s->listen_fd < 0 || s->wake_fd < 0 || s->stop_fd < 0) {
 		rc = s->listen_fd < 0 ? hvt_err_prefix(err, s->listen_fd, "--listen: ")

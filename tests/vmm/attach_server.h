@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The VMM side of the attach protocol (include/hvmtrace/attach.h), mode "dirty-log": a listening socket,
- * an accept thread, and per tracer a session thread that is also the harvest thread (pinned to the CPU the
- * tracer asks for). One tracer at a time.
+ * The VMM side of the attach protocol (include/hvmtrace/attach.h), modes "dirty-log" and (when KVM has
+ * KVM_CAP_AD_HARVEST) "ad": a listening socket, an accept thread, and per tracer a session thread that is
+ * also the dirty-log harvest thread (pinned to the CPU the tracer asks for). One tracer at a time.
  */
 #ifndef HVMTRACE_VMM_ATTACH_SERVER_H
 #define HVMTRACE_VMM_ATTACH_SERVER_H
@@ -29,7 +29,8 @@ int attach_server_start(struct attach_server **out, struct vm *vm, const struct 
 /* Waits until a tracer is attached (0) or *stop is set (-EINTR). */
 int attach_server_wait_attached(struct attach_server *s, volatile sig_atomic_t *stop);
 
-/* The guest stopped: an attached tracer gets a final harvest and bye. Then the server closes and removes
+/* The guest stopped: an attached tracer gets a final harvest (dirty-log) and bye; in mode ad the VM waits
+ * briefly for the tracer's own last harvest. Then the server closes and removes
  * its socket. Safe with s == NULL. */
 void attach_server_finish(struct attach_server *s, const char *reason);
 

@@ -20,7 +20,7 @@ static void usage(FILE *f)
 	    "usage: hvmtrace-vmm [OPTIONS]\n"
 	    "A tiny KVM VMM for testing hvmtrace: runs a guest payload at CPL3 that writes and reads known\n"
 	    "guest pages phase by phase, logs when each phase ran, and serves the attach protocol "
-	    "(dirty-log).\n"
+	    "(dirty-log; also ad when KVM has the KVM_AD_HARVEST patch).\n"
 	    "\n"
 	    "Guest:\n"
 	    "  --low-ram SIZE         RAM slot 0 at guest-physical 0 (default 3G; below the hole at 3-4 "

@@ -89,6 +89,9 @@ int vm_add_slot(struct vm *vm, uint64_t gpa, uint64_t size, const char *name, st
 	/* 4 KiB host pages keep KVM's mappings 4 KiB too, so turning dirty logging off never zaps (and later
 	 * re-faults) pages, which would make a guest read look like a write to the next tracer. */
 	madvise(s->host, size, MADV_NOHUGEPAGE);
+	/* A fork (e.g. of a test harness) would make this private memory copy-on-write, and the guest's next
+	 * write would move the page under KVM's mapping (found in the nested lab). */
+	madvise(s->host, size, MADV_DONTFORK);
 	rc = set_region(vm, s, 0);
 	if (rc) {
 		munmap(s->host, size);

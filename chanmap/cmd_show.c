@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+/* chanmap show: a channel map as a table, one line per range. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "hvmtrace/chanmap.h"
+#include "hvmtrace/error.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: chanmap show [MAP]     (MAP defaults to " CHANMAP_DEFAULT_MAP ")\n");
+}
+
+static uint64_t channel_bytes(const struct hvt_chanmap_channel *c)
+{
+	uint64_t n = 0;
+	for (size_t r = 0; r < c->nranges; r++)
+		n += c->ranges[r].size;
+	return n;
+}
+
+static void print_header(const struct hvt_chanmap *m, const char *path)
+{
+	printf("map      %s (schema %d, created %s)\n", path, HVT_CHANMAP_VERSION, m->created);
+	printf("source   %s\n", m->source);
+	printf("host     %s, kernel %s\n", m->host.hostname, m->host.kernel);
+	printf("cpu      %s (%s family %u model 0x%x, generation %s), %u socket(s)\n", m->cpu.name,
+	       m->cpu.vendor, m->cpu.family, m->cpu.model, m->cpu.generation, m->sockets);
+	if (m->probe.windows) {
+		char sz[32];
+		chanmap_format_size(m->probe.probed_bytes, sz, sizeof(sz));
+		printf("probe    %s of %s memory; %" PRIu64 " windows of %.0f ms (%.1f s), %" PRIu64
+		       " KiB × %u per block, bisected to %" PRIu64 " MiB\n",
+		       sz, m->probe.memory, m->probe.windows, m->probe.window_ns / 1e6,
+		       m->probe.implied_seconds, m->probe.sample_bytes >> 10, m->probe.reps,
+		       m->probe.granule_bytes >> 20);
+	}
+	putchar('\n');
+}
+
+int cmd_show(int argc, char **argv)
+{
+	static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+	struct hvt_chanmap m;
+	struct hvt_err err;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			return 0;
+		}
+		usage(stderr);
+		return 2;
+	}
+	if (argc - optind > 1) {
+		usage(stderr);
+		return 2;
+	}
+	const char *path = optind < argc ? argv[optind] : CHANMAP_DEFAULT_MAP;
+	if (hvt_chanmap_read(path, &m, &err)) {
+		fprintf(stderr, "chanmap show: %s\n", err.msg);
+		return 2;
+	}
+	print_header(&m, path);
+	printf("%-14s %-18s %-38s %s\n", "CHANNEL", "PMU", "RANGE", "SIZE");
+	for (size_t i = 0; i < m.nchannels; i++) {
+		const struct hvt_chanmap_channel *ch = &m.channels[i];
+		char pmu[80], sz[32];
+		snprintf(pmu, sizeof(pmu), "%s%s", ch->pmu, ch->inferred ? " (inferred)" : "");
+		if (!ch->nranges)
+			printf("%-14s %-18s %-38s %s\n", ch->id, pmu, "-", "no memory found");
+		for (size_t r = 0; r < ch->nranges; r++) {
+			char range[64];
+			snprintf(range, sizeof(range), "0x%" PRIx64 "-0x%" PRIx64, ch->ranges[r].start,
+				 ch->ranges[r].start + ch->ranges[r].size - 1);
+			chanmap_format_size(ch->ranges[r].size, sz, sizeof(sz));
+			printf("%-14s %-18s %-38s %s\n", r ? "" : ch->id, r ? "" : pmu, range, sz);
+		}
+		if (ch->nranges > 1) {
+			chanmap_format_size(channel_bytes(ch), sz, sizeof(sz));
+			printf("%-14s %-18s %-38s %s in all\n", "", "", "", sz);
+		}
+	}
+	for (size_t i = 0; i < m.ninterleaved; i++) {
+		const struct hvt_chanmap_interleave *il = &m.interleaved[i];
+		char sz[32];
+		chanmap_format_size(il->range.size, sz, sizeof(sz));
+		printf("INTERLEAVED    0x%" PRIx64 "-0x%" PRIx64 " (%s) over", il->range.start,
+		       il->range.start + il->range.size - 1, sz);
+		for (size_t j = 0; j < il->nchannels; j++)
+			printf("%s%s", j ? "," : " ", m.channels[il->channels[j]].id);
+		putchar('\n');
+	}
+	if (m.advice[0])
+		printf("\nadvice   %s\n", m.advice);
+	hvt_chanmap_free(&m);
+	return 0;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A VM's DRAM bandwidth per interval, for `hvmtrace record`: the CAS counters of the channels its devmem
+ * extents live on (from the layout's extent channel ids), or, when asked, resctrl's total bytes of the VMM's
+ * threads as a labelled fallback. Open it while the tracer still holds its privileges.
+ */
+#ifndef HVMTRACE_VM_BANDWIDTH_H
+#define HVMTRACE_VM_BANDWIDTH_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "layout.h"
+#include "trace.h"
+
+struct json_object;
+struct hvt_err;
+
+struct hvt_vm_bw_opts {
+	const char *sysfs_root;   /* PMU tree (NULL: /sys) */
+	bool resctrl_fallback;    /* no channel in the layout: use resctrl total bytes */
+	const char *resctrl_root; /* NULL: /sys/fs/resctrl */
+	pid_t vmm_pid;
+	const char *group_name; /* resctrl monitoring group to create ("hvmtrace-<vm>-<pid>") */
+};
+
+struct hvt_vm_bw;
+
+/* *bw is NULL (and 0 returned) when there is nothing to measure: no channel ids and no fallback. */
+int hvt_vm_bw_open(struct hvt_vm_bw **bw, const struct hvt_layout *l, const struct hvt_vm_bw_opts *o,
+		   struct hvt_err *err);
+/* The trace metadata's "channels" array (a new reference); an empty array for NULL. */
+struct json_object *hvt_vm_bw_channels_json(const struct hvt_vm_bw *bw);
+/* "pmu", "pmu-stand-in" or "resctrl-total"; NULL for NULL. */
+const char *hvt_vm_bw_source(const struct hvt_vm_bw *bw);
+/* Reads the window since the previous call into iv (sets HVT_IV_BANDWIDTH, unless a counter did not count).
+ */
+int hvt_vm_bw_fill(struct hvt_vm_bw *bw, struct hvt_interval *iv, struct hvt_err *err);
+void hvt_vm_bw_close(struct hvt_vm_bw *bw);
+
+#endif

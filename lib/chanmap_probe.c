@@ -1,0 +1,587 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The channel probe's algorithm (see chanmap_probe.h). It only sees windows: what it drove and the CAS
+ * counts of every channel over the window, so it runs unchanged on hardware, the model and a replay.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chanmap_probe.h"
+#include "hvmtrace/error.h"
+
+#define LINE 64u
+
+struct label {
+	uint64_t mask[HVT_PROBE_MAX_CHANNELS / 64]; /* the channels the lines went to; none: no signal */
+};
+
+struct block {
+	uint64_t start, size;
+	struct label label;
+	bool known;
+};
+
+struct background {
+	double mean[HVT_PROBE_MAX_CHANNELS], sd[HVT_PROBE_MAX_CHANNELS];
+};
+
+struct run {
+	struct hvt_probe_backend *b;
+	struct hvt_probe_params p;
+	FILE *progress, *log;
+	struct hvt_probe_stats *st;
+	struct hvt_err *e;
+	size_t nch;
+	unsigned socket; /* where the toucher runs now */
+	struct background rd, wr;
+	struct block *blocks;
+	size_t nblocks, known;
+	uint64_t last_progress;
+};
+
+enum verdict { CLEAR, UNCLEAR, NO_SIGNAL };
+
+/* ---- labels ---- */
+
+static void label_add(struct label *l, size_t c)
+{
+	l->mask[c / 64] |= 1ull << (c % 64);
+}
+
+static bool label_has(const struct label *l, size_t c)
+{
+	return l->mask[c / 64] >> (c % 64) & 1;
+}
+
+static bool label_eq(const struct label *a, const struct label *b)
+{
+	return !memcmp(a, b, sizeof(*a));
+}
+
+static size_t label_count(const struct label *l, size_t nch)
+{
+	size_t n = 0;
+	for (size_t c = 0; c < nch; c++)
+		n += label_has(l, c);
+	return n;
+}
+
+static size_t label_first(const struct label *l, size_t nch)
+{
+	for (size_t c = 0; c < nch; c++)
+		if (label_has(l, c))
+			return c;
+	return nch;
+}
+
+/* ---- windows ---- */
+
+static int window(struct run *r, const char *phase, const struct hvt_probe_touch *t, uint64_t *rd,
+		  uint64_t *wr)
+{
+	int rc = r->b->window(r->b, t, rd, wr, r->e);
+	if (rc)
+		return rc;
+	if (r->log)
+		hvt_session_write_window(r->log, r->st->windows, phase, t, rd, wr, r->nch);
+	r->st->windows++;
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Median and 1.4826 × median absolute deviation: a burst of someone else's traffic in an idle window must
+ * not inflate the background (a mean and standard deviation would follow it). */
+static void robust(double *v, unsigned k, double *mean, double *sd)
+{
+	qsort(v, k, sizeof(*v), cmp_double);
+	double med = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+	for (unsigned i = 0; i < k; i++)
+		v[i] = fabs(v[i] - med);
+	qsort(v, k, sizeof(*v), cmp_double);
+	double mad = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+	*mean = med;
+	/* At least one count of spread: a silent channel must not make any single CAS significant. */
+	*sd = fmax(1.4826 * mad, 1.0);
+}
+
+static int calibrate(struct run *r)
+{
+	unsigned k = r->p.calibration_windows;
+	double *v = calloc(2 * (size_t)k * r->nch, sizeof(double));
+	uint64_t rd[HVT_PROBE_MAX_CHANNELS], wr[HVT_PROBE_MAX_CHANNELS];
+	struct hvt_probe_touch idle = {HVT_PROBE_IDLE, 0, 0, 0, r->socket, r->p.window_ns};
+	int rc = 0;
+
+	if (!v)
+		return hvt_err_set(r->e, -ENOMEM, "out of memory");
+	/* v: per channel, k reads then k writes. */
+	for (unsigned i = 0; i < k && !rc; i++) {
+		if ((rc = window(r, "calibrate", &idle, rd, wr)))
+			break;
+		r->st->calibration++;
+		for (size_t c = 0; c < r->nch; c++) {
+			v[2 * k * c + i] = (double)rd[c];
+			v[2 * k * c + k + i] = (double)wr[c];
+		}
+	}
+	for (size_t c = 0; c < r->nch && !rc; c++) {
+		robust(&v[2 * k * c], k, &r->rd.mean[c], &r->rd.sd[c]);
+		robust(&v[2 * k * c + k], k, &r->wr.mean[c], &r->wr.sd[c]);
+	}
+	free(v);
+	return rc;
+}
+
+/* reps so that the expected signal is ≥ 20 σ and ≥ 10× the mean background of every channel. */
+static int size_reps(struct run *r)
+{
+	double need = 1, lines = (double)(r->p.sample_bytes / LINE);
+	size_t worst = 0;
+
+	for (size_t c = 0; c < r->nch; c++) {
+		double n = fmax(fmax(20 * r->rd.sd[c], 10 * r->rd.mean[c]),
+				fmax(20 * r->wr.sd[c], 10 * r->wr.mean[c]));
+		if (n > need) {
+			need = n;
+			worst = c;
+		}
+	}
+	unsigned reps = (unsigned)ceil(need / lines);
+	if (reps < 1)
+		reps = 1;
+	if (r->p.reps) {
+		r->st->reps = r->p.reps;
+		return 0;
+	}
+	if (reps > 64)
+		return hvt_err_set(
+		    r->e, -EAGAIN,
+		    "the background is too high to probe: channel %s counts %.0f reads and %.0f "
+		    "writes per %.0f ms idle window (sd %.0f/%.0f); stop other memory load, or "
+		    "raise --sample or --reps",
+		    r->b->proto.channels[worst].id, r->rd.mean[worst], r->wr.mean[worst],
+		    r->p.window_ns / 1e6, r->rd.sd[worst], r->wr.sd[worst]);
+	r->st->reps = reps;
+	return 0;
+}
+
+/*
+ * Which channels rose above their background, given that `expected` CAS were driven. CLEAR: the rise is
+ * about the expected size and ≥ 90 % of it is in the label's channels (one channel, or an interleave set
+ * of channels with ≥ 10 % each); UNCLEAR: too much or spread oddly (another process's burst); NO_SIGNAL:
+ * far too little arrived at DRAM.
+ */
+static enum verdict classify(const struct background *bg, const uint64_t *d, size_t nch, double expected,
+			     struct label *out)
+{
+	double x[HVT_PROBE_MAX_CHANNELS], total = 0;
+	bool rose[HVT_PROBE_MAX_CHANNELS];
+
+	memset(out, 0, sizeof(*out));
+	for (size_t c = 0; c < nch; c++) {
+		x[c] = (double)d[c] - bg->mean[c];
+		rose[c] = x[c] > fmax(6 * bg->sd[c], 0.02 * expected);
+		if (rose[c])
+			total += x[c];
+	}
+	if (total < 0.5 * expected)
+		return NO_SIGNAL;
+	if (total > 2.5 * expected)
+		return UNCLEAR;
+	double share = 0;
+	for (size_t c = 0; c < nch; c++)
+		if (rose[c] && x[c] >= 0.1 * total) {
+			label_add(out, c);
+			share += x[c];
+		}
+	return share >= 0.9 * total ? CLEAR : UNCLEAR;
+}
+
+static unsigned label_socket(const struct run *r, const struct label *l, bool *one)
+{
+	size_t first = label_first(l, r->nch);
+	unsigned s = first < r->nch ? r->b->proto.channels[first].socket : r->socket;
+
+	*one = true;
+	for (size_t c = first; c < r->nch; c++)
+		if (label_has(l, c) && r->b->proto.channels[c].socket != s)
+			*one = false;
+	return s;
+}
+
+/*
+ * Drives [hpa, hpa+bytes) in direction dir and labels it. A single channel is accepted at once (a burst of
+ * other traffic cannot fake it: it would add a second channel and make the result UNCLEAR); an interleave
+ * set must be seen twice. When the lines belong to another socket the window is repeated from a CPU
+ * there, so the result never includes remote-access side effects (directory writes).
+ */
+static int measure(struct run *r, const char *phase, enum hvt_probe_dir dir, uint64_t hpa, uint64_t bytes,
+		   struct label *out)
+{
+	uint64_t rd[HVT_PROBE_MAX_CHANNELS], wr[HVT_PROBE_MAX_CHANNELS];
+	struct label seen = {0};
+	bool have_seen = false, moved = false;
+	char ph[48];
+
+	memset(out, 0, sizeof(*out));
+	bytes -= bytes % LINE;
+	for (unsigned attempt = 0; attempt <= r->p.max_retries;) {
+		struct hvt_probe_touch t = {dir, hpa, bytes, r->st->reps, r->socket, r->p.window_ns};
+		struct label l;
+		bool one;
+		int rc;
+
+		snprintf(ph, sizeof(ph), "%s%s", phase, attempt ? "-retry" : moved ? "-socket" : "");
+		if ((rc = window(r, ph, &t, rd, wr)))
+			return rc;
+		enum verdict v =
+		    classify(dir == HVT_PROBE_WRITE ? &r->wr : &r->rd, dir == HVT_PROBE_WRITE ? wr : rd,
+			     r->nch, (double)(bytes / LINE) * r->st->reps, &l);
+		if (v == CLEAR) {
+			unsigned s = label_socket(r, &l, &one);
+			if (one && s != r->socket && !moved) {
+				r->socket = s;
+				r->st->socket_moves++;
+				moved = true;
+				continue; /* not a retry: the same question, asked from the right socket */
+			}
+			if (label_count(&l, r->nch) == 1 || (have_seen && label_eq(&l, &seen))) {
+				*out = l;
+				return 0;
+			}
+			seen = l;
+			have_seen = true;
+		}
+		if (++attempt <= r->p.max_retries)
+			r->st->retries++;
+	}
+	if (have_seen)
+		*out = seen; /* an interleave set seen once, nothing clear since: keep it, it is flagged
+				anyway */
+	return 0;
+}
+
+/* ---- blocks ---- */
+
+static int make_blocks(struct run *r)
+{
+	const uint64_t g = r->p.granule;
+
+	for (size_t i = 0; i < r->b->ntouchable; i++) {
+		const struct hvt_range *t = &r->b->touchable[i];
+		for (uint64_t a = t->start; a < t->start + t->size;) {
+			uint64_t end = (a / g + 1) * g;
+			if (end > t->start + t->size)
+				end = t->start + t->size;
+			struct block *n = realloc(r->blocks, (r->nblocks + 1) * sizeof(*n));
+			if (!n)
+				return hvt_err_set(r->e, -ENOMEM, "out of memory");
+			r->blocks = n;
+			n[r->nblocks++] = (struct block){.start = a, .size = end - a};
+			a = end;
+		}
+	}
+	r->st->blocks = r->nblocks;
+	return 0;
+}
+
+static void progress(struct run *r, bool force)
+{
+	if (!r->progress || (!force && r->st->windows - r->last_progress < 256))
+		return;
+	r->last_progress = r->st->windows;
+	fprintf(r->progress,
+		"chanmap probe: %zu/%zu blocks of %" PRIu64 " MiB known, %" PRIu64
+		" windows (%.1f s at %.0f ms)\n",
+		r->known, r->nblocks, r->p.granule >> 20, r->st->windows,
+		r->st->windows * (double)r->p.window_ns / 1e9, r->p.window_ns / 1e6);
+	fflush(r->progress);
+}
+
+static int probe_block(struct run *r, size_t i, const char *phase)
+{
+	struct block *b = &r->blocks[i];
+	uint64_t n = b->size < r->p.sample_bytes ? b->size : r->p.sample_bytes;
+	int rc = measure(r, phase, HVT_PROBE_READ, b->start, n, &b->label);
+
+	if (rc)
+		return rc;
+	b->known = true;
+	r->known++;
+	r->st->blocks_measured++;
+	if (!strcmp(phase, "coarse"))
+		r->st->coarse++;
+	else
+		r->st->bisection++;
+	progress(r, false);
+	return 0;
+}
+
+/* Labels the blocks strictly between i and j (both known, in one touchable range): the same label on both
+ * sides fills the gap (ranges are contiguous without interleave); a change is bisected. */
+static int fill(struct run *r, size_t i, size_t j)
+{
+	if (j - i <= 1)
+		return 0;
+	if (label_eq(&r->blocks[i].label, &r->blocks[j].label)) {
+		for (size_t k = i + 1; k < j; k++) {
+			r->blocks[k].label = r->blocks[i].label;
+			r->blocks[k].known = true;
+		}
+		r->known += j - i - 1;
+		return 0;
+	}
+	size_t m = i + (j - i) / 2;
+	int rc = probe_block(r, m, "bisect");
+	if (!rc)
+		rc = fill(r, i, m);
+	return rc ? rc : fill(r, m, j);
+}
+
+static int probe_range(struct run *r, size_t first, size_t last)
+{
+	size_t k = r->p.step_bytes / r->p.granule, prev;
+	int rc;
+
+	if (k < 1)
+		k = 1;
+	if ((rc = probe_block(r, first, "coarse")))
+		return rc;
+	prev = first;
+	while (prev < last) {
+		size_t next = prev + k < last ? prev + k : last;
+		if ((rc = probe_block(r, next, "coarse")) || (rc = fill(r, prev, next)))
+			return rc;
+		prev = next;
+	}
+	return 0;
+}
+
+/* ---- the map ---- */
+
+static int copy_proto(const struct hvt_chanmap *p, struct hvt_chanmap *m, struct hvt_err *e)
+{
+	hvt_chanmap_init(m);
+	memcpy(m->created, p->created, sizeof(m->created));
+	memcpy(m->source, p->source, sizeof(m->source));
+	m->host = p->host;
+	m->cpu = p->cpu;
+	m->sockets = p->sockets;
+	m->probe = p->probe;
+	for (size_t i = 0; i < p->nchannels; i++) {
+		int rc = hvt_chanmap_add_channel(m, &p->channels[i], e);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int build_map(struct run *r, struct hvt_chanmap *m)
+{
+	int rc = copy_proto(&r->b->proto, m, r->e);
+
+	for (size_t i = 0; i < r->nblocks && rc >= 0; i++) {
+		const struct block *b = &r->blocks[i];
+		size_t n = label_count(&b->label, r->nch);
+		if (n == 0) {
+			if (!r->st->unattributed_bytes)
+				r->st->first_unattributed = b->start;
+			r->st->unattributed_bytes += b->size;
+		} else if (n == 1) {
+			rc = hvt_chanmap_add_range(m, label_first(&b->label, r->nch), b->start, b->size);
+		} else {
+			unsigned ch[HVT_PROBE_MAX_CHANNELS], k = 0;
+			for (size_t c = 0; c < r->nch; c++)
+				if (label_has(&b->label, c))
+					ch[k++] = (unsigned)c;
+			rc = hvt_chanmap_add_interleave(m, b->start, b->size, ch, k);
+		}
+	}
+	return rc < 0 ? hvt_err_set(r->e, rc, "out of memory") : 0;
+}
+
+static void describe(const struct run *r, const struct label *l, char *buf, size_t len)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (size_t c = 0; c < r->nch && used + 2 < len; c++)
+		if (label_has(l, c))
+			used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "," : "",
+						 r->b->proto.channels[c].id);
+	if (!used)
+		snprintf(buf, len, "no channel");
+}
+
+/* One write window per range: the write counters must rise on the channel the reads named. */
+static int write_checks(struct run *r, const struct hvt_chanmap *m)
+{
+	for (size_t c = 0; c < m->nchannels; c++)
+		for (size_t i = 0; i < m->channels[c].nranges; i++) {
+			const struct hvt_range *x = &m->channels[c].ranges[i];
+			struct label l;
+			int rc = measure(r, "write-check", HVT_PROBE_WRITE, x->start,
+					 x->size < r->p.sample_bytes ? x->size : r->p.sample_bytes, &l);
+			if (rc)
+				return rc;
+			r->st->write_checks++;
+			if (label_count(&l, r->nch) != 1 || label_first(&l, r->nch) != c) {
+				char got[256];
+				describe(r, &l, got, sizeof(got));
+				return hvt_err_set(
+				    r->e, -EPROTO,
+				    "write check failed: reads of 0x%" PRIx64 " rose on %s's counters, "
+				    "non-temporal writes there on %s's: the PMU's read/write events "
+				    "or its channel numbering are inconsistent",
+				    x->start, m->channels[c].id, got);
+			}
+		}
+	return 0;
+}
+
+static void advise(struct hvt_chanmap *m)
+{
+	bool sockets = false, controllers = false;
+	if (!m->ninterleaved)
+		return;
+	for (size_t i = 0; i < m->ninterleaved; i++) {
+		const struct hvt_chanmap_interleave *il = &m->interleaved[i];
+		const struct hvt_chanmap_channel *a = &m->channels[il->channels[0]];
+		for (size_t j = 1; j < il->nchannels; j++) {
+			const struct hvt_chanmap_channel *b = &m->channels[il->channels[j]];
+			sockets |= b->socket != a->socket;
+			controllers |= b->socket == a->socket && b->controller != a->controller;
+		}
+	}
+	snprintf(
+	    m->advice, sizeof(m->advice),
+	    "%zu region(s) are interleaved across %s, so their bandwidth cannot be told apart per channel. "
+	    "In the BIOS set %s%s, keep NUMA enabled, then reboot and probe again.",
+	    m->ninterleaved,
+	    sockets       ? "sockets"
+	    : controllers ? "memory controllers"
+			  : "the channels of a controller",
+	    sockets ? "NUMA on (no socket/node interleave), " : "",
+	    controllers || sockets ? "IMC (memory controller) interleaving to 1-way and channel interleaving "
+				     "to 1-way"
+				   : "channel interleaving to 1-way");
+}
+
+void hvt_probe_default_params(struct hvt_probe_params *p)
+{
+	*p = (struct hvt_probe_params){
+	    .window_ns = 20000000,
+	    .sample_bytes = 2ull << 20,
+	    .step_bytes = 1ull << 30,
+	    .granule = HVT_CHANMAP_GRANULE,
+	    .calibration_windows = 20,
+	    .reps = 0,
+	    .max_retries = 3,
+	    .write_check = true,
+	};
+}
+
+static int check_params(const struct hvt_probe_params *p, struct hvt_err *e)
+{
+	if (!p->window_ns || !p->calibration_windows || p->calibration_windows > 10000)
+		return hvt_err_set(e, -EINVAL,
+				   "the window length and calibration windows (1-10000) must be set");
+	if (p->granule < 4096 || p->granule & (p->granule - 1))
+		return hvt_err_set(e, -EINVAL, "granule %" PRIu64 " is not a power of two ≥ 4 KiB",
+				   p->granule);
+	if (p->sample_bytes < LINE || p->sample_bytes > p->granule || p->sample_bytes % LINE)
+		return hvt_err_set(e, -EINVAL,
+				   "sample %" PRIu64
+				   " bytes must be a multiple of 64 and at most the granule (%" PRIu64 ")",
+				   p->sample_bytes, p->granule);
+	if (p->step_bytes < p->granule || p->step_bytes % p->granule)
+		return hvt_err_set(e, -EINVAL, "step %" PRIu64 " must be a multiple of the granule %" PRIu64,
+				   p->step_bytes, p->granule);
+	return 0;
+}
+
+int hvt_probe_run(struct hvt_probe_backend *b, const struct hvt_probe_params *params, FILE *prog, FILE *log,
+		  struct hvt_chanmap *out, struct hvt_probe_stats *st, struct hvt_err *e)
+{
+	struct run *r = calloc(1, sizeof(*r));
+	int rc;
+
+	hvt_chanmap_init(out);
+	memset(st, 0, sizeof(*st));
+	if (!r)
+		return hvt_err_set(e, -ENOMEM, "out of memory");
+	*r = (struct run){.b = b,
+			  .p = b->fixed_params ? *b->fixed_params : *params,
+			  .progress = prog,
+			  .log = log,
+			  .st = st,
+			  .e = e,
+			  .nch = b->proto.nchannels};
+	if ((rc = check_params(&r->p, e)))
+		goto out;
+	if (r->nch == 0 || r->nch > HVT_PROBE_MAX_CHANNELS) {
+		rc = hvt_err_set(e, -EINVAL, "%s has %zu channels (1-%d supported)", b->proto.source, r->nch,
+				 HVT_PROBE_MAX_CHANNELS);
+		goto out;
+	}
+	if (b->ntouchable == 0) {
+		rc = hvt_err_set(e, -ENOENT, "%s offers no memory to probe", b->proto.source);
+		goto out;
+	}
+	if (log && (rc = hvt_session_write_header(log, b, &r->p)))
+		goto out;
+	if ((rc = make_blocks(r)) || (rc = calibrate(r)) || (rc = size_reps(r)))
+		goto out;
+	if (prog)
+		fprintf(prog,
+			"chanmap probe: %s; %zu channels, %zu blocks; background calibrated over %u windows; "
+			"driving %" PRIu64 " KiB × %u per block\n",
+			b->proto.source, r->nch, r->nblocks, r->p.calibration_windows,
+			r->p.sample_bytes >> 10, st->reps);
+	for (size_t i = 0, first = 0; i < r->nblocks; i++) {
+		bool range_ends =
+		    i + 1 == r->nblocks || r->blocks[i].start + r->blocks[i].size != r->blocks[i + 1].start;
+		if (!range_ends)
+			continue;
+		if ((rc = probe_range(r, first, i)))
+			goto out;
+		first = i + 1;
+	}
+	progress(r, true);
+	if ((rc = build_map(r, out)))
+		goto out;
+	if (r->p.write_check && (rc = write_checks(r, out)))
+		goto out;
+	advise(out);
+	st->implied_seconds = st->windows * (double)r->p.window_ns / 1e9;
+	out->probe.window_ns = r->p.window_ns;
+	out->probe.sample_bytes = r->p.sample_bytes;
+	out->probe.step_bytes = r->p.step_bytes;
+	out->probe.granule_bytes = r->p.granule;
+	out->probe.reps = st->reps;
+	out->probe.calibration_windows = r->p.calibration_windows;
+	out->probe.windows = st->windows;
+	out->probe.implied_seconds = st->implied_seconds;
+	for (size_t i = 0; i < b->ntouchable; i++)
+		out->probe.probed_bytes += b->touchable[i].size;
+	rc = hvt_chanmap_validate(out, e);
+out:
+	if (rc)
+		hvt_chanmap_free(out);
+	free(r->blocks);
+	free(r);
+	return rc;
+}
+
+void hvt_probe_backend_destroy(struct hvt_probe_backend *b)
+{
+	if (b && b->destroy)
+		b->destroy(b);
+}

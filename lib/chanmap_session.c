@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Probe session logs (JSON Lines, format in docs/chanmap.md): the probe writes one line per window, after a
+ * header with the channels, the touchable memory and the parameters. A log replays as a backend that
+ * answers each window with the recorded counts, so a session recorded on a real host reruns the probe's
+ * decisions anywhere.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chanmap_probe.h"
+#include "hvmtrace/error.h"
+
+#define SESSION_NAME    "hvmtrace-chanmap-probe"
+#define SESSION_VERSION 1
+
+static const char *const dir_names[] = {"idle", "read", "write"};
+
+static struct json_object *hex(uint64_t v)
+{
+	char buf[24];
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+	return json_object_new_string(buf);
+}
+
+int hvt_session_write_header(FILE *log, const struct hvt_probe_backend *b, const struct hvt_probe_params *p)
+{
+	struct json_object *o = json_object_new_object(), *t = json_object_new_array(),
+			   *pr = json_object_new_object();
+
+	json_object_object_add(o, "session", json_object_new_string(SESSION_NAME));
+	json_object_object_add(o, "version", json_object_new_int(SESSION_VERSION));
+	json_object_object_add(o, "map", hvt_chanmap_to_json(&b->proto));
+	for (size_t i = 0; i < b->ntouchable; i++) {
+		struct json_object *r = json_object_new_object();
+		json_object_object_add(r, "start", hex(b->touchable[i].start));
+		json_object_object_add(r, "size", hex(b->touchable[i].size));
+		json_object_array_add(t, r);
+	}
+	json_object_object_add(o, "touchable", t);
+	json_object_object_add(pr, "window_ns", json_object_new_int64((int64_t)p->window_ns));
+	json_object_object_add(pr, "sample_bytes", json_object_new_int64((int64_t)p->sample_bytes));
+	json_object_object_add(pr, "step_bytes", json_object_new_int64((int64_t)p->step_bytes));
+	json_object_object_add(pr, "granule", json_object_new_int64((int64_t)p->granule));
+	json_object_object_add(pr, "calibration_windows", json_object_new_int((int)p->calibration_windows));
+	json_object_object_add(pr, "reps", json_object_new_int((int)p->reps));
+	json_object_object_add(pr, "max_retries", json_object_new_int((int)p->max_retries));
+	json_object_object_add(pr, "write_check", json_object_new_boolean(p->write_check));
+	json_object_object_add(o, "params", pr);
+	int rc = fprintf(log, "%s\n",
+			 json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+							       JSON_C_TO_STRING_NOSLASHESCAPE)) < 0
+		     ? -EIO
+		     : 0;
+	json_object_put(o);
+	return rc;
+}
+
+void hvt_session_write_window(FILE *log, uint64_t n, const char *phase, const struct hvt_probe_touch *t,
+			      const uint64_t *rd, const uint64_t *wr, size_t nch)
+{
+	fprintf(log,
+		"{\"w\":%" PRIu64 ",\"phase\":\"%s\",\"dir\":\"%s\",\"hpa\":\"0x%" PRIx64
+		"\",\"bytes\":%" PRIu64 ",\"reps\":%u,\"socket\":%u,\"window_ns\":%" PRIu64 ",\"rd\":[",
+		n, phase, dir_names[t->dir], t->hpa, t->bytes, t->reps, t->socket, t->window_ns);
+	for (size_t c = 0; c < nch; c++)
+		fprintf(log, "%s%" PRIu64, c ? "," : "", rd[c]);
+	fputs("],\"wr\":[", log);
+	for (size_t c = 0; c < nch; c++)
+		fprintf(log, "%s%" PRIu64, c ? "," : "", wr[c]);
+	fputs("]}\n", log);
+}
+
+/* ---- replay ---- */
+
+struct replay {
+	FILE *f;
+	char path[256];
+	unsigned line;
+	struct hvt_probe_params params;
+	char *buf;
+	size_t cap;
+};
+
+static uint64_t u64_of(struct json_object *o, const char *key, bool *ok)
+{
+	struct json_object *v;
+	if (!json_object_object_get_ex(o, key, &v)) {
+		*ok = false;
+		return 0;
+	}
+	if (json_object_is_type(v, json_type_string))
+		return strtoull(json_object_get_string(v), NULL, 0);
+	if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
+		*ok = false;
+	return (uint64_t)json_object_get_int64(v);
+}
+
+static int read_counts(struct json_object *o, const char *key, uint64_t *out, size_t nch)
+{
+	struct json_object *a;
+	if (!json_object_object_get_ex(o, key, &a) || !json_object_is_type(a, json_type_array) ||
+	    json_object_array_length(a) != nch)
+		return -1;
+	for (size_t c = 0; c < nch; c++) {
+		int64_t v = json_object_get_int64(json_object_array_get_idx(a, c));
+		if (v < 0)
+			return -1;
+		out[c] = (uint64_t)v;
+	}
+	return 0;
+}
+
+static void describe(const struct hvt_probe_touch *t, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s 0x%" PRIx64 "+%" PRIu64 " ×%u from socket %u over %" PRIu64 " ns",
+		 dir_names[t->dir], t->hpa, t->bytes, t->reps, t->socket, t->window_ns);
+}
+
+static int replay_window(struct hvt_probe_backend *b, const struct hvt_probe_touch *t, uint64_t *rd,
+			 uint64_t *wr, struct hvt_err *e)
+{
+	struct replay *r = b->ctx;
+	ssize_t n = getline(&r->buf, &r->cap, r->f);
+	if (n <= 0)
+		return hvt_err_set(e, -EPROTO,
+				   "session %s ends after line %u, but the probe asked for one more "
+				   "window",
+				   r->path, r->line);
+	r->line++;
+	struct json_object *o = json_tokener_parse(r->buf), *v;
+	struct hvt_probe_touch rec = {0};
+	bool ok = o != NULL;
+	const char *dir = ok && json_object_object_get_ex(o, "dir", &v) ? json_object_get_string(v) : "";
+
+	for (unsigned d = 0; d < 3; d++)
+		if (dir && !strcmp(dir, dir_names[d]))
+			rec.dir = (enum hvt_probe_dir)d;
+	rec.hpa = u64_of(o, "hpa", &ok);
+	rec.bytes = u64_of(o, "bytes", &ok);
+	rec.reps = (unsigned)u64_of(o, "reps", &ok);
+	rec.socket = (unsigned)u64_of(o, "socket", &ok);
+	rec.window_ns = u64_of(o, "window_ns", &ok);
+	if (!ok || read_counts(o, "rd", rd, b->proto.nchannels) ||
+	    read_counts(o, "wr", wr, b->proto.nchannels)) {
+		json_object_put(o);
+		return hvt_err_set(e, -EINVAL,
+				   "session %s line %u is not a window record with %zu channel counts",
+				   r->path, r->line, b->proto.nchannels);
+	}
+	json_object_put(o);
+	if (rec.dir != t->dir || rec.hpa != t->hpa || rec.bytes != t->bytes || rec.reps != t->reps ||
+	    rec.socket != t->socket || rec.window_ns != t->window_ns) {
+		char want[160], got[160];
+		describe(&rec, got, sizeof(got));
+		describe(t, want, sizeof(want));
+		return hvt_err_set(e, -EPROTO,
+				   "session %s line %u recorded \"%s\" but the probe now asks for \"%s\": "
+				   "the replay diverges (another probe version or parameters)",
+				   r->path, r->line, got, want);
+	}
+	return 0;
+}
+
+static void replay_destroy(struct hvt_probe_backend *b)
+{
+	struct replay *r = b->ctx;
+	if (r) {
+		if (r->f)
+			fclose(r->f);
+		free(r->buf);
+		free(r);
+	}
+	hvt_chanmap_free(&b->proto);
+	free(b->touchable);
+	free(b);
+}
+
+static int read_header(struct hvt_probe_backend *b, struct replay *r, struct json_object *o,
+		       struct hvt_err *e)
+{
+	struct json_object *v, *map, *t, *p;
+	bool ok = true;
+	int rc;
+
+	if (!o || !json_object_object_get_ex(o, "session", &v) ||
+	    strcmp(json_object_get_string(v), SESSION_NAME))
+		return hvt_err_set(e, -EINVAL,
+				   "%s is not a chanmap probe session (first line has no \"session\": "
+				   "\"%s\")",
+				   r->path, SESSION_NAME);
+	if (!json_object_object_get_ex(o, "version", &v) || json_object_get_int(v) != SESSION_VERSION)
+		return hvt_err_set(e, -EINVAL, "session %s has version %d; this program replays version %d",
+				   r->path, json_object_get_int(v), SESSION_VERSION);
+	if (!json_object_object_get_ex(o, "map", &map) || !json_object_object_get_ex(o, "touchable", &t) ||
+	    !json_object_object_get_ex(o, "params", &p) || !json_object_is_type(t, json_type_array))
+		return hvt_err_set(
+		    e, -EINVAL, "session %s: the header lacks \"map\", \"touchable\" or \"params\"", r->path);
+	if ((rc = hvt_chanmap_from_json(map, r->path, &b->proto, e)))
+		return rc;
+	char src[sizeof(b->proto.source) + sizeof(r->path) + 16];
+	snprintf(src, sizeof(src), "replay of %s (%s)", r->path, b->proto.source);
+	snprintf(b->proto.source, sizeof(b->proto.source), "%.*s", (int)sizeof(b->proto.source) - 1, src);
+	b->ntouchable = json_object_array_length(t);
+	b->touchable = calloc(b->ntouchable + 1, sizeof(*b->touchable));
+	if (!b->touchable)
+		return hvt_err_set(e, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < b->ntouchable; i++) {
+		b->touchable[i].start = u64_of(json_object_array_get_idx(t, i), "start", &ok);
+		b->touchable[i].size = u64_of(json_object_array_get_idx(t, i), "size", &ok);
+	}
+	r->params.window_ns = u64_of(p, "window_ns", &ok);
+	r->params.sample_bytes = u64_of(p, "sample_bytes", &ok);
+	r->params.step_bytes = u64_of(p, "step_bytes", &ok);
+	r->params.granule = u64_of(p, "granule", &ok);
+	r->params.calibration_windows = (unsigned)u64_of(p, "calibration_windows", &ok);
+	r->params.reps = (unsigned)u64_of(p, "reps", &ok);
+	r->params.max_retries = (unsigned)u64_of(p, "max_retries", &ok);
+	r->params.write_check = json_object_object_get_ex(p, "write_check", &v) && json_object_get_boolean(v);
+	if (!ok)
+		return hvt_err_set(e, -EINVAL,
+				   "session %s: a touchable range or parameter is missing or malformed",
+				   r->path);
+	return 0;
+}
+
+int hvt_session_open(const char *path, struct hvt_probe_backend **out, struct hvt_err *e)
+{
+	struct hvt_probe_backend *b = calloc(1, sizeof(*b));
+	struct replay *r = calloc(1, sizeof(*r));
+	int rc;
+
+	*out = NULL;
+	if (!b || !r) {
+		free(b);
+		free(r);
+		return hvt_err_set(e, -ENOMEM, "out of memory");
+	}
+	b->ctx = r;
+	b->window = replay_window;
+	b->destroy = replay_destroy;
+	snprintf(r->path, sizeof(r->path), "%s", path);
+	if (!(r->f = fopen(path, "re"))) {
+		rc = hvt_err_set(e, -errno, "cannot open session %s: %s", path, strerror(errno));
+		replay_destroy(b);
+		return rc;
+	}
+	ssize_t n = getline(&r->buf, &r->cap, r->f);
+	struct json_object *o = n > 0 ? json_tokener_parse(r->buf) : NULL;
+	r->line = 1;
+	rc = read_header(b, r, o, e);
+	json_object_put(o);
+	if (rc) {
+		replay_destroy(b);
+		return rc;
+	}
+	b->fixed_params = &r->params;
+	*out = b;
+	return 0;
+}

@@ -1,0 +1,34 @@
+#!/bin/sh
+# The built-in Linux guest: a Debian kernel (PVH vmlinux, fast to boot under TCG) and a busybox initramfs
+# whose /init runs one workload, chosen on the kernel command line, prints "HVT EXIT <status>" and powers
+# off:
+#   hvt.run=array (default)  the seed paper's array program (tests/guest/array.c), with hvt.size=BYTES
+#                            per array and hvt.phase=SECONDS per phase (copy, then add)
+#   hvt.run=build            a build-like load (tests/guest/buildload.c) for hvt.seconds=SECONDS with
+#                            hvt.jobs=N parallel "compilers"
+# Usage: scripts/guest-workloads.sh BUILD_DIR   (make BUILD_DIR/guest/array BUILD_DIR/guest/buildload first)
+# Prints two lines: the kernel, then the initramfs (both cached under $HVMTRACE_CACHE).
+set -eu
+cd "$(dirname "$0")/.."
+build=${1:?usage: scripts/array-guest.sh BUILD_DIR}
+for p in array buildload; do
+	[ -x "$build/guest/$p" ] || { echo "guest-workloads: $build/guest/$p is not built" >&2; exit 1; }
+done
+kdir=$(scripts/guest-kernel.sh -q 6.12)
+init=$(mktemp)
+trap 'rm -f "$init"' EXIT
+cat >"$init" <<'EOT'
+#!/bin/sh
+mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
+for a in $(cat /proc/cmdline); do case $a in hvt.*=*) eval "${a#hvt.}";; esac; done
+case "${run:-array}" in
+array) /bin/array --size "${size:-33554432}" --phase "${phase:-5}" ;;
+build) /bin/buildload --seconds "${seconds:-10}" --jobs "${jobs:-4}" ;;
+*) echo "unknown hvt.run=$run"; false ;;
+esac
+echo "HVT EXIT $?"
+poweroff -f
+EOT
+initrd=$(scripts/mkinitramfs.sh -q -b "$build/guest/array:/bin/array" -b "$build/guest/buildload:/bin/buildload" "$init")
+echo "$kdir/vmlinux"
+echo "$initrd"

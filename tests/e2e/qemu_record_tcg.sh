@@ -1,0 +1,47 @@
+#!/bin/bash
+# hvmtrace record attached to patched QEMU (-object hvmtrace) running a Debian Linux guest under TCG, whose
+# initramfs runs the seed paper's array program (tests/guest/array.c: c[i] = a[i], then c[i] = a[i] + b[i]).
+# In every full interval of each phase the written set holds every guest-physical page of c (the program
+# prints them from /proc/self/pagemap) and fewer than 10 % more. While the tracer is attached, migrate and
+# calc-dirty-rate in dirty-bitmap mode are refused with the blocker's reason and query-hvmtrace reports the
+# attachment; once the tracer has left, the blocker is gone and migration starts.
+source "$(dirname "$0")/../integration/common.bash"
+need_qemu
+[ "$(id -u)" = 0 ] || skip "needs root (the initramfs needs /dev/console)"
+SIZE=$((32 << 20)) PHASE=6
+
+{ read -r kernel; read -r initrd; } < <(scripts/guest-workloads.sh "$BUILD")
+[ -f "$kernel" ] && [ -f "$initrd" ] || fail "no guest kernel or initramfs (scripts/guest-workloads.sh)"
+
+"$QEMU" "${QEMU_L[@]}" -M pc -accel tcg -cpu max -m 512M -smp 1 -kernel "$kernel" -initrd "$initrd" \
+	-append "console=ttyS0 quiet panic=-1 hvt.size=$SIZE hvt.phase=$PHASE" -no-reboot -nic none -display none \
+	-serial stdio -monitor none -qmp "unix:$T/qmp.sock,server=on,wait=off" \
+	-object "hvmtrace,id=t0,path=$T/vm.sock" 2>"$T/qemu.err" </dev/null | "$TOOLS/stamp_lines" >"$T/console" &
+QEMU_PID=$!
+BG_PIDS+=("$QEMU_PID")
+wait_socket "$T/vm.sock" 20
+wait_socket "$T/qmp.sock" 20
+
+"$BIN/hvmtrace" record --attach "$T/vm.sock" --interval 1s -o "$T/t.hvt" --jsonl "$T/t.jsonl" 2>"$T/record.err" &
+REC=$!
+for _ in $(seq 100); do grep -q 'attached to VM' "$T/record.err" && break; sleep 0.1; done
+assert_contains "$T/record.err" "attached to VM"
+
+# While attached: migration, snapshots' precondition, and dirty-bitmap rate measurement are refused.
+"$TOOLS/qmp" "$T/qmp.sock" '{"execute":"query-hvmtrace"}' >"$T/q1" || fail "query-hvmtrace: $(cat "$T/q1")"
+grep -q '"attached":true' "$T/q1" && grep -q '"mode":"dirty-log"' "$T/q1" || fail "query-hvmtrace: $(cat "$T/q1")"
+rc=0
+"$TOOLS/qmp" "$T/qmp.sock" '{"execute":"migrate","arguments":{"uri":"exec:cat >/dev/null"}}' >"$T/q2" || rc=$?
+[ $rc = 1 ] && grep -q 'hvmtrace: a tracer is attached' "$T/q2" || fail "migrate was not blocked: $(cat "$T/q2")"
+rc=0
+"$TOOLS/qmp" "$T/qmp.sock" '{"execute":"calc-dirty-rate","arguments":{"calc-time":1,"mode":"dirty-bitmap"}}' >"$T/q3" || rc=$?
+[ $rc = 1 ] && grep -q 'hvmtrace tracer is attached' "$T/q3" || fail "calc-dirty-rate dirty-bitmap was not refused: $(cat "$T/q3")"
+echo "ok: blocked while attached: $(cat "$T/q2")"
+
+wait $REC || { cat "$T/record.err" "$T/qemu.err"; fail "record failed"; }
+cat "$T/record.err"
+wait "$QEMU_PID" 2>/dev/null
+grep 'HVT' "$T/console" | grep -v C-RUN | head
+grep -q 'HVT EXIT 0' "$T/console" || { tail -20 "$T/console"; fail "the array program did not finish"; }
+"$TOOLS/check_array" --trace "$T/t.hvt" --console "$T/console" --min-intervals 3 || fail "written sets do not match the array program"
+tail -n 1 "$T/t.jsonl" | grep -q '"final":true' || fail "the guest's shutdown did not end the trace with a final interval"
