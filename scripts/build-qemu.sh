@@ -51,7 +51,7 @@ done <"$PATCHES/series"
 export CCACHE_DIR="$HVMTRACE_CACHE/ccache"
 log "configuring and building (cold: ~10 min on 2 cores; ccache warm: ~4 min); log in $work/build.log"
 (cd "$work/src" && ./configure --python=/usr/bin/python3 --cc="ccache gcc" --cxx="ccache g++" $CONFIGURE_FLAGS \
-	&& make -C build -j"$(nproc)" qemu-system-x86_64) >"$work/build.log" 2>&1 ||
+	&& make -C build -j"$(nproc)" qemu-system-x86_64 && make -C build/pc-bios/optionrom) >"$work/build.log" 2>&1 ||
 	{ tail -30 "$work/build.log" >&2; log "build failed (full log: $work/build.log)"; exit 1; }
 mkdir -p "$out.tmp/optionrom"
 cp "$work/src/build/qemu-system-x86_64" "$out.tmp/"

@@ -33,8 +33,8 @@ int hvt_vm_bw_open(struct hvt_vm_bw **bw, const struct hvt_layout *l, const stru
 struct json_object *hvt_vm_bw_channels_json(const struct hvt_vm_bw *bw);
 /* "pmu", "pmu-stand-in" or "resctrl-total"; NULL for NULL. */
 const char *hvt_vm_bw_source(const struct hvt_vm_bw *bw);
-/* Reads the window since the previous call into iv (sets HVT_IV_BANDWIDTH, unless a counter did not count).
- */
+/* Reads the window since the previous call into iv (sets HVT_IV_BANDWIDTH, unless a counter did not count;
+ * resctrl also sets HVT_IV_BW_TOTAL: its bytes are totals, not split into reads and writes). */
 int hvt_vm_bw_fill(struct hvt_vm_bw *bw, struct hvt_interval *iv, struct hvt_err *err);
 void hvt_vm_bw_close(struct hvt_vm_bw *bw);
 

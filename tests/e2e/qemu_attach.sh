@@ -6,7 +6,7 @@
 source "$(dirname "$0")/../integration/common.bash"
 need_qemu
 
-"$QEMU" "${QEMU_L[@]}" -M pc -accel tcg -m 4G -S -nic none -display none -serial none -monitor none \
+timeout 300 "$QEMU" "${QEMU_L[@]}" -M pc -accel tcg -m 4G -S -nic none -display none -serial none -monitor none \
 	-qmp "unix:$T/qmp.sock,server=on,wait=off" -object "hvmtrace,id=tr0,path=$T/vm.sock,cpu=0" 2>"$T/qemu.err" &
 QEMU_PID=$!
 BG_PIDS+=("$QEMU_PID")
@@ -18,7 +18,8 @@ wait_socket "$T/qmp.sock" 20
 REC=$!
 for _ in $(seq 100); do grep -q 'attached to VM' "$T/record.err" && break; sleep 0.1; done
 assert_contains "$T/record.err" "attached to VM"
-assert_contains "$T/record.err" "(pid $QEMU_PID, QEMU 10.0"
+qpid=$(pgrep -P "$QEMU_PID" -f qemu-system)
+assert_contains "$T/record.err" "(pid $qpid, QEMU 10.0"
 
 expect 2 "busy" "$BIN/hvmtrace" record --attach "$T/vm.sock" --duration 1s -o "$T/x.hvt"
 rc=0

@@ -13,7 +13,7 @@ SIZE=$((32 << 20)) PHASE=6
 { read -r kernel; read -r initrd; } < <(scripts/guest-workloads.sh "$BUILD")
 [ -f "$kernel" ] && [ -f "$initrd" ] || fail "no guest kernel or initramfs (scripts/guest-workloads.sh)"
 
-"$QEMU" "${QEMU_L[@]}" -M pc -accel tcg -cpu max -m 512M -smp 1 -kernel "$kernel" -initrd "$initrd" \
+timeout 300 "$QEMU" "${QEMU_L[@]}" -M pc -accel tcg -cpu max -m 512M -smp 1 -kernel "$kernel" -initrd "$initrd" \
 	-append "console=ttyS0 quiet panic=-1 hvt.size=$SIZE hvt.phase=$PHASE" -no-reboot -nic none -display none \
 	-serial stdio -monitor none -qmp "unix:$T/qmp.sock,server=on,wait=off" \
 	-object "hvmtrace,id=t0,path=$T/vm.sock" 2>"$T/qemu.err" </dev/null | "$TOOLS/stamp_lines" >"$T/console" &

@@ -11,7 +11,13 @@ chmod 755 "$T"
 BG_PIDS=()
 
 cleanup() {
-	for p in "${BG_PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+	# Children first: a background "timeout QEMU …" must not leave QEMU behind.
+	for p in "${BG_PIDS[@]}"; do
+		pkill -9 -P "$p" 2>/dev/null
+		kill -9 "$p" 2>/dev/null
+	done
+	# ... and whatever else still works in this test's directory (the other side of a pipeline).
+	pkill -9 -f "$T/" 2>/dev/null
 	wait 2>/dev/null
 	if [ "${KEEP_TEST_DIR:-0}" = 1 ]; then echo "test files kept in $T"; else rm -rf "$T"; fi
 }

@@ -1,0 +1,58 @@
+#!/bin/sh
+# /init of the nested lab's L1 for tests/integration/lab_record.sh: hvmtrace-vmm runs the phases4 payload
+# in an L2 guest (CPL3 payload) on our rebuilt KVM, `hvmtrace record` traces it in mode ad (the tracer
+# harvests through the A/D fd), and check_phases compares the trace's written and accessed sets with the
+# VMM's phase log page by page. Every combination of kvm_amd npt=1/0 and 1 s / 100 ms intervals. Results
+# go to the serial console: "CHECK record npt=N interval=I PASS|FAIL …", then "LAB-RESULT PASS|FAIL".
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+echo "LAB-L1-UP uptime=$(cut -d' ' -f1 /proc/uptime) kernel=$(uname -r) cpus=$(nproc)"
+cd /lab || exit 1
+result=PASS
+insmod ./irqbypass.ko && insmod ./ccp.ko && insmod ./kvm.ko || result=FAIL
+# Sanitized test builds: leak checking needs nothing from the lab, but keep it quiet and fatal-free.
+export ASAN_OPTIONS=detect_leaks=0
+
+# run_one NPT INTERVAL PHASE_TIME MIN_INSIDE
+run_one() {
+	d=/tmp/rec-$1-$2
+	mkdir -p "$d"
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	echo "lab: npt=$1 interval=$2: starting"
+	timeout 120 hvmtrace-vmm -v --listen "$d/vmm.sock" --payload phases4 --low-ram 256M --high-ram 64M \
+		--phase-time "$3" --wait-attach --phase-log "$d/phases.jsonl" --vcpu-cpu 0 >"$d/vmm.out" 2>&1 &
+	vmm=$!
+	for _ in $(seq 100); do [ -S "$d/vmm.sock" ] && break; sleep 0.1; done
+	ok=1
+	timeout 120 hvmtrace record --attach "$d/vmm.sock" --cpu 1 --interval "$2" -o "$d/t.hvt" 2>"$d/record.err" || ok=0
+	wait "$vmm" || ok=0
+	grep -q "in ad mode" "$d/record.err" || ok=0
+	check_phases --trace "$d/t.hvt" --phase-log "$d/phases.jsonl" --min-inside "$4" --accessed \
+		>"$d/check.out" 2>&1 || ok=0
+	summary=$(tail -n 1 "$d/check.out")
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	if [ "$ok" = 1 ]; then
+		echo "CHECK record npt=$1 interval=$2 PASS ($summary; L1 uptime $t0..$t1 s)"
+	else
+		echo "CHECK record npt=$1 interval=$2 FAIL ($summary)"
+		for f in record.err vmm.out check.out; do sed "s|^|lab: $f: |" "$d/$f" | tail -n 60; done
+		result=FAIL
+	fi
+	grep -E "harvest_ns|attached" "$d/record.err" | sed 's|^|lab: |' | head -3
+}
+
+for npt in 1 0; do
+	if ! insmod ./kvm-amd.ko npt=$npt; then
+		echo "LAB npt=$npt FAIL cannot load kvm-amd.ko"
+		result=FAIL
+		continue
+	fi
+	echo "LAB npt=$npt kvm_amd.npt=$(cat /sys/module/kvm_amd/parameters/npt)"
+	run_one $npt 1s 3.5s 2
+	run_one $npt 100ms 0.8s 4
+	for _ in 1 2 3 4 5; do rmmod kvm_amd 2>/dev/null && break; sleep 1; done
+done
+echo "LAB-RESULT $result uptime=$(cut -d' ' -f1 /proc/uptime)"
+poweroff -f
