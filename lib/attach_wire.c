@@ -180,9 +180,9 @@ static int read_exact(struct reader *r, void *buf, size_t len)
 		if (r->deadline_ns) {
 			uint64_t now = hvt_now_ns();
 
-			if (now >= r->deadline_ns)
-				return -ETIMEDOUT;
-			timeout = (int)((r->deadline_ns - now + 999999) / 1000000);
+			/* Past the deadline, still take what has already arrived (timeout 0 = poll once). */
+			timeout =
+			    now >= r->deadline_ns ? 0 : (int)((r->deadline_ns - now + 999999) / 1000000);
 		}
 		int pr = poll(&p, 1, timeout);
 		if (pr < 0) {
@@ -193,8 +193,11 @@ static int read_exact(struct reader *r, void *buf, size_t len)
 				continue;
 			return -errno;
 		}
-		if (pr == 0)
-			continue; /* the deadline check above decides */
+		if (pr == 0) {
+			if (r->deadline_ns && hvt_now_ns() >= r->deadline_ns)
+				return -ETIMEDOUT;
+			continue;
+		}
 
 		struct iovec iov = {(char *)buf + got, len - got};
 		struct msghdr mh = {.msg_iov = &iov,

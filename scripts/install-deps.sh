@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 . ./versions.env
 
 # Build and unit/integration tests.
-BASE="build-essential pkg-config libjson-c-dev libroaring-dev libzstd-dev libcmocka-dev libcap-ng-dev
+BASE="build-essential pkg-config clang-format libjson-c-dev libroaring-dev libzstd-dev libcmocka-dev libcap-ng-dev
 libisal-dev libpfm4-dev jq"
 
 # Building patched QEMU 10.0 (make qemu) and running it under TCG in the tests.

@@ -363,7 +363,9 @@ static int harvest_and_emit(struct recorder *r, uint32_t missed, bool final, str
 static int handle_vmm_message(struct recorder *r, struct hvt_err *err, int *status)
 {
 	struct hvt_msg m;
-	int rc = session_recv(&r->s, &m, 0, err);
+	/* The socket is readable: a frame has begun, and the rest follows at once. (A timeout of 0 would
+	 * give up before reading anything.) */
+	int rc = session_recv(&r->s, &m, 1000, err);
 
 	if (rc == -ETIMEDOUT || rc == -EINTR)
 		return 0;

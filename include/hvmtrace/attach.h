@@ -41,8 +41,11 @@
  *
  * Mode "ad" (kernel with KVM_CAP_AD_HARVEST, include/hvmtrace/kvm_ad.h). "attached" carries the fd made by
  * KVM_CREATE_AD_FD; the VMM does not enable dirty logging. The tracer calls KVM_AD_HARVEST on that fd itself,
- * per slot ("slot" of the layout) per interval, and sends no "harvest". Its first harvest only clears stale
- * bits and opens the first interval.
+ * per slot ("slot" of the layout: the KVM slot id) per interval, and sends no "harvest"; "attach.cpu" and
+ * the VMM's harvest thread play no part. Its first harvest only clears stale bits and opens the first
+ * interval (attached.t_armed_ns is when the VMM created the fd). When the guest stops, the VMM sends bye but
+ * keeps the VM (and so its SPTEs) alive until the tracer closes, for a few seconds at most, so the tracer can
+ * take the last interval.
  *
  * Layout changes. Slots split and merge (e.g. during firmware boot). The VMM sends "layout" with a higher
  * generation before any "harvested" that refers to it. If the slots change between hello and attached,
@@ -189,7 +192,7 @@ void hvt_msg_fini(struct hvt_msg *m);
 int hvt_msg_send(int sock, const struct hvt_msg *m, struct hvt_err *err);
 
 /*
- * Receives one message, waiting up to timeout_ms (-1: forever). 0, or
+ * Receives one message, waiting up to timeout_ms (-1: forever; 0: only what has already arrived). 0, or
  *   -EPIPE      the peer closed the connection at a frame boundary,
  *   -ECONNRESET the peer vanished in the middle of a frame,
  *   -ETIMEDOUT  nothing complete arrived in time,

@@ -25,12 +25,10 @@ static int bad(const char *what)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {{"trace", required_argument, NULL, 't'},
-					     {"console", required_argument, NULL, 'c'},
-					     {"margin-ms", required_argument, NULL, 'm'},
-					     {"min-intervals", required_argument, NULL, 'n'},
-					     {"slack", required_argument, NULL, 's'},
-					     {0}};
+	static const struct option opts[] = {
+	    {"trace", required_argument, NULL, 't'},     {"console", required_argument, NULL, 'c'},
+	    {"margin-ms", required_argument, NULL, 'm'}, {"min-intervals", required_argument, NULL, 'n'},
+	    {"slack", required_argument, NULL, 's'},     {0}};
 	const char *trace = NULL, *console = NULL;
 	uint64_t margin = 100000000, copy = 0, add = 0, done = 0, c_pages = 0;
 	double slack = 0.10;
@@ -41,16 +39,28 @@ int main(int argc, char **argv)
 
 	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (o) {
-		case 't': trace = optarg; break;
-		case 'c': console = optarg; break;
-		case 'm': margin = strtoull(optarg, NULL, 10) * 1000000; break;
-		case 'n': min_iv = atoi(optarg); break;
-		case 's': slack = atof(optarg); break;
-		default: return 2;
+		case 't':
+			trace = optarg;
+			break;
+		case 'c':
+			console = optarg;
+			break;
+		case 'm':
+			margin = strtoull(optarg, NULL, 10) * 1000000;
+			break;
+		case 'n':
+			min_iv = atoi(optarg);
+			break;
+		case 's':
+			slack = atof(optarg);
+			break;
+		default:
+			return 2;
 		}
 	}
 	if (!trace || !console)
-		return bad("usage: check_array --trace FILE --console STAMPED-LOG [--margin-ms N] [--min-intervals N]");
+		return bad("usage: check_array --trace FILE --console STAMPED-LOG [--margin-ms N] "
+			   "[--min-intervals N]");
 	f = fopen(console, "r");
 	if (!f)
 		return bad("cannot open the console log");
@@ -92,15 +102,15 @@ int main(int argc, char **argv)
 			l = hvt_trace_layout(r, iv.generation);
 			for (uint32_t s = 0; s < l->nslots; s++)
 				for (pos = 0; hvt_pageset_next_run(&iv.written[s], &pos, &run);)
-					roaring_bitmap_add_range(w, hvt_memslot_first_gfn(l, &l->slots[s]) + run.first,
-								 hvt_memslot_first_gfn(l, &l->slots[s]) + run.first +
-									 run.count);
+					roaring_bitmap_add_range(
+					    w, hvt_memslot_first_gfn(l, &l->slots[s]) + run.first,
+					    hvt_memslot_first_gfn(l, &l->slots[s]) + run.first + run.count);
 			uint64_t nw = roaring_bitmap_get_cardinality(w);
 			bool holds_c = roaring_bitmap_is_subset(c, w);
 			bool few_extra = nw < c_pages * (1 + slack);
 
-			printf("interval %" PRIu64 " (%s): %" PRIu64 " written, c has %" PRIu64 ": %s%s\n", iv.seq,
-			       phase, nw, c_pages, holds_c ? "holds c" : "MISSES PAGES OF c",
+			printf("interval %" PRIu64 " (%s): %" PRIu64 " written, c has %" PRIu64 ": %s%s\n",
+			       iv.seq, phase, nw, c_pages, holds_c ? "holds c" : "MISSES PAGES OF c",
 			       few_extra ? "" : ", TOO MANY EXTRA PAGES");
 			failures += !holds_c || !few_extra;
 			roaring_bitmap_free(w);

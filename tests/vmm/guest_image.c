@@ -146,9 +146,12 @@ int guest_image_build(struct vm *vm, const struct guest_map *maps, unsigned nmap
 	 * Read-only on the host from now on. KVM maps a guest page writable on a read fault if the host page
 	 * is writable, and then logs it as dirty; these pages were written by us, so the payload's first
 	 * reads of its code and script would look like guest writes. The guest never writes them.
+	 * Only code and script: the page tables and GDT stay writable, because the CPU writes A/D and busy
+	 * bits there, and AMD nested paging treats every guest page-table access as a write (with NPT a
+	 * read-only page table makes KVM_RUN fail with EFAULT at the first walk; found in the nested lab).
 	 */
-	void *sys = vm_gpa_to_host(vm, GUEST_SYSTEM_BASE, b.next - GUEST_SYSTEM_BASE);
-	if (mprotect(sys, b.next - GUEST_SYSTEM_BASE, PROT_READ) < 0)
+	void *ro = vm_gpa_to_host(vm, img->code_gpa, b.next - img->code_gpa);
+	if (mprotect(ro, b.next - img->code_gpa, PROT_READ) < 0)
 		return hvt_err_set(err, -errno, "write-protecting the system area: %s", strerror(errno));
 	return 0;
 }
