@@ -648,12 +648,18 @@ int cmd_record(int argc, char **argv)
 	}
 
 	hvt_format_duration(o.interval_ns, ivs, sizeof(ivs));
+	char harvester[64];
+	if (r.s.mode == HVT_MODE_AD)
+		snprintf(harvester, sizeof(harvester), "the tracer harvests the A/D bits itself");
+	else if (r.s.harvest_cpu >= 0)
+		snprintf(harvester, sizeof(harvester), "VMM harvest thread on CPU %d", r.s.harvest_cpu);
+	else
+		snprintf(harvester, sizeof(harvester), "VMM harvest thread unpinned");
 	fprintf(
 	    stderr,
 	    "hvmtrace record: attached to VM '%s' (pid %d, %s) in %s mode; interval %s; tracer on CPU %d, "
-	    "harvest thread on CPU %d\n",
-	    r.s.hello.vm_name, (int)r.s.vmm_pid, r.s.hello.vmm, hvt_mode_name(r.s.mode), ivs, cpu,
-	    r.s.harvest_cpu);
+	    "%s\n",
+	    r.s.hello.vm_name, (int)r.s.vmm_pid, r.s.hello.vmm, hvt_mode_name(r.s.mode), ivs, cpu, harvester);
 
 	status = run(&r, &err);
 	if (status)
