@@ -69,14 +69,20 @@ $(BUILD)/tests/unit/%: $(BUILD)/obj/tests/unit/%.o $(LIBHVT)
 	@mkdir -p $(@D)
 	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LIBS_ALL)
 
+# The QEMU driver of the phase payload shares hvmtrace-vmm's scripts and phase log.
+$(BUILD)/tests/tools/qemu_phases: $(call obj,tests/tools/qemu_phases.c tests/vmm/script.c tests/vmm/phaselog.c) \
+				  $(LIBHVT)
+	@mkdir -p $(@D)
+	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL)
+
 $(BUILD)/tests/tools/%: $(BUILD)/obj/tests/tools/%.o $(LIBHVT)
 	@mkdir -p $(@D)
 	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL)
 
 # Guest payloads: PVH ELF images for QEMU -kernel, and static programs for Linux guests' initramfs.
-$(BUILD)/guest/%.elf: tests/guest/%.S tests/guest/pvh.ld
+$(BUILD)/guest/%.elf: tests/guest/%.S tests/guest/pvh.ld $(wildcard tests/guest/*.h) tests/vmm/phase_loop.inc tests/vmm/guest_abi.h
 	@mkdir -p $(@D)
-	$(CC) -c -o $(BUILD)/guest/$*.o $<
+	$(CC) -Itests/vmm -c -o $(BUILD)/guest/$*.o $<
 	ld -m elf_x86_64 --no-warn-rwx-segments -T tests/guest/pvh.ld -o $@ $(BUILD)/guest/$*.o
 
 $(BUILD)/guest/%: tests/guest/%.c

@@ -20,6 +20,13 @@ cleanup() {
 	pkill -9 -f "$T/" 2>/dev/null
 	wait 2>/dev/null
 	if [ "${KEEP_TEST_DIR:-0}" = 1 ]; then echo "test files kept in $T"; else rm -rf "$T"; fi
+	[ -z "${SHM:-}" ] || rm -rf "$SHM"
+}
+
+# make_shm: a directory on tmpfs ($SHM, removed at exit) for guest RAM files. Guest RAM in a file on disk
+# makes every first touch of a page a filesystem block allocation (milliseconds), not a payload's write.
+make_shm() {
+	SHM=$(mktemp -d /dev/shm/hvmtrace-test.XXXXXX) || fail "cannot create a directory in /dev/shm"
 }
 trap cleanup EXIT
 
@@ -108,12 +115,12 @@ trace_phases() {
 }
 
 # qemu_dir: the patched QEMU build (scripts/build-qemu.sh; make check builds it first). Sets QEMU and QEMU_L
-# (the -L options it needs: its own option ROMs, Debian's SeaBIOS).
+# (the -L options it needs: its own option ROMs, Debian's SeaBIOS and qboot).
 # HVMTRACE_QEMU_DIR=DIR (a directory like the one build-qemu.sh prints) tests a QEMU built elsewhere, e.g.
 # a working tree while developing the patches.
 need_qemu() {
 	local dir=${HVMTRACE_QEMU_DIR:-}
 	[ -n "$dir" ] || dir=$("$ROOT/scripts/build-qemu.sh" --check) || fail "patched QEMU is not built: run make qemu"
 	QEMU=$dir/qemu-system-x86_64
-	QEMU_L=(-L "$dir/optionrom" -L /usr/share/seabios)
+	QEMU_L=(-L "$dir/optionrom" -L /usr/share/seabios -L /usr/share/qemu) # the last: qboot for microvm
 }

@@ -13,6 +13,8 @@
  * 10 ms with a write set whose re-arm faults take longer, is held to must ⊆ written ⊆ may only.)
  * Accessed sets (mode ad only; --accessed requires them) are held to the same rules with A_j = W_j ∪ R_j,
  * the pages phase j writes or reads: an interval wholly inside phase k must hold exactly A_k.
+ * A log whose writer only knows bounds for a phase change (tests/tools/qemu_phases: "t_earliest_ns") gets
+ * the wide reading for "may" and the narrow one for "wholly inside".
  * Exit 0 when everything holds, 1 otherwise, 2 on bad input.
  */
 #include <errno.h>
@@ -30,9 +32,9 @@
 #define MAX_PHASES  64
 #define MAX_WINDOWS 4096
 
-struct window { /* one phase's run: [begin, end) */
+struct window { /* one phase's run: it surely covers [sure_begin, sure_end) and at most [begin, end) */
 	int phase;
-	uint64_t begin, end;
+	uint64_t begin, end, sure_begin, sure_end;
 };
 
 struct pass {
@@ -128,10 +130,18 @@ static void read_phaselog(const char *file, struct phaselog *pl)
 			if (json_object_object_get_ex(o, "system_pages", &v))
 				add_ranges(pl->system, v, file, line);
 		} else if (!strcmp(type, "phase") || !strcmp(type, "done")) {
-			uint64_t t = get_u64(o, "t_ns", file, line);
+			/* The event happened at t, or (a logger that only sees bounds) somewhere in [e, t].
+			 */
+			uint64_t t = get_u64(o, "t_ns", file, line), e = t;
 
-			if (pl->nwin)
+			if (json_object_object_get_ex(o, "t_earliest_ns", &v))
+				e = (uint64_t)json_object_get_int64(v);
+			if (e > t)
+				die_input(file, line, "t_earliest_ns after t_ns");
+			if (pl->nwin) {
 				pl->win[pl->nwin - 1].end = t;
+				pl->win[pl->nwin - 1].sure_end = e;
+			}
 			if (!strcmp(type, "done")) {
 				pl->done = true;
 			} else {
@@ -139,8 +149,10 @@ static void read_phaselog(const char *file, struct phaselog *pl)
 					die_input(file, line, "too many phase windows");
 				pl->win[pl->nwin++] =
 				    (struct window){.phase = (int)get_u64(o, "index", file, line),
-						    .begin = t,
-						    .end = UINT64_MAX};
+						    .begin = e,
+						    .end = UINT64_MAX,
+						    .sure_begin = t,
+						    .sure_end = UINT64_MAX};
 				if (pl->win[pl->nwin - 1].phase >= pl->nphases)
 					die_input(file, line, "phase index beyond the script");
 			}
@@ -290,7 +302,7 @@ int main(int argc, char **argv)
 			if (pl.passes[p].t_start >= iv.t_start_ns && pl.passes[p].t_end <= iv.t_end_ns)
 				passes_inside++;
 		for (int w = 0; w < pl.nwin; w++)
-			if (pl.win[w].begin <= wide_start && wide_end < pl.win[w].end)
+			if (pl.win[w].sure_begin <= wide_start && wide_end < pl.win[w].sure_end)
 				whole = pl.win[w].phase;
 
 		char kind[64] = "boundary";

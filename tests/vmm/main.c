@@ -121,7 +121,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hvmtrace-vmm: %s\n", err.msg);
 		return (rc == -EINVAL || rc == -E2BIG) ? 2 : 1;
 	}
-	phaselog_script(&pl, &s, o.phase_ns, img.system_first_gfn, img.system_npages, &vm);
+	phaselog_script(&pl, &s, o.phase_ns, img.system_first_gfn, img.system_npages, vm.slots, vm.nslots);
 	if (o.verbose)
 		fprintf(stderr, "hvmtrace-vmm: system pages gfn %llu..%llu (code 0x%llx, script 0x%llx)\n",
 			(unsigned long long)img.system_first_gfn,
@@ -180,7 +180,7 @@ int main(int argc, char **argv)
 	if (rc < 0)
 		fprintf(stderr, "hvmtrace-vmm: %s\n", err.msg);
 	else
-		phaselog_done(&pl, hvt_now_ns(), rc == RUN_FINISHED ? "finished" : "signal");
+		phaselog_done(&pl, 0, hvt_now_ns(), rc == RUN_FINISHED ? "finished" : "signal");
 	attach_server_finish(srv, reason);
 	phaselog_close(&pl);
 	script_free(&s);

@@ -44,7 +44,7 @@ static void put_ranges(FILE *f, const struct range_list *l)
 }
 
 void phaselog_script(struct phaselog *pl, const struct script *s, uint64_t hold_ns, uint64_t system_first_gfn,
-		     uint64_t system_npages, const struct vm *vm)
+		     uint64_t system_npages, const struct vm_slot *slots, uint32_t nslots)
 {
 	FILE *f = pl->f;
 
@@ -61,19 +61,27 @@ void phaselog_script(struct phaselog *pl, const struct script *s, uint64_t hold_
 	}
 	fprintf(f, "],\"system_pages\":[[%" PRIu64 ",%" PRIu64 "]],\"slots\":[", system_first_gfn,
 		system_npages);
-	for (uint32_t i = 0; i < vm->nslots; i++)
+	for (uint32_t i = 0; i < nslots; i++)
 		fprintf(f, "%s{\"slot\":%u,\"gpa\":%" PRIu64 ",\"size\":%" PRIu64 "}", i ? "," : "",
-			vm->slots[i].id, vm->slots[i].gpa, vm->slots[i].size);
+			slots[i].id, slots[i].gpa, slots[i].size);
 	fputc(']', f);
 	end_line(pl);
 }
 
-void phaselog_phase(struct phaselog *pl, unsigned index, uint64_t round, uint64_t t_ns)
+static void put_bounds(FILE *f, uint64_t t_earliest_ns, uint64_t t_ns)
+{
+	fprintf(f, ",\"t_ns\":%" PRIu64, t_ns);
+	if (t_earliest_ns < t_ns)
+		fprintf(f, ",\"t_earliest_ns\":%" PRIu64, t_earliest_ns);
+}
+
+void phaselog_phase(struct phaselog *pl, unsigned index, uint64_t round, uint64_t t_earliest_ns,
+		    uint64_t t_ns)
 {
 	if (!pl->f)
 		return;
-	fprintf(pl->f, "{\"type\":\"phase\",\"index\":%u,\"round\":%" PRIu64 ",\"t_ns\":%" PRIu64, index,
-		round, t_ns);
+	fprintf(pl->f, "{\"type\":\"phase\",\"index\":%u,\"round\":%" PRIu64, index, round);
+	put_bounds(pl->f, t_earliest_ns, t_ns);
 	end_line(pl);
 }
 
@@ -89,10 +97,12 @@ void phaselog_pass(struct phaselog *pl, unsigned phase, uint64_t round, uint64_t
 	end_line(pl);
 }
 
-void phaselog_done(struct phaselog *pl, uint64_t t_ns, const char *reason)
+void phaselog_done(struct phaselog *pl, uint64_t t_earliest_ns, uint64_t t_ns, const char *reason)
 {
 	if (!pl->f)
 		return;
-	fprintf(pl->f, "{\"type\":\"done\",\"t_ns\":%" PRIu64 ",\"reason\":\"%s\"", t_ns, reason);
+	fputs("{\"type\":\"done\"", pl->f);
+	put_bounds(pl->f, t_earliest_ns, t_ns);
+	fprintf(pl->f, ",\"reason\":\"%s\"", reason);
 	end_line(pl);
 }

@@ -91,7 +91,7 @@ static int handle_doorbell(struct vm *vm, const struct script *s, struct phaselo
 		p->phase_start = t_exit;
 		p->pass = 0;
 		p->pass_pending = true;
-		phaselog_phase(pl, value, p->round, t_exit);
+		phaselog_phase(pl, value, p->round, t_exit, t_exit);
 		return 0;
 	case GUEST_REG_POLL: {
 		if (run->mmio.is_write || p->phase < 0)

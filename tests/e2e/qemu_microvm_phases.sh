@@ -1,0 +1,48 @@
+#!/bin/bash
+# Patched QEMU under KVM (-enable-kvm -M microvm) running the hvmtrace-vmm phase payload as a PVH image
+# (build/…/guest/phases.elf, driven by tests/tools/qemu_phases through guest RAM shared as a file), traced
+# through the hvmtrace object in dirty-log mode at 1 s and 100 ms: the foundation test's exact sets, page by
+# page (check_phases), around the PCI hole (RAM at 0-3 GiB and 4-5 GiB).
+source "$(dirname "$0")/../integration/common.bash"
+need_kvm
+need_qemu
+ELF=$ROOT/$BUILD/guest/phases.elf
+[ -f "$ELF" ] || fail "$ELF not built"
+make_shm
+
+# phases_case INTERVAL HOLD MIN_INSIDE
+phases_case() {
+	local d=$T/$1 ram=$SHM/ram-$1
+	mkdir -p "$d"
+	"$TOOLS/qemu_phases" prepare --ram "$ram" --low-ram 3G --high-ram 1G --payload phases4 ||
+		fail "qemu_phases prepare"
+	taskset -c $VCPU_CPU timeout 300 "$QEMU" "${QEMU_L[@]}" -M microvm -accel kvm -cpu qemu64 -m 4G \
+		-object "memory-backend-file,id=ram,size=4G,mem-path=$ram,share=on" -machine memory-backend=ram \
+		-kernel "$ELF" -no-reboot -nodefaults -display none -qmp "unix:$d/qmp.sock,server=on,wait=off" \
+		-object "hvmtrace,id=tr0,path=$d/vm.sock" 2>"$d/qemu.err" &
+	BG_PIDS+=($!)
+	local qemu=$!
+	wait_socket "$d/vm.sock" 20
+	# Attach once the guest waits at CPL3: the firmware's boot writes are not the payload's.
+	"$TOOLS/qemu_phases" ready --ram "$ram" || fail "the guest did not boot: $(cat "$d/qemu.err")"
+	"$BIN/hvmtrace" record --attach "$d/vm.sock" --cpu $TRACER_CPU --interval "$1" -o "$d/t.hvt" \
+		--jsonl "$d/rec.jsonl" 2>"$d/record.err" &
+	local rec=$!
+	for _ in $(seq 100); do grep -q 'attached to VM' "$d/record.err" && break; sleep 0.1; done
+	assert_contains "$d/record.err" "attached to VM"
+	"$TOOLS/qemu_phases" run --ram "$ram" --low-ram 3G --high-ram 1G --payload phases4 --hold "$2" \
+		--phase-log "$d/phases.jsonl" || fail "the phase payload did not run: $(cat "$d/qemu.err")"
+	"$TOOLS/qmp" "$d/qmp.sock" '{"execute":"quit"}' >/dev/null
+	wait $rec || fail "record failed: $(cat "$d/record.err")"
+	wait $qemu
+	"$TOOLS/check_phases" --trace "$d/t.hvt" --phase-log "$d/phases.jsonl" --min-inside "$3" >"$d/check.out" || {
+		cat "$d/check.out"
+		fail "the trace of QEMU at $1 does not match the phases"
+	}
+	tail -n 1 "$d/check.out"
+	tail -n 1 "$d/rec.jsonl" | grep -q '"final":true' || fail "the last interval (QEMU quit) is not marked final"
+	rm -f "$ram"
+}
+
+phases_case 1s 3.5s 2
+phases_case 100ms 1s 5

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * phases: the hvmtrace-vmm payload (tests/vmm/phase_loop.inc) as a PVH image for QEMU -kernel, driven by
+ * tests/tools/qemu_phases through the command and ack pages of phases_abi.h.
+ *
+ * The CPL0 part is as short as possible, because this host's KVM (kvm_pvm) emulates guest CPL0 code an
+ * instruction at a time: the page tables are built by the assembler (identity map of the first 8 GiB in
+ * user-accessible 2 MiB pages, A and D preset so the CPU never writes them), the GDT's descriptors have
+ * their accessed bits set, and the entry only enables long mode and drops to CPL3 with interrupts off.
+ * After that the guest touches nothing but its script's pages, the command page (read) and the ack page.
+ */
+#include "guest_abi.h"
+#include "phases_abi.h"
+
+#define PVH_NOTE_PHYS32_ENTRY 18
+#define PTE_TABLE 0x27 /* present, writable, user, accessed */
+#define PTE_2M    0xe7 /* … dirty, 2 MiB page */
+#define SEL_KERNEL_CODE 0x08
+#define SEL_KERNEL_DATA 0x10
+#define SEL_USER_DATA   (0x18 | 3)
+#define SEL_USER_CODE   (0x20 | 3)
+#define ACK_OFFSET      (PHASES_ACK_GPA - PHASES_CMD_GPA)
+
+	/* The ack: phase << 48 | passes, one store. */
+	.macro	ack phase
+	mov	\phase, %rax
+	shl	$PHASES_ACK_SHIFT, %rax
+	or	%r11, %rax
+	mov	%rax, ACK_OFFSET(%rbp)
+	.endm
+
+	.macro	begin_phase
+	ack	%r12
+	.endm
+
+	/* Another pass while the driver still asks for this phase. */
+	.macro	end_pass_poll
+	ack	%r12
+	mov	(%rbp), %eax
+	cmp	%r12d, %eax
+	.endm
+
+	/* Reports the end and then spins without touching memory until QEMU is stopped. */
+	.macro	all_done
+	ack	$PHASES_ACK_DONE
+1:	pause
+	jmp	1b
+	.endm
+
+	.section .note.pvh, "a"
+	.balign	4
+	.long	4, 4, PVH_NOTE_PHYS32_ENTRY
+	.asciz	"Xen"
+	.long	pvh_entry
+
+	.text
+	.code32
+	.globl	pvh_entry
+pvh_entry:
+	cli
+	movl	$stack_top, %esp
+	movl	%cr4, %eax
+	orl	$0x20, %eax /* PAE */
+	movl	%eax, %cr4
+	movl	$pml4, %eax
+	movl	%eax, %cr3
+	movl	$0xc0000080, %ecx /* EFER.LME */
+	rdmsr
+	orl	$0x100, %eax
+	wrmsr
+	movl	%cr0, %eax
+	orl	$0x80000001, %eax /* PG | PE */
+	movl	%eax, %cr0
+	lgdt	gdt_desc
+	ljmp	$SEL_KERNEL_CODE, $long_mode
+
+	.code64
+long_mode:
+	movl	$SEL_KERNEL_DATA, %eax
+	movl	%eax, %ds
+	movl	%eax, %es
+	movl	%eax, %ss
+	/* iretq to CPL3: RFLAGS 0x2 (IF and IOPL 0), no stack needed there. */
+	pushq	$SEL_USER_DATA
+	pushq	$0
+	pushq	$0x2
+	pushq	$SEL_USER_CODE
+	pushq	$cpl3_entry
+	movq	$PHASES_SCRIPT_GPA, %rdi
+	movq	$PHASES_CMD_GPA, %rbp
+	iretq
+
+cpl3_entry:
+	/*
+	 * Read every page the script names once, before any tracer attaches. A page's first fault gets a
+	 * writable SPTE at once when the guest PTE is dirty and the host page writable (a shared tmpfs page
+	 * is), and KVM marks it dirty then: without this, a page first *read* inside the trace would show up
+	 * as written in that interval (docs/kvm-ad.md, "What the sets mean": fault-time pre-marking).
+	 */
+	mov	(%rdi), %r14
+	lea	8(%rdi), %rsi
+1:	test	%r14, %r14
+	jz	5f
+	mov	(%rsi), %r8
+	add	8(%rsi), %r8
+	add	$GUEST_PHASE_HEADER_BYTES, %rsi
+2:	test	%r8, %r8
+	jz	4f
+	mov	(%rsi), %rdx
+	mov	8(%rsi), %rcx
+	mov	16(%rsi), %rbx
+	test	%rcx, %rcx
+	jz	3f
+6:	mov	(%rdx), %rax
+	add	%rbx, %rdx
+	dec	%rcx
+	jnz	6b
+3:	add	$GUEST_RANGE_BYTES, %rsi
+	dec	%r8
+	jmp	2b
+4:	dec	%r14
+	jmp	1b
+5:	xor	%r11d, %r11d
+	ack	$PHASES_ACK_READY
+	/* Wait for the driver's first command (reads only). */
+1:	cmpl	$PHASES_CMD_WAIT, (%rbp)
+	jne	phase_loop
+	pause
+	jmp	1b
+#include "phase_loop.inc"
+
+	.section .rodata
+	.balign	8
+gdt:
+	.quad	0
+	.quad	0x00af9b000000ffff /* kernel code, 64-bit, accessed */
+	.quad	0x00cf93000000ffff /* kernel data, accessed */
+	.quad	0x00cff3000000ffff /* user data, accessed */
+	.quad	0x00affb000000ffff /* user code, 64-bit, accessed */
+gdt_end:
+gdt_desc:
+	.word	gdt_end - gdt - 1
+	.long	gdt
+
+	.section .data
+	.balign	4096
+pml4:
+	.quad	pdpt + PTE_TABLE
+	.fill	511, 8, 0
+pdpt:
+	.set	i, 0
+	.rept	8
+	.quad	pd + i * 4096 + PTE_TABLE
+	.set	i, i + 1
+	.endr
+	.fill	504, 8, 0
+pd:
+	.set	i, 0
+	.rept	8 * 512
+	.quad	(i << 21) + PTE_2M
+	.set	i, i + 1
+	.endr
+
+	.bss
+	.balign	4096
+	.skip	4096
+stack_top:
+
+	.section .note.GNU-stack, "", @progbits

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the PVH phase payload (phases.S) and its driver (tests/tools/qemu_phases.c) agree on. The guest runs
+ * under QEMU, which has no doorbell device for a CPL3 guest, so they talk through two pages of guest RAM
+ * that the driver also maps (guest RAM is a shared file): the driver writes the command page, the guest only
+ * reads it; the guest writes the ack page, the driver only reads it. Host writes do not enter the guest's
+ * dirty log, so the command page is never "written"; the ack page is written every pass and so belongs to
+ * every phase's write set, and the command page (read every pass) to every phase's read set.
+ * Included from C and from assembly, so only #defines here.
+ */
+#ifndef HVMTRACE_GUEST_PHASES_ABI_H
+#define HVMTRACE_GUEST_PHASES_ABI_H
+
+#define PHASES_IMAGE_GPA  0x100000 /* the PVH image (code, GDT, page tables), see pvh.ld */
+#define PHASES_SCRIPT_GPA 0x200000 /* the script (guest_abi.h format), written by the driver before boot */
+#define PHASES_SCRIPT_MAX 0x100000
+#define PHASES_CMD_GPA    0x300000 /* u32: the phase the driver asks for; PHASES_CMD_WAIT before the first */
+#define PHASES_ACK_GPA    0x301000 /* u64: phase << 48 | passes completed, written per pass and phase */
+#define PHASES_FREE_GPA   0x1000000 /* the script's pages start here: nothing below but the above */
+
+#define PHASES_CMD_WAIT  0xffffffff
+#define PHASES_ACK_SHIFT 48
+#define PHASES_ACK_DONE  0xffff /* phase field after the last phase */
+#define PHASES_ACK_READY 0xfffe /* phase field once the guest waits for its first command */
+
+#endif

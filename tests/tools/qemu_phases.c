@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: MIT
+/*
+ * qemu_phases: drives the PVH phase payload (tests/guest/phases.S) in a QEMU guest whose RAM is a shared
+ * file (memory-backend-file,share=on), and writes the same phase log as hvmtrace-vmm --phase-log, so
+ * check_phases can hold a trace of QEMU to the foundation test's exact sets.
+ *
+ *   qemu_phases prepare --ram FILE --low-ram SIZE --high-ram SIZE --payload NAME [--array-size SIZE]
+ *       creates FILE (low RAM at offset 0, high RAM, which starts at 4 GiB, right after it: QEMU's order),
+ *       writes the script where the payload looks for it and the "wait" command. Start QEMU after this.
+ *   qemu_phases ready --ram FILE [--ack-timeout DUR]
+ *       waits until the guest has booted and waits for its first command: attach the tracer after this,
+ *       or the firmware's boot-time writes land in its first intervals.
+ *   qemu_phases run (same options as prepare) --hold DUR --phase-log FILE [--ack-timeout DUR]
+ *       holds each phase DUR after the guest confirmed it, then asks for the next; logs everything.
+ *
+ * The guest has no doorbell here, so times come from watching the ack page (phases_abi.h): a phase began
+ * between the command and the ack that shows it (logged as those bounds), and between two samples whose
+ * pass counts differ by two or more at least one whole pass of the sampled phase ran (logged as a pass
+ * over the time between them). Both are conservative: the checker's exact intervals only get fewer.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../guest/phases_abi.h"
+#include "../vmm/guest_abi.h"
+#include "../vmm/phaselog.h"
+#include "../vmm/script.h"
+#include "../vmm/vm.h"
+#include "hvmtrace/error.h"
+#include "hvmtrace/util.h"
+
+#define PAGE      4096ull
+#define HIGH_GPA  (4ull << 30)
+#define SAMPLE_NS 1000000ull /* how often the ack page is read */
+#define HISTORY   4          /* distinct pass counts remembered */
+#define PASS_MASK ((1ull << PHASES_ACK_SHIFT) - 1)
+
+struct options {
+	const char *ram, *payload, *phase_log;
+	uint64_t low_ram, high_ram, array_bytes, hold_ns, ack_timeout_ns;
+};
+
+struct guest {
+	uint8_t *ram;
+	uint64_t bytes;
+	volatile uint32_t *cmd;
+	volatile uint64_t *ack;
+};
+
+__attribute__((format(printf, 1, 2))) static void die(const char *fmt, ...);
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "qemu_phases: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+static uint8_t *gpa_to_host(const struct guest *g, const struct options *o, uint64_t gpa, uint64_t len)
+{
+	if (gpa + len <= o->low_ram)
+		return g->ram + gpa;
+	if (gpa >= HIGH_GPA && gpa - HIGH_GPA + len <= o->high_ram)
+		return g->ram + o->low_ram + (gpa - HIGH_GPA);
+	return NULL;
+}
+
+static void map_ram(struct guest *g, const struct options *o, bool create)
+{
+	int fd = open(o->ram, O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_TRUNC : 0), 0600);
+	struct stat st;
+
+	g->bytes = o->low_ram + o->high_ram;
+	if (fd < 0)
+		die("--ram %s: cannot open", o->ram);
+	if (create && ftruncate(fd, (off_t)g->bytes))
+		die("--ram %s: cannot size it", o->ram);
+	if (fstat(fd, &st) || (uint64_t)st.st_size != g->bytes)
+		die("--ram %s: not as large as --low-ram + --high-ram", o->ram);
+	g->ram = mmap(NULL, g->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (g->ram == MAP_FAILED)
+		die("--ram %s: cannot map it", o->ram);
+	g->cmd = (volatile uint32_t *)gpa_to_host(g, o, PHASES_CMD_GPA, 4);
+	g->ack = (volatile uint64_t *)gpa_to_host(g, o, PHASES_ACK_GPA, 8);
+	if (!g->cmd || !g->ack)
+		die("--ram %s: low RAM too small for the control pages", o->ram);
+}
+
+static void build_script(struct script *s, const struct options *o)
+{
+	struct script_geometry geo = {
+	    .low_pages = o->low_ram / PAGE,
+	    .high_first_gfn = HIGH_GPA / PAGE,
+	    .high_pages = o->high_ram / PAGE,
+	    .first_free_gfn = PHASES_FREE_GPA / PAGE,
+	    .array_bytes = o->array_bytes,
+	};
+	struct hvt_err err = {{0}};
+
+	if (script_build(s, o->payload, &geo, &err))
+		die("%s", err.msg);
+}
+
+/* The script's bytes as the payload reads them; exits if they do not fit the script area. */
+static uint8_t *encode_script(const struct script *s, size_t *len)
+{
+	uint8_t *buf;
+
+	*len = script_encoded_size(s);
+	if (*len > PHASES_SCRIPT_MAX)
+		die("--payload %s: the script does not fit the payload's script area", s->name);
+	buf = malloc(*len);
+	if (!buf || script_encode(s, buf, *len) != *len)
+		die("--payload %s: cannot encode the script", s->name);
+	return buf;
+}
+
+static void prepare(const struct options *o)
+{
+	struct guest g;
+	struct script s = {0};
+	size_t len;
+	uint8_t *bytes;
+
+	map_ram(&g, o, true);
+	build_script(&s, o);
+	bytes = encode_script(&s, &len);
+	memcpy(gpa_to_host(&g, o, PHASES_SCRIPT_GPA, len), bytes, len);
+	*g.cmd = PHASES_CMD_WAIT;
+	msync(g.ram, g.bytes, MS_SYNC);
+	free(bytes);
+	script_free(&s);
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull), .tv_nsec = (long)(ns % 1000000000ull)};
+
+	nanosleep(&ts, NULL);
+}
+
+static uint64_t read_ack(const struct guest *g)
+{
+	return __atomic_load_n(g->ack, __ATOMIC_ACQUIRE);
+}
+
+/* Asks for phase `cmd` and waits until the ack shows phase `want`; returns the ack, *t_seen when seen. */
+static uint64_t command(const struct guest *g, const struct options *o, uint32_t cmd, uint64_t want,
+			uint64_t *t_seen)
+{
+	uint64_t deadline = hvt_now_ns() + o->ack_timeout_ns, ack;
+
+	__atomic_store_n(g->cmd, cmd, __ATOMIC_RELEASE);
+	while ((ack = read_ack(g)) >> PHASES_ACK_SHIFT != want) {
+		if (hvt_now_ns() > deadline) {
+			fprintf(stderr,
+				"qemu_phases: the guest did not confirm phase %" PRIu64
+				" within --ack-timeout (ack 0x%" PRIx64
+				"): is it running phases.elf on --ram?\n",
+				want, ack);
+			exit(1);
+		}
+		sleep_ns(20000);
+	}
+	*t_seen = hvt_now_ns();
+	return ack;
+}
+
+/*
+ * Samples the ack page until `end`, logging passes of phase k: if the count was c at time t1 (the last
+ * sample that saw c) and is >= c + 2 at t2, pass c + 2 began after pass c + 1 ended, which was after t1,
+ * and ended before t2. So each logged pass lies wholly inside [t1, t2], whatever a pass's length.
+ */
+static void watch_passes(const struct guest *g, struct phaselog *pl, unsigned k, uint64_t count, uint64_t t,
+			 uint64_t end)
+{
+	struct sample {
+		uint64_t count, t_last;
+	} hist[HISTORY] = {{count, t}};
+	unsigned nhist = 1;
+	uint64_t logged = count + 1; /* passes <= logged are logged or began before the phase was seen */
+
+	while (hvt_now_ns() < end) {
+		sleep_ns(SAMPLE_NS);
+		uint64_t ack = read_ack(g), now = hvt_now_ns(), c = ack & PASS_MASK;
+
+		if (ack >> PHASES_ACK_SHIFT != k)
+			die("the guest left phase %u by itself (ack 0x%" PRIx64 ")", k, ack);
+		if (c == hist[nhist - 1].count) {
+			hist[nhist - 1].t_last = now;
+			continue;
+		}
+		for (unsigned i = nhist; i-- > 0;)
+			if (hist[i].count + 2 <= c) {
+				if (hist[i].count + 2 > logged) {
+					phaselog_pass(pl, k, 0, hist[i].count + 2, hist[i].t_last, now);
+					logged = hist[i].count + 2;
+				}
+				break;
+			}
+		if (nhist == HISTORY)
+			memmove(hist, hist + 1, --nhist * sizeof(*hist));
+		hist[nhist++] = (struct sample){c, now};
+	}
+}
+
+/* The control pages are part of every phase: the ack page written, the command page read. */
+static void add_control_pages(struct script *s)
+{
+	for (unsigned k = 0; k < s->nphases; k++) {
+		struct range_list *lists[2] = {&s->phases[k].write, &s->phases[k].read};
+		uint64_t gfns[2] = {PHASES_ACK_GPA / PAGE, PHASES_CMD_GPA / PAGE};
+
+		for (int i = 0; i < 2; i++) {
+			struct range_list *l = lists[i];
+
+			if (l->n == l->cap) {
+				l->cap = l->cap ? 2 * l->cap : 8;
+				l->v = realloc(l->v, l->cap * sizeof(*l->v));
+				if (!l->v)
+					die("%s", "out of memory");
+			}
+			l->v[l->n++] = (struct page_range){gfns[i], 1, 1};
+		}
+	}
+}
+
+static void ready(const struct options *o)
+{
+	struct guest g;
+	uint64_t deadline = hvt_now_ns() + o->ack_timeout_ns;
+
+	map_ram(&g, o, false);
+	while (read_ack(&g) >> PHASES_ACK_SHIFT != PHASES_ACK_READY) {
+		if (hvt_now_ns() > deadline) {
+			fprintf(stderr,
+				"qemu_phases: the guest on --ram %s is not ready within --ack-timeout\n",
+				o->ram);
+			exit(1);
+		}
+		sleep_ns(1000000);
+	}
+}
+
+static void run(const struct options *o)
+{
+	const struct vm_slot slots[2] = {{.id = 0, .gpa = 0, .size = o->low_ram},
+					 {.id = 1, .gpa = HIGH_GPA, .size = o->high_ram}};
+	struct hvt_err err = {{0}};
+	struct phaselog pl;
+	struct guest g;
+	struct script s = {0};
+	uint64_t t_cmd, t_seen;
+	size_t len;
+	uint8_t *bytes;
+
+	map_ram(&g, o, false);
+	build_script(&s, o);
+	bytes = encode_script(&s, &len);
+	if (memcmp(gpa_to_host(&g, o, PHASES_SCRIPT_GPA, len), bytes, len))
+		die("--ram %s: holds another script (prepare with the same options)", o->ram);
+	free(bytes);
+	if (phaselog_open(&pl, o->phase_log, &err))
+		die("%s", err.msg);
+	add_control_pages(&s);
+	phaselog_script(&pl, &s, o->hold_ns, PHASES_IMAGE_GPA / PAGE,
+			(PHASES_SCRIPT_GPA + PHASES_SCRIPT_MAX - PHASES_IMAGE_GPA) / PAGE, slots, 2);
+
+	for (unsigned k = 0; k < s.nphases; k++) {
+		t_cmd = hvt_now_ns();
+		uint64_t ack = command(&g, o, k, k, &t_seen), end = t_seen + o->hold_ns;
+
+		phaselog_phase(&pl, k, 0, t_cmd, t_seen);
+		watch_passes(&g, &pl, k, ack & PASS_MASK, t_seen, end);
+	}
+	t_cmd = hvt_now_ns();
+	command(&g, o, s.nphases, PHASES_ACK_DONE, &t_seen);
+	phaselog_done(&pl, t_cmd, t_seen, "finished");
+	phaselog_close(&pl);
+	script_free(&s);
+}
+
+static uint64_t size_arg(const char *name, const char *v)
+{
+	uint64_t b;
+
+	if (hvt_parse_size(v, &b) || !b || b % (2u << 20))
+		die("%s: not a size in whole 2 MiB units", name);
+	return b;
+}
+
+static uint64_t duration_arg(const char *name, const char *v)
+{
+	uint64_t ns;
+
+	if (hvt_parse_duration(v, &ns) || !ns)
+		die("%s: not a duration", name);
+	return ns;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {{"ram", required_argument, NULL, 'r'},
+						 {"low-ram", required_argument, NULL, 'l'},
+						 {"high-ram", required_argument, NULL, 'h'},
+						 {"payload", required_argument, NULL, 'p'},
+						 {"array-size", required_argument, NULL, 'a'},
+						 {"hold", required_argument, NULL, 'H'},
+						 {"phase-log", required_argument, NULL, 'L'},
+						 {"ack-timeout", required_argument, NULL, 't'},
+						 {0}};
+	struct options o = {.payload = "phases4",
+			    .low_ram = 3ull << 30,
+			    .high_ram = 1ull << 30,
+			    .array_bytes = 64ull << 20,
+			    .hold_ns = 1000000000ull,
+			    .ack_timeout_ns = 10000000000ull};
+	const char *verb = argc > 1 ? argv[1] : "";
+	int c;
+
+	optind = 2;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			o.ram = optarg;
+			break;
+		case 'l':
+			o.low_ram = size_arg("--low-ram", optarg);
+			break;
+		case 'h':
+			o.high_ram = size_arg("--high-ram", optarg);
+			break;
+		case 'p':
+			o.payload = optarg;
+			break;
+		case 'a':
+			o.array_bytes = size_arg("--array-size", optarg);
+			break;
+		case 'H':
+			o.hold_ns = duration_arg("--hold", optarg);
+			break;
+		case 'L':
+			o.phase_log = optarg;
+			break;
+		case 't':
+			o.ack_timeout_ns = duration_arg("--ack-timeout", optarg);
+			break;
+		default:
+			exit(2);
+		}
+	}
+	if (!o.ram || (strcmp(verb, "prepare") && strcmp(verb, "ready") && strcmp(verb, "run")) ||
+	    (!strcmp(verb, "run") && !o.phase_log)) {
+		fprintf(stderr,
+			"usage: qemu_phases prepare|ready|run --ram FILE [--low-ram SIZE] [--high-ram SIZE] "
+			"[--payload NAME] [--array-size SIZE] [--hold DUR --phase-log FILE] "
+			"[--ack-timeout DUR]\n");
+		return 2;
+	}
+	/* microvm: RAM up to 3 GiB at 0, the rest at 4 GiB (hw/i386/microvm.c). */
+	if (o.high_ram && o.low_ram != 3ull << 30)
+		die("--low-ram %s: QEMU's microvm has RAM at 4 GiB only when 3 GiB are below it",
+		    "must be 3G");
+	if (!strcmp(verb, "prepare"))
+		prepare(&o);
+	else if (!strcmp(verb, "ready"))
+		ready(&o);
+	else
+		run(&o);
+	return 0;
+}
