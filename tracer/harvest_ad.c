@@ -3,10 +3,13 @@
  * ad mode (KVM with our KVM_AD_HARVEST patch): the tracer reads and clears the accessed and dirty bits of
  * the VM's leaf SPTEs itself, through the A/D fd the VMM handed over, one KVM_AD_HARVEST per slot. The
  * kernel's bitmap layout (64-bit little-endian words, bit i = page i of the slot) is the page sets' own, so
- * it fills the interval's sets in place. The VMM takes no part: no messages per interval.
+ * it fills the interval's sets in place. The VMM takes no part: no messages per interval. It only announces
+ * new layouts when its memslots change; a harvest that meets a change before its announcement waits for it
+ * and harvests that interval again.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 
@@ -14,8 +17,15 @@
 #include "hvmtrace/kvm_ad.h"
 #include "hvmtrace/util.h"
 
-/* One KVM_AD_HARVEST over the whole of slot i, into the interval's sets. */
-static int harvest_slot(struct session *s, struct hvt_interval *iv, uint32_t i, struct hvt_err *err)
+/* How long a harvest that met changed memslots waits for the VMM's new layout, and, once one came, for the
+ * rest of its burst (firmware remaps memory several times in a row). */
+#define LAYOUT_WAIT_MS  500
+#define LAYOUT_BURST_MS 20
+
+/* One KVM_AD_HARVEST over the whole of slot i, into the interval's sets. *stale: the failure may mean the
+ * VMM changed its memslots (KVM knows no such slot, or sizes it differently). */
+static int harvest_slot(struct session *s, struct hvt_interval *iv, uint32_t i, bool *stale,
+			struct hvt_err *err)
 {
 	const struct hvt_memslot *m = &s->layout.slots[i];
 	uint64_t npages = hvt_memslot_npages(&s->layout, m);
@@ -26,37 +36,138 @@ static int harvest_slot(struct session *s, struct hvt_interval *iv, uint32_t i, 
 	    .dirty_bitmap = (uint64_t)(uintptr_t)iv->written[i].words,
 	};
 
-	if (ioctl(s->ad_fd, KVM_AD_HARVEST, &h) < 0)
-		return hvt_err_set(err, -errno, "%s: KVM_AD_HARVEST on slot %u (%s, %llu pages): %s", s->path,
-				   m->slot, m->name, (unsigned long long)npages, strerror(errno));
-	if (h.slot_npages != npages)
+	if (ioctl(s->ad_fd, KVM_AD_HARVEST, &h) < 0) {
+		int e = errno;
+
+		*stale = e == ENOENT || e == EINVAL;
+		return hvt_err_set(err, -e, "%s: KVM_AD_HARVEST on slot %u (%s, %llu pages): %s", s->path,
+				   m->slot, m->name, (unsigned long long)npages, strerror(e));
+	}
+	if (h.slot_npages != npages) {
+		*stale = true;
 		return hvt_err_set(err, -EPROTO,
 				   "%s: KVM slot %u has %llu pages, the VMM's layout says %llu (layout %llu)",
 				   s->path, m->slot, (unsigned long long)h.slot_npages,
 				   (unsigned long long)npages, (unsigned long long)s->layout.generation);
+	}
 	return 0;
 }
 
-/* Harvests every slot of the layout in force into iv (initialised here). */
-static int harvest_all(struct session *s, struct hvt_interval *iv, struct hvt_err *err)
+/* Harvests every slot of the layout in force into iv (initialised here). On failure iv keeps the *done
+ * slots harvested before it (their bits are cleared in KVM: they exist only here). */
+static int harvest_slots(struct session *s, struct hvt_interval *iv, uint32_t *done, bool *stale,
+			 struct hvt_err *err)
 {
 	int rc = hvt_interval_init(iv, &s->layout, HVT_IV_WRITTEN | HVT_IV_ACCESSED);
 
+	*done = 0;
+	*stale = false;
 	if (rc)
 		return hvt_err_set(err, rc, "out of memory for an interval of %u slots", s->layout.nslots);
-	iv->t_start_ns = s->ad_prev_done_ns;
-	iv->t_end_ns = hvt_now_ns();
-	for (uint32_t i = 0; i < s->layout.nslots && !rc; i++)
-		rc = harvest_slot(s, iv, i, err);
-	uint64_t done = hvt_now_ns();
+	for (; *done < s->layout.nslots; ++*done) {
+		rc = harvest_slot(s, iv, *done, stale, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * KVM disagreed with the layout: the VMM may have changed its memslots, and its layout message may be on
+ * the way (it sends it once the change is complete). Reads what the VMM sends for up to LAYOUT_WAIT_MS;
+ * true if a newer layout is now in force. A bye or an error ends the wait (the session records it).
+ */
+static bool await_new_layout(struct session *s)
+{
+	const uint64_t gen = s->layout.generation;
+	const uint64_t deadline = hvt_now_ns() + LAYOUT_WAIT_MS * 1000000ull;
+
+	for (;;) {
+		uint64_t now = hvt_now_ns();
+		struct hvt_err ignored;
+		struct hvt_msg m;
+		int left;
+
+		if (now >= deadline)
+			break;
+		left = s->layout.generation != gen ? LAYOUT_BURST_MS : (int)((deadline - now) / 1000000) + 1;
+		if (session_recv(s, &m, left, &ignored))
+			break;
+		bool layout = m.type == HVT_MSG_LAYOUT;
+		hvt_msg_fini(&m);
+		if (!layout)
+			break;
+	}
+	return s->layout.generation != gen;
+}
+
+/* The pages of the first n slots of old (harvested under an older layout; slot i starts at GFN
+ * old_gfn[i]) go into iv by GFN. Written pages that no slot of the layout in force holds are lost. */
+static void carry_over(const struct session *s, struct hvt_interval *iv, const struct hvt_interval *old,
+		       const uint64_t *old_gfn, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		for (int w = 0; w < 2; w++) {
+			const struct hvt_pageset *from = w ? &old->written[i] : &old->accessed[i];
+			struct hvt_pageset *to = w ? iv->written : iv->accessed;
+			struct hvt_run run;
+			uint64_t pos = 0;
+
+			while (hvt_pageset_next_run(from, &pos, &run)) {
+				for (uint64_t p = run.first; p < run.first + run.count; p++) {
+					uint64_t page;
+					int j = hvt_layout_find_gfn(&s->layout, old_gfn[i] + p, &page);
+
+					if (j >= 0)
+						hvt_pageset_set(&to[j], page);
+					else if (w)
+						iv->lost_pages++;
+				}
+			}
+		}
+	}
+}
+
+/* Harvests every slot of the layout in force into iv (initialised here). When KVM disagrees with the
+ * layout and the VMM then announces a new one, the interval is harvested again under it, once, keeping
+ * what the first attempt had taken. */
+static int harvest_all(struct session *s, struct hvt_interval *iv, struct hvt_err *err)
+{
+	struct hvt_interval first = {0};
+	uint64_t *old_gfn = NULL;
+	uint32_t taken = 0, done;
+	bool stale;
+	int rc;
+
+	uint64_t t_end = hvt_now_ns();
+	rc = harvest_slots(s, iv, &taken, &stale, err);
+	if (rc && stale) {
+		first = *iv;
+		memset(iv, 0, sizeof(*iv));
+		/* The slots' GFNs, before the new layout replaces the old one. */
+		old_gfn = calloc(taken ? taken : 1, sizeof(*old_gfn));
+		for (uint32_t i = 0; old_gfn && i < taken; i++)
+			old_gfn[i] = hvt_memslot_first_gfn(&s->layout, &s->layout.slots[i]);
+		if (old_gfn && await_new_layout(s)) {
+			t_end = hvt_now_ns(); /* every slot's bits up to here are in this interval */
+			rc = harvest_slots(s, iv, &done, &stale, err);
+			if (!rc)
+				carry_over(s, iv, &first, old_gfn, taken);
+		}
+	}
+	uint64_t t_done = hvt_now_ns();
+	free(old_gfn);
+	hvt_interval_fini(&first);
 	if (rc) {
 		hvt_interval_fini(iv);
 		return rc;
 	}
-	iv->harvest_ns = done - iv->t_end_ns;
-	iv->wall_start_ns = hvt_wall_now_ns() - (int64_t)(done - iv->t_start_ns);
+	iv->t_start_ns = s->ad_prev_done_ns;
+	iv->t_end_ns = t_end;
+	iv->harvest_ns = t_done - t_end;
+	iv->wall_start_ns = hvt_wall_now_ns() - (int64_t)(t_done - iv->t_start_ns);
 	iv->generation = s->layout.generation;
-	s->ad_prev_done_ns = done;
+	s->ad_prev_done_ns = t_done;
 	return 0;
 }
 

@@ -5,7 +5,8 @@
  * that the driver also maps (guest RAM is a shared file): the driver writes the command page, the guest only
  * reads it; the guest writes the ack page, the driver only reads it. Host writes do not enter the guest's
  * dirty log, so the command page is never "written"; the ack page is written every pass and so belongs to
- * every phase's write set, and the command page (read every pass) to every phase's read set.
+ * every phase's write set, while the command page, read all the time, counts with the system pages below
+ * it (PHASES_IMAGE_GPA up to and including the command page).
  * Included from C and from assembly, so only #defines here.
  */
 #ifndef HVMTRACE_GUEST_PHASES_ABI_H

@@ -220,24 +220,23 @@ static void watch_passes(const struct guest *g, struct phaselog *pl, unsigned k,
 	}
 }
 
-/* The control pages are part of every phase: the ack page written, the command page read. */
-static void add_control_pages(struct script *s)
+/*
+ * The ack page is written by every pass, so it is part of every phase's write set. The command page is
+ * read all the time, also while the guest waits for its first command, so it goes with the payload's
+ * system pages (code, page tables, script) right below it.
+ */
+static void add_ack_page(struct script *s)
 {
 	for (unsigned k = 0; k < s->nphases; k++) {
-		struct range_list *lists[2] = {&s->phases[k].write, &s->phases[k].read};
-		uint64_t gfns[2] = {PHASES_ACK_GPA / PAGE, PHASES_CMD_GPA / PAGE};
+		struct range_list *l = &s->phases[k].write;
 
-		for (int i = 0; i < 2; i++) {
-			struct range_list *l = lists[i];
-
-			if (l->n == l->cap) {
-				l->cap = l->cap ? 2 * l->cap : 8;
-				l->v = realloc(l->v, l->cap * sizeof(*l->v));
-				if (!l->v)
-					die("%s", "out of memory");
-			}
-			l->v[l->n++] = (struct page_range){gfns[i], 1, 1};
+		if (l->n == l->cap) {
+			l->cap = l->cap ? 2 * l->cap : 8;
+			l->v = realloc(l->v, l->cap * sizeof(*l->v));
+			if (!l->v)
+				die("%s", "out of memory");
 		}
+		l->v[l->n++] = (struct page_range){PHASES_ACK_GPA / PAGE, 1, 1};
 	}
 }
 
@@ -278,9 +277,9 @@ static void run(const struct options *o)
 	free(bytes);
 	if (phaselog_open(&pl, o->phase_log, &err))
 		die("%s", err.msg);
-	add_control_pages(&s);
+	add_ack_page(&s);
 	phaselog_script(&pl, &s, o->hold_ns, PHASES_IMAGE_GPA / PAGE,
-			(PHASES_SCRIPT_GPA + PHASES_SCRIPT_MAX - PHASES_IMAGE_GPA) / PAGE, slots, 2);
+			(PHASES_CMD_GPA + PAGE - PHASES_IMAGE_GPA) / PAGE, slots, 2);
 
 	for (unsigned k = 0; k < s.nphases; k++) {
 		t_cmd = hvt_now_ns();
