@@ -1,0 +1,82 @@
+#!/bin/sh
+# /init of the nested lab's L1 for tests/integration/lab_qemu.sh: patched QEMU (-M microvm -accel kvm on
+# our rebuilt KVM) runs the PVH phase payload (phases.elf) as L2 with guest RAM in a shared tmpfs file,
+# qemu_phases drives its phases through that file, `hvmtrace record` traces it through QEMU's hvmtrace
+# object, and check_phases compares the trace with the phase log page by page: mode ad (written and
+# accessed sets) with kvm_amd npt=1 and npt=0 at 1 s and 100 ms, and QEMU's dirty-log mode once for
+# comparison. Results on the serial console: "CHECK qemu mode=M npt=N interval=I PASS|FAIL …", then
+# "LAB-RESULT PASS|FAIL".
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm
+echo "LAB-L1-UP uptime=$(cut -d' ' -f1 /proc/uptime) kernel=$(uname -r) cpus=$(nproc)"
+cd /lab || exit 1
+result=PASS
+insmod ./irqbypass.ko && insmod ./ccp.ko && insmod ./kvm.ko || result=FAIL
+export ASAN_OPTIONS=detect_leaks=0
+# labqemumodes=ad,dirty-log on the kernel command line picks the modes (default: ad).
+modes=$(sed -n 's/.*labqemumodes=\([a-z,-]*\).*/\1/p' /proc/cmdline | tr , ' ')
+
+# run_one MODE NPT INTERVAL HOLD MIN_INSIDE
+run_one() {
+	d=/tmp/qemu-$1-$2-$3
+	ram=/dev/shm/ram-$1-$2-$3
+	mkdir -p "$d"
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	ok=1
+	accessed=""
+	[ "$1" = ad ] && accessed=--accessed
+	qemu_phases prepare --ram "$ram" --payload phases4 || ok=0
+	taskset -c 0 timeout 300 qemu-system-x86_64 -L /lab/qemu-data -M microvm -accel kvm -cpu qemu64 -m 4G \
+		-object "memory-backend-file,id=ram,size=4G,mem-path=$ram,share=on" -machine memory-backend=ram \
+		-kernel /lab/phases.elf -no-reboot -nodefaults -display none \
+		-qmp "unix:$d/qmp.sock,server=on,wait=off" -object "hvmtrace,id=tr0,path=$d/vm.sock" \
+		>"$d/qemu.err" 2>&1 &
+	qemu=$!
+	echo "lab: mode=$1 npt=$2 interval=$3: QEMU started"
+	for _ in $(seq 300); do [ -S "$d/vm.sock" ] && [ -S "$d/qmp.sock" ] && break; sleep 0.1; done
+	qemu_phases ready --ram "$ram" --ack-timeout 60s >"$d/driver.err" 2>&1 || ok=0
+	echo "lab: mode=$1 npt=$2 interval=$3: guest ready ($(tr -d '\n' <"$d/driver.err"))"
+	timeout 300 hvmtrace record --attach "$d/vm.sock" --mode "$1" --cpu 1 --interval "$3" -o "$d/t.hvt" \
+		2>"$d/record.err" &
+	rec=$!
+	for _ in $(seq 100); do grep -q 'attached to VM' "$d/record.err" && break; sleep 0.1; done
+	qemu_phases run --ram "$ram" --payload phases4 --hold "$4" --phase-log "$d/phases.jsonl" \
+		--ack-timeout 60s >>"$d/driver.err" 2>&1 || ok=0
+	qmp "$d/qmp.sock" '{"execute":"quit"}' >/dev/null 2>&1 || ok=0
+	wait "$rec" || ok=0
+	wait "$qemu"
+	grep -q "in $1 mode" "$d/record.err" || ok=0
+	check_phases --trace "$d/t.hvt" --phase-log "$d/phases.jsonl" --min-inside "$5" $accessed \
+		>"$d/check.out" 2>&1 || ok=0
+	summary=$(tail -n 1 "$d/check.out")
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	if [ "$ok" = 1 ]; then
+		echo "CHECK qemu mode=$1 npt=$2 interval=$3 PASS ($summary; L1 uptime $t0..$t1 s)"
+	else
+		echo "CHECK qemu mode=$1 npt=$2 interval=$3 FAIL ($summary)"
+		for f in qemu.err driver.err record.err; do sed "s|^|lab: $f: |" "$d/$f" | tail -n 20; done
+		grep -B3 -A3 MISMATCH "$d/check.out" | sed "s|^|lab: check.out: |" | head -n 60
+		result=FAIL
+	fi
+	grep -E "attached" "$d/record.err" | sed 's|^|lab: |' | head -2
+	rm -f "$ram"
+}
+
+for npt in 1 0; do
+	if ! insmod ./kvm-amd.ko npt=$npt; then
+		echo "LAB npt=$npt FAIL cannot load kvm-amd.ko"
+		result=FAIL
+		continue
+	fi
+	echo "LAB npt=$npt kvm_amd.npt=$(cat /sys/module/kvm_amd/parameters/npt)"
+	for mode in ${modes:-ad}; do
+		run_one "$mode" $npt 1s 3.5s 2
+		run_one "$mode" $npt 100ms 1.2s 4
+	done
+	for _ in 1 2 3 4 5; do rmmod kvm_amd 2>/dev/null && break; sleep 1; done
+done
+echo "LAB-RESULT $result uptime=$(cut -d' ' -f1 /proc/uptime)"
+poweroff -f
