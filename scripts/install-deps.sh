@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 # Build and unit/integration tests.
 BASE="build-essential pkg-config clang-format libjson-c-dev libroaring-dev libzstd-dev libcmocka-dev libcap-ng-dev
-libisal-dev libpfm4-dev jq procps"
+libisal-dev libpfm4-dev jq procps git"
 
 # Building patched QEMU 10.0 (make qemu) and running it under TCG in the tests.
 QEMU="dpkg-dev ninja-build python3-venv zlib1g-dev libglib2.0-dev libfdt-dev flex bison ccache lib32gcc-12-dev

@@ -73,21 +73,26 @@ else
 		trap - EXIT
 	fi
 
-	# 2. A scratch copy with the series applied (quilt order, as `git am` would).
+	# 2. A scratch git tree of the pristine sources the series touches and builds, and the series applied to
+	# it with `git am`, as a user applies it to the whole Debian source tree.
 	work=$(mktemp -d "$HVMTRACE_CACHE/.kvm-modules.XXXXXX")
 	trap 'rm -rf "$work"' EXIT
 	mkdir -p "$work/src/arch/x86" "$work/src/virt" "$work/overlay"
 	cp -a "$src/arch/x86/kvm" "$work/src/arch/x86/"
 	cp -a "$src/virt/kvm" "$work/src/virt/"
 	mkdir -p "$work/src/include/linux" "$work/src/include/uapi/linux"
-	grep -v '^#' "$series/series" | while read -r patch; do
-		[ -n "$patch" ] || continue
-		# Headers the patch touches come from the full source tree, so the patch sees pristine files.
+	patches=$(grep -v '^#' "$series/series" | sed '/^$/d')
+	for patch in $patches; do
 		sed -n 's|^+++ b/\(include/.*\)|\1|p' "$series/$patch" | while read -r f; do
 			[ -e "$work/src/$f" ] || [ ! -e "$src/$f" ] || cp "$src/$f" "$work/src/$f"
 		done
-		patch -d "$work/src" -p1 -s --no-backup-if-mismatch <"$series/$patch" ||
-			die "$patch does not apply to linux-source-$series_name=$version"
+	done
+	git_w() { git -C "$work/src" -c user.name=hvmtrace -c user.email=hvmtrace@localhost "$@"; }
+	git_w init -q && git_w add -A && git_w commit -qm "linux-source-$series_name $version" ||
+		die "cannot make a git tree of linux-source-$series_name=$version"
+	for patch in $patches; do
+		git_w am -q "$series/$patch" >"$work/am.log" 2>&1 ||
+			die "$patch does not apply with git am to linux-source-$series_name=$version: $(head -n 5 "$work/am.log")"
 	done
 
 	# 3. Build. The kvm Makefile refers to $(srctree) for its own tree and virt/kvm; out of tree, srctree
