@@ -80,7 +80,7 @@ $(BUILD)/tests/tools/%: $(BUILD)/obj/tests/tools/%.o $(LIBHVT)
 	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL)
 
 # Guest payloads: PVH ELF images for QEMU -kernel, and static programs for Linux guests' initramfs.
-$(BUILD)/guest/%.elf: tests/guest/%.S tests/guest/pvh.ld $(wildcard tests/guest/*.h) tests/vmm/phase_loop.inc tests/vmm/guest_abi.h
+$(BUILD)/guest/%.elf: tests/guest/%.S tests/guest/pvh.ld $(wildcard tests/guest/*.h tests/guest/*.inc) tests/vmm/phase_loop.inc tests/vmm/guest_abi.h
 	@mkdir -p $(@D)
 	$(CC) -Itests/vmm -c -o $(BUILD)/guest/$*.o $<
 	ld -m elf_x86_64 --no-warn-rwx-segments -T tests/guest/pvh.ld -o $@ $(BUILD)/guest/$*.o

@@ -11,11 +11,11 @@
  */
 #include "guest_abi.h"
 #include "phases_abi.h"
+#include "long_mode.inc"
 
 #define PVH_NOTE_PHYS32_ENTRY 18
 #define PTE_TABLE 0x27 /* present, writable, user, accessed */
 #define PTE_2M    0xe7 /* … dirty, 2 MiB page */
-#define SEL_KERNEL_CODE 0x08
 #define SEL_KERNEL_DATA 0x10
 #define SEL_USER_DATA   (0x18 | 3)
 #define SEL_USER_CODE   (0x20 | 3)
@@ -59,20 +59,7 @@
 pvh_entry:
 	cli
 	movl	$stack_top, %esp
-	movl	%cr4, %eax
-	orl	$0x20, %eax /* PAE */
-	movl	%eax, %cr4
-	movl	$pml4, %eax
-	movl	%eax, %cr3
-	movl	$0xc0000080, %ecx /* EFER.LME */
-	rdmsr
-	orl	$0x100, %eax
-	wrmsr
-	movl	%cr0, %eax
-	orl	$0x80000001, %eax /* PG | PE */
-	movl	%eax, %cr0
-	lgdt	gdt_desc
-	ljmp	$SEL_KERNEL_CODE, $long_mode
+	enter_long_mode pml4, long_mode
 
 	.code64
 long_mode:
@@ -133,7 +120,7 @@ cpl3_entry:
 	.balign	8
 gdt:
 	.quad	0
-	.quad	0x00af9b000000ffff /* kernel code, 64-bit, accessed */
+	.quad	0x00af9b000000ffff /* 0x08: kernel code, 64-bit, accessed (long_mode.inc) */
 	.quad	0x00cf93000000ffff /* kernel data, accessed */
 	.quad	0x00cff3000000ffff /* user data, accessed */
 	.quad	0x00affb000000ffff /* user code, 64-bit, accessed */

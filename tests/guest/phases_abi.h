@@ -15,8 +15,8 @@
 #define PHASES_IMAGE_GPA  0x100000 /* the PVH image (code, GDT, page tables), see pvh.ld */
 #define PHASES_SCRIPT_GPA 0x200000 /* the script (guest_abi.h format), written by the driver before boot */
 #define PHASES_SCRIPT_MAX 0x100000
-#define PHASES_CMD_GPA    0x300000 /* u32: the phase the driver asks for; PHASES_CMD_WAIT before the first */
-#define PHASES_ACK_GPA    0x301000 /* u64: phase << 48 | passes completed, written per pass and phase */
+#define PHASES_CMD_GPA    0x300000  /* u32: the phase the driver asks for; PHASES_CMD_WAIT before the first */
+#define PHASES_ACK_GPA    0x301000  /* u64: phase << 48 | passes completed, written per pass and phase */
 #define PHASES_FREE_GPA   0x1000000 /* the script's pages start here: nothing below but the above */
 
 #define PHASES_CMD_WAIT  0xffffffff

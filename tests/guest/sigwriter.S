@@ -4,9 +4,12 @@
  * The signature is "HVTSIG" + 2 NULs + the address (8 bytes, little-endian), so a test can find each one
  * in the memory backing file and check that it sits where the extent list says the address lives.
  * Long mode with an identity map of the first 64 GiB in 1 GiB pages reaches addresses above the PCI hole.
+ * Used under TCG only: under this host's KVM (kvm_pvm) it resets at once (not investigated; its 1 GiB
+ * pages are the likely cause: phases.S, with 2 MiB pages and the same entry, runs there).
  */
 #define PVH_NOTE_PHYS32_ENTRY 18
 #define DEBUG_EXIT_PORT 0xf4
+#include "long_mode.inc"
 
 	.section .note.pvh, "a"
 	.balign 4
@@ -35,20 +38,7 @@ pvh_entry:
 	incl %ecx
 	cmpl $64, %ecx
 	jne 1b
-	movl %cr4, %eax
-	orl $0x20, %eax          /* PAE */
-	movl %eax, %cr4
-	movl $pml4, %eax
-	movl %eax, %cr3
-	movl $0xc0000080, %ecx   /* EFER.LME */
-	rdmsr
-	orl $0x100, %eax
-	wrmsr
-	movl %cr0, %eax
-	orl $0x80000001, %eax    /* PG | PE */
-	movl %eax, %cr0
-	lgdt gdt_desc
-	ljmp $0x08, $long_mode
+	enter_long_mode pml4, long_mode
 
 	.code64
 long_mode:

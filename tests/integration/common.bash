@@ -124,3 +124,43 @@ need_qemu() {
 	QEMU=$dir/qemu-system-x86_64
 	QEMU_L=(-L "$dir/optionrom" -L /usr/share/seabios -L /usr/share/qemu) # the last: qboot for microvm
 }
+
+# The nested lab (tests/lab/): Debian's kernel K (6.1|6.12) as L1 under TCG -cpu max with our KVM modules.
+# lab_prepare K: sets LAB_KDIR (the guest kernel: PVH vmlinux and modules) and LAB_KVM_FILES (mkinitramfs.sh
+# arguments putting the modules L1 loads, ours built by scripts/kvm-modules.sh as a user builds them, and
+# tests/lab/l1_common.sh into /lab). Skips when the kernel's headers are missing.
+lab_prepare() {
+	local abi mods
+	. "$ROOT/versions.env"
+	case $1 in 6.1) abi=$KERNEL_6_1_ABI ;; 6.12) abi=$KERNEL_6_12_ABI ;; *) fail "LAB_KERNELS: no kernel '$1'" ;; esac
+	[ -f "/usr/src/linux-headers-$abi/Makefile" ] ||
+		skip "linux-headers-$abi not installed (scripts/install-deps.sh installs it)"
+	LAB_KDIR=$(scripts/guest-kernel.sh -q "$1") || fail "guest kernel $1"
+	mods=$(scripts/kvm-modules.sh -q "$abi" 2>"$T/mods-$1.err") || fail "kvm modules for $abi: $(tail -5 "$T/mods-$1.err")"
+	LAB_KVM_FILES=(-f "$mods/kvm.ko:/lab/kvm.ko" -f "$mods/kvm-amd.ko:/lab/kvm-amd.ko"
+		-f "$LAB_KDIR/modules/kernel/virt/lib/irqbypass.ko:/lab/irqbypass.ko"
+		-f "$LAB_KDIR/modules/kernel/drivers/crypto/ccp/ccp.ko:/lab/ccp.ko"
+		-f "$ROOT/tests/lab/l1_common.sh:/lab/l1_common.sh")
+}
+
+# lab_boot K INITRAMFS MEM_MIB APPEND KIND N: boots L1 with two CPUs (a vCPU thread on one, the tracer on
+# the other, as on a real host), prints its LAB/CHECK/lab: lines, and fails unless it reported
+# "LAB-RESULT PASS" with N "CHECK KIND … PASS" lines. The serial log is kept as $T/lab-K.log.
+# loglevel=4: L1's warnings (lockups, oopses) reach the log, its boot chatter does not.
+lab_boot() {
+	local start wall n
+	start=$(date +%s%N)
+	timeout "${LAB_TIMEOUT:-400}" qemu-system-x86_64 -accel tcg -cpu max -m "$3" -smp 2 -display none \
+		-no-reboot -serial "file:$T/serial-$1.log" -monitor none -nodefaults -kernel "$LAB_KDIR/vmlinux" \
+		-initrd "$2" -append "console=ttyS0 nokaslr panic=-1 loglevel=4 $4" </dev/null >"$T/qemu-$1.out" 2>&1
+	tr -d '\r' <"$T/serial-$1.log" >"$T/lab-$1.log"
+	wall=$((($(date +%s%N) - start) / 1000000))
+	grep -E '^(LAB|CHECK|lab:)' "$T/lab-$1.log"
+	grep -q '^LAB-RESULT' "$T/lab-$1.log" ||
+		fail "lab $1: L1 ended without a result after $wall ms; its last lines: $(tail -n 15 "$T/lab-$1.log")"
+	grep -q '^LAB-RESULT PASS' "$T/lab-$1.log" ||
+		fail "lab $1: $(grep -E '^(CHECK .*FAIL|LAB.*FAIL)' "$T/lab-$1.log" | head -5)"
+	n=$(grep -c "^CHECK $5 .* PASS" "$T/lab-$1.log")
+	[ "$n" -eq "$6" ] || fail "lab $1: $n of $6 $5 scenarios passed"
+	echo "lab $1: $n $5 scenarios passed in $wall ms wall"
+}

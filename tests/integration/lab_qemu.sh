@@ -7,7 +7,6 @@
 # The L1 side is tests/lab/qemu_init.sh. LAB_KERNELS="6.1" runs one kernel; LAB_QEMU_MODES="ad,dirty-log"
 # adds QEMU's dirty-log mode.
 . "$(dirname "$0")/common.bash"
-. "$ROOT/versions.env"
 
 command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 missing (scripts/install-deps.sh installs qemu-system-x86)"
 need_qemu
@@ -24,34 +23,13 @@ cp "$(dirname "$QEMU")"/optionrom/*.bin "$T/qemu-data/" && cp /usr/share/qemu/qb
 
 n_modes=$(echo "${LAB_QEMU_MODES:-ad}" | tr , '\n' | grep -c .)
 for k in ${LAB_KERNELS:-6.1 6.12}; do
-	case $k in 6.1) abi=$KERNEL_6_1_ABI ;; 6.12) abi=$KERNEL_6_12_ABI ;; *) fail "LAB_KERNELS: no kernel '$k'" ;; esac
-	[ -f "/usr/src/linux-headers-$abi/Makefile" ] ||
-		skip "linux-headers-$abi not installed (scripts/install-deps.sh installs it)"
-	kdir=$(scripts/guest-kernel.sh -q "$k") || fail "guest kernel $k"
-	mods=$(scripts/kvm-modules.sh -q "$abi" 2>"$T/mods-$k.err") || fail "kvm modules for $abi: $(tail -5 "$T/mods-$k.err")"
+	lab_prepare "$k"
 	ir=$(scripts/mkinitramfs.sh -q \
 		-b "$T/qemu-system-x86_64:/bin/qemu-system-x86_64" -f "$T/qemu-data:/lab/qemu-data" \
 		-b "$ROOT/$BUILD/bin/hvmtrace:/bin/hvmtrace" \
 		-b "$ROOT/$BUILD/tests/tools/check_phases:/bin/check_phases" \
 		-b "$ROOT/$BUILD/tests/tools/qemu_phases:/bin/qemu_phases" \
 		-b "$ROOT/$BUILD/tests/tools/qmp:/bin/qmp" -f "$ROOT/$BUILD/guest/phases.elf:/lab/phases.elf" \
-		-f "$mods/kvm.ko:/lab/kvm.ko" -f "$mods/kvm-amd.ko:/lab/kvm-amd.ko" \
-		-f "$kdir/modules/kernel/virt/lib/irqbypass.ko:/lab/irqbypass.ko" \
-		-f "$kdir/modules/kernel/drivers/crypto/ccp/ccp.ko:/lab/ccp.ko" \
-		tests/lab/qemu_init.sh) || fail "initramfs for $k"
-	start=$(date +%s%N)
-	# Two L1 CPUs: QEMU's vCPU thread on one, the tracer on the other, as on a real host.
-	# loglevel=4: L1's warnings (lockups, oopses) reach the log, its boot chatter does not.
-	timeout "${LAB_TIMEOUT:-400}" qemu-system-x86_64 -accel tcg -cpu max -m 3072 -smp 2 -display none \
-		-no-reboot -serial "file:$T/serial-$k.log" -monitor none -nodefaults -kernel "$kdir/vmlinux" \
-		-initrd "$ir" -append "console=ttyS0 nokaslr panic=-1 loglevel=4 labqemumodes=${LAB_QEMU_MODES:-ad}" \
-		</dev/null >"$T/qemu-$k.out" 2>&1
-	tr -d '\r' <"$T/serial-$k.log" >"$T/lab-$k.log"
-	wall=$((($(date +%s%N) - start) / 1000000))
-	grep -E '^(LAB|CHECK|lab:)' "$T/lab-$k.log"
-	grep -q '^LAB-RESULT' "$T/lab-$k.log" || fail "lab $k: L1 ended without a result after $wall ms; its last lines: $(tail -n 15 "$T/lab-$k.log")"
-	grep -q '^LAB-RESULT PASS' "$T/lab-$k.log" || fail "lab $k: $(grep -E '^(CHECK .*FAIL|LAB.*FAIL)' "$T/lab-$k.log" | head -5)"
-	n=$(grep -c '^CHECK qemu .* PASS' "$T/lab-$k.log")
-	[ "$n" -eq $((4 * n_modes)) ] || fail "lab $k: $n of $((4 * n_modes)) QEMU scenarios passed"
-	echo "lab $k: $n QEMU scenarios passed in $wall ms wall"
+		"${LAB_KVM_FILES[@]}" tests/lab/qemu_init.sh) || fail "initramfs for $k"
+	lab_boot "$k" "$ir" 3072 "labqemumodes=${LAB_QEMU_MODES:-ad}" qemu $((4 * n_modes))
 done

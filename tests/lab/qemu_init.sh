@@ -6,16 +6,8 @@
 # accessed sets) with kvm_amd npt=1 and npt=0 at 1 s and 100 ms, and QEMU's dirty-log mode once for
 # comparison. Results on the serial console: "CHECK qemu mode=M npt=N interval=I PASS|FAIL …", then
 # "LAB-RESULT PASS|FAIL".
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-mount -t tmpfs tmp /tmp
-mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm
-echo "LAB-L1-UP uptime=$(cut -d' ' -f1 /proc/uptime) kernel=$(uname -r) cpus=$(nproc)"
-cd /lab || exit 1
-result=PASS
-insmod ./irqbypass.ko && insmod ./ccp.ko && insmod ./kvm.ko || result=FAIL
-export ASAN_OPTIONS=detect_leaks=0
+. /lab/l1_common.sh
+
 # labqemumodes=ad,dirty-log on the kernel command line picks the modes (default: ad).
 modes=$(sed -n 's/.*labqemumodes=\([a-z,-]*\).*/\1/p' /proc/cmdline | tr , ' ')
 
@@ -66,17 +58,11 @@ run_one() {
 }
 
 for npt in 1 0; do
-	if ! insmod ./kvm-amd.ko npt=$npt; then
-		echo "LAB npt=$npt FAIL cannot load kvm-amd.ko"
-		result=FAIL
-		continue
-	fi
-	echo "LAB npt=$npt kvm_amd.npt=$(cat /sys/module/kvm_amd/parameters/npt)"
+	load_kvm_amd $npt || continue
 	for mode in ${modes:-ad}; do
 		run_one "$mode" $npt 1s 3.5s 2
 		run_one "$mode" $npt 100ms 1.2s 4
 	done
-	for _ in 1 2 3 4 5; do rmmod kvm_amd 2>/dev/null && break; sleep 1; done
+	unload_kvm_amd
 done
-echo "LAB-RESULT $result uptime=$(cut -d' ' -f1 /proc/uptime)"
-poweroff -f
+lab_end

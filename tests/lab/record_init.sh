@@ -4,16 +4,7 @@
 # harvests through the A/D fd), and check_phases compares the trace's written and accessed sets with the
 # VMM's phase log page by page. Every combination of kvm_amd npt=1/0 and 1 s / 100 ms intervals. Results
 # go to the serial console: "CHECK record npt=N interval=I PASS|FAIL …", then "LAB-RESULT PASS|FAIL".
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-mount -t tmpfs tmp /tmp
-echo "LAB-L1-UP uptime=$(cut -d' ' -f1 /proc/uptime) kernel=$(uname -r) cpus=$(nproc)"
-cd /lab || exit 1
-result=PASS
-insmod ./irqbypass.ko && insmod ./ccp.ko && insmod ./kvm.ko || result=FAIL
-# Sanitized test builds: leak checking needs nothing from the lab, but keep it quiet and fatal-free.
-export ASAN_OPTIONS=detect_leaks=0
+. /lab/l1_common.sh
 
 # run_one NPT INTERVAL PHASE_TIME MIN_INSIDE
 run_one() {
@@ -44,15 +35,9 @@ run_one() {
 }
 
 for npt in 1 0; do
-	if ! insmod ./kvm-amd.ko npt=$npt; then
-		echo "LAB npt=$npt FAIL cannot load kvm-amd.ko"
-		result=FAIL
-		continue
-	fi
-	echo "LAB npt=$npt kvm_amd.npt=$(cat /sys/module/kvm_amd/parameters/npt)"
+	load_kvm_amd $npt || continue
 	run_one $npt 1s 3.5s 2
 	run_one $npt 100ms 1.2s 4 # phase 0 starts with first-touch faults, slow under TCG
-	for _ in 1 2 3 4 5; do rmmod kvm_amd 2>/dev/null && break; sleep 1; done
+	unload_kvm_amd
 done
-echo "LAB-RESULT $result uptime=$(cut -d' ' -f1 /proc/uptime)"
-poweroff -f
+lab_end

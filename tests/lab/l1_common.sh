@@ -1,0 +1,32 @@
+# Sourced by the nested lab's L1 /init scripts (record_init.sh, qemu_init.sh): mounts, the KVM modules
+# L1 needs before kvm-amd, and kvm-amd loading per npt setting. Sets result=PASS (scenarios set FAIL).
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm
+echo "LAB-L1-UP uptime=$(cut -d' ' -f1 /proc/uptime) kernel=$(uname -r) cpus=$(nproc)"
+cd /lab || exit 1
+result=PASS
+insmod ./irqbypass.ko && insmod ./ccp.ko && insmod ./kvm.ko || result=FAIL
+# Sanitized test builds: leak checking needs nothing from the lab, but keep it quiet and fatal-free.
+export ASAN_OPTIONS=detect_leaks=0
+
+# load_kvm_amd NPT: our kvm-amd.ko with npt=NPT (1: TDP MMU, 0: shadow MMU); says which, or FAIL.
+load_kvm_amd() {
+	if ! insmod ./kvm-amd.ko npt="$1"; then
+		echo "LAB npt=$1 FAIL cannot load kvm-amd.ko"
+		result=FAIL
+		return 1
+	fi
+	echo "LAB npt=$1 kvm_amd.npt=$(cat /sys/module/kvm_amd/parameters/npt)"
+}
+
+unload_kvm_amd() {
+	for _ in 1 2 3 4 5; do rmmod kvm_amd 2>/dev/null && return; sleep 1; done
+}
+
+lab_end() {
+	echo "LAB-RESULT $result uptime=$(cut -d' ' -f1 /proc/uptime)"
+	poweroff -f
+}
