@@ -179,8 +179,11 @@ int main(int argc, char **argv)
 						 : "guest failed";
 	if (rc < 0)
 		fprintf(stderr, "hvmtrace-vmm: %s\n", err.msg);
-	else
-		phaselog_done(&pl, 0, hvt_now_ns(), rc == RUN_FINISHED ? "finished" : "signal");
+	else {
+		uint64_t now = hvt_now_ns();
+
+		phaselog_done(&pl, now, now, rc == RUN_FINISHED ? "finished" : "signal");
+	}
 	attach_server_finish(srv, reason);
 	phaselog_close(&pl);
 	script_free(&s);
