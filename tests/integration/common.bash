@@ -147,20 +147,26 @@ lab_prepare() {
 # the other, as on a real host), prints its LAB/CHECK/lab: lines, and fails unless it reported
 # "LAB-RESULT PASS" with N "CHECK KIND … PASS" lines. The serial log is kept as $T/lab-K.log.
 # loglevel=4: L1's warnings (lockups, oopses) reach the log, its boot chatter does not.
+# An L1 that stops reporting (seen on 6.1 now and then, cause unknown: see the closing note of issue 4)
+# is cut off by LAB_TIMEOUT and booted once more; the output says so, with the hung run's last lines.
 lab_boot() {
-	local start wall n
-	start=$(date +%s%N)
-	timeout "${LAB_TIMEOUT:-400}" qemu-system-x86_64 -accel tcg -cpu max -m "$3" -smp 2 -display none \
-		-no-reboot -serial "file:$T/serial-$1.log" -monitor none -nodefaults -kernel "$LAB_KDIR/vmlinux" \
-		-initrd "$2" -append "console=ttyS0 nokaslr panic=-1 loglevel=4 $4" </dev/null >"$T/qemu-$1.out" 2>&1
-	tr -d '\r' <"$T/serial-$1.log" >"$T/lab-$1.log"
-	wall=$((($(date +%s%N) - start) / 1000000))
-	grep -E '^(LAB|CHECK|lab:)' "$T/lab-$1.log"
-	grep -q '^LAB-RESULT' "$T/lab-$1.log" ||
-		fail "lab $1: L1 ended without a result after $wall ms; its last lines: $(tail -n 15 "$T/lab-$1.log")"
+	local start wall n try
+	for try in 1 2; do
+		start=$(date +%s%N)
+		timeout "${LAB_TIMEOUT:-400}" qemu-system-x86_64 -accel tcg -cpu max -m "$3" -smp 2 -display none \
+			-no-reboot -serial "file:$T/serial-$1.log" -monitor none -nodefaults -kernel "$LAB_KDIR/vmlinux" \
+			-initrd "$2" -append "console=ttyS0 nokaslr panic=-1 loglevel=4 $4" </dev/null >"$T/qemu-$1.out" 2>&1
+		tr -d '\r' <"$T/serial-$1.log" >"$T/lab-$1.log"
+		wall=$((($(date +%s%N) - start) / 1000000))
+		grep -E '^(LAB|CHECK|lab:)' "$T/lab-$1.log"
+		grep -q '^LAB-RESULT' "$T/lab-$1.log" && break
+		echo "lab $1: L1 HUNG: no result after $wall ms; its last lines:"
+		tail -n 15 "$T/lab-$1.log" | sed 's/^/  | /'
+		[ "$try" = 1 ] && echo "lab $1: booting L1 once more" || fail "lab $1: L1 hung twice"
+	done
 	grep -q '^LAB-RESULT PASS' "$T/lab-$1.log" ||
 		fail "lab $1: $(grep -E '^(CHECK .*FAIL|LAB.*FAIL)' "$T/lab-$1.log" | head -5)"
 	n=$(grep -c "^CHECK $5 .* PASS" "$T/lab-$1.log")
 	[ "$n" -eq "$6" ] || fail "lab $1: $n of $6 $5 scenarios passed"
-	echo "lab $1: $n $5 scenarios passed in $wall ms wall"
+	echo "lab $1: $n $5 scenarios passed in $wall ms wall$([ "$try" = 2 ] && echo " (on the second boot: the first hung)")"
 }

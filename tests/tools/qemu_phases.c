@@ -160,14 +160,21 @@ static uint64_t read_ack(const struct guest *g)
 	return __atomic_load_n(g->ack, __ATOMIC_ACQUIRE);
 }
 
-/* Asks for phase `cmd` and waits until the ack shows phase `want`; returns the ack, *t_seen when seen. */
+/*
+ * Asks for phase `cmd` and waits until the ack shows phase `want`; returns that ack. The guest made the
+ * change before *t_seen; the ack's pass count was still current at *t_read (just before the read).
+ */
 static uint64_t command(const struct guest *g, const struct options *o, uint32_t cmd, uint64_t want,
-			uint64_t *t_seen)
+			uint64_t *t_read, uint64_t *t_seen)
 {
 	uint64_t deadline = hvt_now_ns() + o->ack_timeout_ns, ack;
 
 	__atomic_store_n(g->cmd, cmd, __ATOMIC_RELEASE);
-	while ((ack = read_ack(g)) >> PHASES_ACK_SHIFT != want) {
+	for (;;) {
+		*t_read = hvt_now_ns();
+		ack = read_ack(g);
+		if (ack >> PHASES_ACK_SHIFT == want)
+			break;
 		if (hvt_now_ns() > deadline) {
 			fprintf(stderr,
 				"qemu_phases: the guest did not confirm phase %" PRIu64
@@ -183,9 +190,10 @@ static uint64_t command(const struct guest *g, const struct options *o, uint32_t
 }
 
 /*
- * Samples the ack page until `end`, logging passes of phase k: if the count was c at time t1 (the last
- * sample that saw c) and is >= c + 2 at t2, pass c + 2 began after pass c + 1 ended, which was after t1,
- * and ended before t2. So each logged pass lies wholly inside [t1, t2], whatever a pass's length.
+ * Samples the ack page until `end`, logging passes of phase k: if the count was still c at time t1 (just
+ * before the last read that saw c) and is >= c + 2 at t2 (just after a later read), pass c + 2 began after
+ * pass c + 1 ended, which was after t1, and ended before t2. So each logged pass lies wholly inside [t1, t2],
+ * whatever a pass's length.
  */
 static void watch_passes(const struct guest *g, struct phaselog *pl, unsigned k, uint64_t count, uint64_t t,
 			 uint64_t end)
@@ -198,12 +206,13 @@ static void watch_passes(const struct guest *g, struct phaselog *pl, unsigned k,
 
 	while (hvt_now_ns() < end) {
 		sleep_ns(SAMPLE_NS);
-		uint64_t ack = read_ack(g), now = hvt_now_ns(), c = ack & PASS_MASK;
+		/* The count was c at `before` at the latest and had become c by `now`. */
+		uint64_t before = hvt_now_ns(), ack = read_ack(g), now = hvt_now_ns(), c = ack & PASS_MASK;
 
 		if (ack >> PHASES_ACK_SHIFT != k)
 			die("the guest left phase %u by itself (ack 0x%" PRIx64 ")", k, ack);
 		if (c == hist[nhist - 1].count) {
-			hist[nhist - 1].t_last = now;
+			hist[nhist - 1].t_last = before;
 			continue;
 		}
 		for (unsigned i = nhist; i-- > 0;)
@@ -216,7 +225,7 @@ static void watch_passes(const struct guest *g, struct phaselog *pl, unsigned k,
 			}
 		if (nhist == HISTORY)
 			memmove(hist, hist + 1, --nhist * sizeof(*hist));
-		hist[nhist++] = (struct sample){c, now};
+		hist[nhist++] = (struct sample){c, before};
 	}
 }
 
@@ -265,7 +274,7 @@ static void run(const struct options *o)
 	struct phaselog pl;
 	struct guest g;
 	struct script s = {0};
-	uint64_t t_cmd, t_seen;
+	uint64_t t_cmd, t_read, t_seen;
 	size_t len;
 	uint8_t *bytes;
 
@@ -283,13 +292,13 @@ static void run(const struct options *o)
 
 	for (unsigned k = 0; k < s.nphases; k++) {
 		t_cmd = hvt_now_ns();
-		uint64_t ack = command(&g, o, k, k, &t_seen), end = t_seen + o->hold_ns;
+		uint64_t ack = command(&g, o, k, k, &t_read, &t_seen), end = t_seen + o->hold_ns;
 
 		phaselog_phase(&pl, k, 0, t_cmd, t_seen);
-		watch_passes(&g, &pl, k, ack & PASS_MASK, t_seen, end);
+		watch_passes(&g, &pl, k, ack & PASS_MASK, t_read, end);
 	}
 	t_cmd = hvt_now_ns();
-	command(&g, o, s.nphases, PHASES_ACK_DONE, &t_seen);
+	command(&g, o, s.nphases, PHASES_ACK_DONE, &t_read, &t_seen);
 	phaselog_done(&pl, t_cmd, t_seen, "finished");
 	phaselog_close(&pl);
 	script_free(&s);
