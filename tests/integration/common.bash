@@ -148,14 +148,25 @@ lab_prepare() {
 # "LAB-RESULT PASS" with N "CHECK KIND … PASS" lines. The serial log is kept as $T/lab-K.log.
 # loglevel=4: L1's warnings (lockups, oopses) reach the log, its boot chatter does not.
 # An L1 that stops reporting (seen on 6.1 now and then, cause unknown: see the closing note of issue 4)
-# is cut off by LAB_TIMEOUT and booted once more; the output says so, with the hung run's last lines.
+# is cut off after LAB_TIMEOUT seconds, where each of its CPUs was is printed (lab_where), and it is
+# booted once more; the output says so.
 lab_boot() {
-	local start wall n try
+	local start wall n try pid s
 	for try in 1 2; do
 		start=$(date +%s%N)
-		timeout "${LAB_TIMEOUT:-400}" qemu-system-x86_64 -accel tcg -cpu max -m "$3" -smp 2 -display none \
-			-no-reboot -serial "file:$T/serial-$1.log" -monitor none -nodefaults -kernel "$LAB_KDIR/vmlinux" \
-			-initrd "$2" -append "console=ttyS0 nokaslr panic=-1 loglevel=4 $4" </dev/null >"$T/qemu-$1.out" 2>&1
+		rm -f "$T/l1-$1.qmp"
+		qemu-system-x86_64 -accel tcg -cpu max -m "$3" -smp 2 -display none -no-reboot \
+			-serial "file:$T/serial-$1.log" -monitor none -qmp "unix:$T/l1-$1.qmp,server=on,wait=off" \
+			-nodefaults -kernel "$LAB_KDIR/vmlinux" -initrd "$2" \
+			-append "console=ttyS0 nokaslr panic=-1 loglevel=4 $4" </dev/null >"$T/qemu-$1.out" 2>&1 &
+		pid=$!
+		BG_PIDS+=("$pid")
+		for ((s = 0; s < ${LAB_TIMEOUT:-400}; s++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 1
+		done
+		kill -0 "$pid" 2>/dev/null && lab_where "$1" && kill "$pid"
+		wait "$pid" 2>/dev/null
 		tr -d '\r' <"$T/serial-$1.log" >"$T/lab-$1.log"
 		wall=$((($(date +%s%N) - start) / 1000000))
 		grep -E '^(LAB|CHECK|lab:)' "$T/lab-$1.log"
@@ -169,4 +180,17 @@ lab_boot() {
 	n=$(grep -c "^CHECK $5 .* PASS" "$T/lab-$1.log")
 	[ "$n" -eq "$6" ] || fail "lab $1: $n of $6 $5 scenarios passed"
 	echo "lab $1: $n $5 scenarios passed in $wall ms wall$([ "$try" = 2 ] && echo " (on the second boot: the first hung)")"
+}
+
+# lab_where K: where L1's CPUs are (RIP and CPL), read three times over 2 s through L0's QMP. L1 runs
+# with nokaslr, so the addresses can be named with the System.map of Debian's linux-image-ABI-dbg (the
+# image package ships only a placeholder).
+lab_where() {
+	local i
+	for i in 1 2 3; do
+		"$TOOLS/qmp" "$T/l1-$1.qmp" \
+			'{"execute":"human-monitor-command","arguments":{"command-line":"info registers -a"}}' |
+			sed 's/\\r\\n/\n/g' | sed -n 's/^[RE]IP=\([0-9a-f]*\) .*\(CPL=[0-3]\).*/lab '"$1"': L1 CPU at \1 \2/p'
+		sleep 1
+	done
 }
