@@ -4,8 +4,8 @@
 # qemu_phases drives its phases through that file, `hvmtrace record` traces it through QEMU's hvmtrace
 # object, and check_phases compares the trace with the phase log page by page: mode ad (written and
 # accessed sets) with kvm_amd npt=1 and npt=0 at 1 s and 100 ms (and QEMU's dirty-log mode as well when
-# the kernel command line asks for it, for comparison). Results on the serial console: "CHECK qemu mode=M npt=N interval=I PASS|FAIL …", then
-# "LAB-RESULT PASS|FAIL".
+# the kernel command line asks for it, for comparison). Results on the serial console:
+# "CHECK qemu mode=M npt=N interval=I PASS|FAIL …", then "LAB-RESULT PASS|FAIL".
 . /lab/l1_common.sh
 
 # labqemumodes=ad,dirty-log on the kernel command line picks the modes (default: ad).
