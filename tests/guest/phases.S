@@ -11,9 +11,8 @@
  */
 #include "guest_abi.h"
 #include "phases_abi.h"
-#include "long_mode.inc"
+#include "pvh_entry.inc"
 
-#define PVH_NOTE_PHYS32_ENTRY 18
 #define PTE_TABLE 0x27 /* present, writable, user, accessed */
 #define PTE_2M    0xe7 /* … dirty, 2 MiB page */
 #define SEL_KERNEL_DATA 0x10
@@ -47,11 +46,7 @@
 	jmp	1b
 	.endm
 
-	.section .note.pvh, "a"
-	.balign	4
-	.long	4, 4, PVH_NOTE_PHYS32_ENTRY
-	.asciz	"Xen"
-	.long	pvh_entry
+	pvh_note pvh_entry
 
 	.text
 	.code32
@@ -120,7 +115,7 @@ cpl3_entry:
 	.balign	8
 gdt:
 	.quad	0
-	.quad	0x00af9b000000ffff /* 0x08: kernel code, 64-bit, accessed (long_mode.inc) */
+	.quad	0x00af9b000000ffff /* 0x08: kernel code, 64-bit, accessed (pvh_entry.inc) */
 	.quad	0x00cf93000000ffff /* kernel data, accessed */
 	.quad	0x00cff3000000ffff /* user data, accessed */
 	.quad	0x00affb000000ffff /* user code, 64-bit, accessed */

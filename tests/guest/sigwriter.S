@@ -7,15 +7,10 @@
  * Used under TCG only: under this host's KVM (kvm_pvm) it resets at once (not investigated; its 1 GiB
  * pages are the likely cause: phases.S, with 2 MiB pages and the same entry, runs there).
  */
-#define PVH_NOTE_PHYS32_ENTRY 18
 #define DEBUG_EXIT_PORT 0xf4
-#include "long_mode.inc"
+#include "pvh_entry.inc"
 
-	.section .note.pvh, "a"
-	.balign 4
-	.long 4, 4, PVH_NOTE_PHYS32_ENTRY
-	.asciz "Xen"
-	.long pvh_entry
+	pvh_note pvh_entry
 
 	.text
 	.code32

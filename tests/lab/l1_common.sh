@@ -30,3 +30,19 @@ lab_end() {
 	echo "LAB-RESULT $result uptime=$(cut -d' ' -f1 /proc/uptime)"
 	poweroff -f
 }
+
+# report WHAT OK T0 DIR FILE...: the scenario's "CHECK WHAT PASS|FAIL (checker summary; …)" line from
+# DIR/check.out; on failure also the last lines of each FILE in DIR and the checker's mismatches.
+report() {
+	what=$1 ok=$2 t0=$3 d=$4
+	shift 4
+	summary=$(tail -n 1 "$d/check.out")
+	if [ "$ok" = 1 ]; then
+		echo "CHECK $what PASS ($summary; L1 uptime $t0..$(cut -d' ' -f1 /proc/uptime) s)"
+		return
+	fi
+	echo "CHECK $what FAIL ($summary)"
+	for f in "$@"; do sed "s|^|lab: $f: |" "$d/$f" | tail -n 20; done
+	grep -B3 -A3 MISMATCH "$d/check.out" | sed "s|^|lab: check.out: |" | head -n 60
+	result=FAIL
+}

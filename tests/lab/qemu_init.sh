@@ -43,16 +43,7 @@ run_one() {
 	grep -q "in $1 mode" "$d/record.err" || ok=0
 	check_phases --trace "$d/t.hvt" --phase-log "$d/phases.jsonl" --min-inside "$5" $accessed \
 		>"$d/check.out" 2>&1 || ok=0
-	summary=$(tail -n 1 "$d/check.out")
-	t1=$(cut -d' ' -f1 /proc/uptime)
-	if [ "$ok" = 1 ]; then
-		echo "CHECK qemu mode=$1 npt=$2 interval=$3 PASS ($summary; L1 uptime $t0..$t1 s)"
-	else
-		echo "CHECK qemu mode=$1 npt=$2 interval=$3 FAIL ($summary)"
-		for f in qemu.err driver.err record.err; do sed "s|^|lab: $f: |" "$d/$f" | tail -n 20; done
-		grep -B3 -A3 MISMATCH "$d/check.out" | sed "s|^|lab: check.out: |" | head -n 60
-		result=FAIL
-	fi
+	report "qemu mode=$1 npt=$2 interval=$3" $ok "$t0" "$d" qemu.err driver.err record.err
 	grep -E "attached" "$d/record.err" | sed 's|^|lab: |' | head -2
 	rm -f "$ram"
 }

@@ -22,15 +22,7 @@ run_one() {
 	grep -q "in ad mode" "$d/record.err" || ok=0
 	check_phases --trace "$d/t.hvt" --phase-log "$d/phases.jsonl" --min-inside "$4" --accessed \
 		>"$d/check.out" 2>&1 || ok=0
-	summary=$(tail -n 1 "$d/check.out")
-	t1=$(cut -d' ' -f1 /proc/uptime)
-	if [ "$ok" = 1 ]; then
-		echo "CHECK record npt=$1 interval=$2 PASS ($summary; L1 uptime $t0..$t1 s)"
-	else
-		echo "CHECK record npt=$1 interval=$2 FAIL ($summary)"
-		for f in record.err vmm.out check.out; do sed "s|^|lab: $f: |" "$d/$f" | tail -n 60; done
-		result=FAIL
-	fi
+	report "record npt=$1 interval=$2" $ok "$t0" "$d" record.err vmm.out
 	grep -E "harvest_ns|attached" "$d/record.err" | sed 's|^|lab: |' | head -3
 }
 
