@@ -156,7 +156,8 @@ lab_boot() {
 		start=$(date +%s%N)
 		rm -f "$T/l1-$1.qmp"
 		qemu-system-x86_64 -accel tcg -cpu max -m "$3" -smp 2 -display none -no-reboot \
-			-serial "file:$T/serial-$1.log" -monitor none -qmp "unix:$T/l1-$1.qmp,server=on,wait=off" \
+			-serial "file:$T/serial-$1.log" -serial "file:$T/sections-$1.txt" -monitor none \
+			-qmp "unix:$T/l1-$1.qmp,server=on,wait=off" \
 			-nodefaults -kernel "$LAB_KDIR/vmlinux" -initrd "$2" \
 			-append "console=ttyS0 nokaslr panic=-1 loglevel=4 $4" </dev/null >"$T/qemu-$1.out" 2>&1 &
 		pid=$!
@@ -182,15 +183,28 @@ lab_boot() {
 	echo "lab $1: $n $5 scenarios passed in $wall ms wall$([ "$try" = 2 ] && echo " (on the second boot: the first hung)")"
 }
 
-# lab_where K: where L1's CPUs are (RIP and CPL), read three times over 2 s through L0's QMP. L1 runs
-# with nokaslr, so the addresses can be named with the System.map of Debian's linux-image-ABI-dbg (the
-# image package ships only a placeholder).
+# lab_where K: where L1's CPUs are (RIP and CPL, and for an address in the KVM modules, module, section and
+# offset, from the section addresses L1 listed on its second serial port: `objdump -t` of the module in
+# the kvm-modules cache names the function), read three times over 2 s through L0's QMP. Other kernel
+# addresses stay numbers (L1 runs with nokaslr: the System.map of Debian's linux-image-ABI-dbg names them).
 lab_where() {
-	local i
+	local i rip cpl
+	tr -d '\r' <"$T/sections-$1.txt" | sed 's/^0x//' | sort -k1,1 >"$T/sections-$1.sorted"
 	for i in 1 2 3; do
 		"$TOOLS/qmp" "$T/l1-$1.qmp" \
 			'{"execute":"human-monitor-command","arguments":{"command-line":"info registers -a"}}' |
-			sed 's/\\r\\n/\n/g' | sed -n 's/^[RE]IP=\([0-9a-f]*\) .*\(CPL=[0-3]\).*/lab '"$1"': L1 CPU at \1 \2/p'
+			sed 's/\\r\\n/\n/g' | sed -n 's/^[RE]IP=\([0-9a-f]*\) .*\(CPL=[0-3]\).*/\1 \2/p' |
+			while read -r rip cpl; do
+				# Both are 16 hex digits: as strings they sort like the addresses (mawk has no strtonum,
+				# and its numbers are doubles: the offset is bash's 64-bit arithmetic).
+				set -- "$1" $(awk -v a="$rip" '($1 "") > (a "") { exit } { s = $0 } END { print s }' \
+					"$T/sections-$1.sorted")
+				if [ $# = 4 ] && [ $((0x$rip - 0x$2)) -lt $((4 << 20)) ]; then
+					printf 'lab %s: L1 CPU at %s %s in %s %s+0x%x\n' "$1" "$rip" "$cpl" "$3" "$4" $((0x$rip - 0x$2))
+				else
+					echo "lab $1: L1 CPU at $rip $cpl"
+				fi
+			done
 		sleep 1
 	done
 }

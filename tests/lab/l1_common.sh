@@ -9,6 +9,12 @@ echo "LAB-L1-UP uptime=$(cut -d' ' -f1 /proc/uptime) kernel=$(uname -r) cpus=$(n
 cd /lab || exit 1
 result=PASS
 insmod ./irqbypass.ko && insmod ./ccp.ko && insmod ./kvm.ko || result=FAIL
+# Where the KVM modules' code sections are, on the second serial port, so the host can place a hung L1's
+# addresses in them (tests/integration/common.bash, lab_where; reading /proc/kallsyms costs ~10 s here).
+code_sections() {
+	for f in /sys/module/"$1"/sections/.*text*; do echo "$(cat "$f") $1 ${f##*/}"; done >/dev/ttyS1 2>/dev/null
+}
+code_sections kvm
 # Sanitized test builds: leak checking needs nothing from the lab, but keep it quiet and fatal-free.
 export ASAN_OPTIONS=detect_leaks=0
 
@@ -20,6 +26,7 @@ load_kvm_amd() {
 		return 1
 	fi
 	echo "LAB npt=$1 kvm_amd.npt=$(cat /sys/module/kvm_amd/parameters/npt)"
+	code_sections kvm_amd
 }
 
 unload_kvm_amd() {
