@@ -46,14 +46,7 @@
 	jmp	1b
 	.endm
 
-	pvh_note pvh_entry
-
-	.text
-	.code32
-	.globl	pvh_entry
-pvh_entry:
-	cli
-	movl	$stack_top, %esp
+	pvh_entry_start stack_top
 	enter_long_mode pml4, long_mode
 
 	.code64

@@ -10,14 +10,7 @@
 #define DEBUG_EXIT_PORT 0xf4
 #include "pvh_entry.inc"
 
-	pvh_note pvh_entry
-
-	.text
-	.code32
-	.globl pvh_entry
-pvh_entry:
-	cli
-	movl $stack_top, %esp
+	pvh_entry_start stack_top
 	/* PML4[0] -> PDPT; PDPT[i] = i GiB, present, writable, 1 GiB page */
 	movl $pdpt, %eax
 	orl $0x3, %eax

@@ -236,17 +236,9 @@ static void watch_passes(const struct guest *g, struct phaselog *pl, unsigned k,
  */
 static void add_ack_page(struct script *s)
 {
-	for (unsigned k = 0; k < s->nphases; k++) {
-		struct range_list *l = &s->phases[k].write;
-
-		if (l->n == l->cap) {
-			l->cap = l->cap ? 2 * l->cap : 8;
-			l->v = realloc(l->v, l->cap * sizeof(*l->v));
-			if (!l->v)
-				die("%s", "out of memory");
-		}
-		l->v[l->n++] = (struct page_range){PHASES_ACK_GPA / PAGE, 1, 1};
-	}
+	for (unsigned k = 0; k < s->nphases; k++)
+		if (script_add_range(&s->phases[k].write, PHASES_ACK_GPA / PAGE, 1, 1))
+			die("%s", "out of memory");
 }
 
 static void ready(const struct options *o)

@@ -21,7 +21,7 @@
 
 const char *const script_names[] = {"phases4", "array", "idle", NULL};
 
-static int add_range(struct range_list *l, uint64_t first, uint64_t count, uint64_t stride)
+int script_add_range(struct range_list *l, uint64_t first, uint64_t count, uint64_t stride)
 {
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 8;
@@ -39,7 +39,7 @@ static int add_range(struct range_list *l, uint64_t first, uint64_t count, uint6
 static int add_list(struct range_list *dst, const struct range_list *src)
 {
 	for (size_t i = 0; i < src->n; i++)
-		if (add_range(dst, src->v[i].first_gfn, src->v[i].count, src->v[i].stride))
+		if (script_add_range(dst, src->v[i].first_gfn, src->v[i].count, src->v[i].stride))
 			return -ENOMEM;
 	return 0;
 }
@@ -98,7 +98,7 @@ static int add_scattered(struct range_list *l, const struct script_geometry *g, 
 	}
 	qsort(v, n, sizeof(*v), cmp_u64);
 	for (unsigned i = 0; i < n && !rc; i++)
-		rc = add_range(l, v[i], 1, 1);
+		rc = script_add_range(l, v[i], 1, 1);
 	free(v);
 	return rc;
 }
@@ -113,22 +113,22 @@ static int build_phases4(struct script *s, const struct script_geometry *g, stru
 		return hvt_err_set(err, -EINVAL,
 				   "--payload phases4 needs --low-ram >= 64M and --high-ram >= 2M");
 	/* 0: a contiguous block in low RAM; reads in both slots that nobody writes. */
-	if (!(p = add_phase(s, "contiguous")) || add_range(&p->write, w0_first, w0_count, 1) ||
-	    add_range(&p->read, low / 2, 1024, 1) || add_range(&p->read, hi + high / 2, 256, 1))
+	if (!(p = add_phase(s, "contiguous")) || script_add_range(&p->write, w0_first, w0_count, 1) ||
+	    script_add_range(&p->read, low / 2, 1024, 1) || script_add_range(&p->read, hi + high / 2, 256, 1))
 		return -ENOMEM;
 	/* 1: every 64th page of the whole high slot (one page per bitmap word); reads what phase 0 wrote. */
-	if (!(p = add_phase(s, "strided")) || add_range(&p->write, hi, high / 64, 64) ||
-	    add_range(&p->read, w0_first, w0_count, 1))
+	if (!(p = add_phase(s, "strided")) || script_add_range(&p->write, hi, high / 64, 64) ||
+	    script_add_range(&p->read, w0_first, w0_count, 1))
 		return -ENOMEM;
 	/* 2: scattered pages over both slots; reads what phase 1 wrote. */
 	if (!(p = add_phase(s, "scattered")) || add_scattered(&p->write, g, 1024) ||
 	    add_list(&p->read, &s->phases[1].write))
 		return -ENOMEM;
 	/* 3: the edges of both slots and a quarter of phase 0's block; reads what phase 2 wrote. */
-	if (!(p = add_phase(s, "edges")) || add_range(&p->write, 0, 1, 1) ||
-	    add_range(&p->write, low - 1, 1, 1) || add_range(&p->write, hi, 1, 1) ||
-	    add_range(&p->write, hi + high - 1, 1, 1) || add_range(&p->write, w0_first, w0_count / 4, 1) ||
-	    add_list(&p->read, &s->phases[2].write))
+	if (!(p = add_phase(s, "edges")) || script_add_range(&p->write, 0, 1, 1) ||
+	    script_add_range(&p->write, low - 1, 1, 1) || script_add_range(&p->write, hi, 1, 1) ||
+	    script_add_range(&p->write, hi + high - 1, 1, 1) ||
+	    script_add_range(&p->write, w0_first, w0_count / 4, 1) || add_list(&p->read, &s->phases[2].write))
 		return -ENOMEM;
 	return 0;
 }
@@ -146,10 +146,11 @@ static int build_array(struct script *s, const struct script_geometry *g, struct
 				   " bytes from 16 MiB do not fit in "
 				   "--low-ram (%" PRIu64 " MiB)",
 				   g->array_bytes, (uint64_t)(g->low_pages * PAGE >> 20));
-	if (!(p = add_phase(s, "copy")) || add_range(&p->write, c, n, 1) || add_range(&p->read, a, n, 1))
+	if (!(p = add_phase(s, "copy")) || script_add_range(&p->write, c, n, 1) ||
+	    script_add_range(&p->read, a, n, 1))
 		return -ENOMEM;
-	if (!(p = add_phase(s, "add")) || add_range(&p->write, c, n, 1) || add_range(&p->read, a, n, 1) ||
-	    add_range(&p->read, b, n, 1))
+	if (!(p = add_phase(s, "add")) || script_add_range(&p->write, c, n, 1) ||
+	    script_add_range(&p->read, a, n, 1) || script_add_range(&p->read, b, n, 1))
 		return -ENOMEM;
 	return 0;
 }

@@ -40,6 +40,9 @@ struct script_geometry {
 	uint64_t array_bytes;    /* "array": size of each of a, b, c */
 };
 
+/* Appends pages first, first + stride, … (count of them) to l; -ENOMEM if it cannot grow. */
+int script_add_range(struct range_list *l, uint64_t first, uint64_t count, uint64_t stride);
+
 /* Names of the built-in scripts, NULL-terminated, for --help and errors. */
 extern const char *const script_names[];
 
