@@ -4,7 +4,8 @@
 #   HVMTRACE_CACHE   cache root (default /var/cache/hvmtrace)
 #   cache_key FILE|DIR|STRING...   prints a 16-hex-digit key over the contents of files (recursively for
 #                                  directories, in name order) and literal strings
-#   cache_path NAME KEY            prints "$HVMTRACE_CACHE/NAME-KEY"
+#   cache_path NAME KEY [SUFFIX]   prints "$HVMTRACE_CACHE/NAME-KEYSUFFIX", and marks it used now if it
+#                                  exists (its mtime), for scripts/cache-prune.sh
 
 HVMTRACE_CACHE=${HVMTRACE_CACHE:-/var/cache/hvmtrace}
 
@@ -25,5 +26,7 @@ cache_key() {
 }
 
 cache_path() {
-	printf '%s/%s-%s\n' "$HVMTRACE_CACHE" "$1" "$2"
+	set -- "$HVMTRACE_CACHE/$1-$2${3:-}"
+	[ ! -e "$1" ] || touch -c "$1"
+	printf '%s\n' "$1"
 }

@@ -78,7 +78,7 @@ key_inputs=$(printf '%s' "$adds" | while IFS="$tab" read -r kind src dest; do
 done)
 # shellcheck disable=SC2086
 key=$(cache_key "$here/scripts/mkinitramfs.sh" "$init" "$busybox" "$adds" $key_inputs)
-archive="$HVMTRACE_CACHE/initramfs-$key.cpio.gz"
+archive=$(cache_path initramfs "$key" .cpio.gz)
 if [ ! -f "$archive" ]; then
 	mkdir -p "$HVMTRACE_CACHE"
 	root=$(mktemp -d "$HVMTRACE_CACHE/.initramfs.XXXXXX")
