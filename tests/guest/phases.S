@@ -8,6 +8,11 @@
  * user-accessible 2 MiB pages, A and D preset so the CPU never writes them), the GDT's descriptors have
  * their accessed bits set, and the entry only enables long mode and drops to CPL3 with interrupts off.
  * After that the guest touches nothing but its script's pages, the command page (read) and the ack page.
+ *
+ * The guest never enables interrupts and should take no exception, but if one reaches it anyway (a stray
+ * interrupt, or a fault from memory that changed under it), an IDT catches every vector: the handler
+ * leaves the CPU's frame and CR2 in the ack page, reports the vector there (PHASES_ACK_FAULT) and halts,
+ * so the driver can say what happened instead of seeing the VM shut down on a triple fault.
  */
 #include "guest_abi.h"
 #include "phases_abi.h"
@@ -18,6 +23,7 @@
 #define SEL_KERNEL_DATA 0x10
 #define SEL_USER_DATA   (0x18 | 3)
 #define SEL_USER_CODE   (0x20 | 3)
+#define SEL_TSS         0x28
 #define ACK_OFFSET      (PHASES_ACK_GPA - PHASES_CMD_GPA)
 
 	/* The ack: phase << 48 | passes, one store. */
@@ -55,6 +61,9 @@ long_mode:
 	movl	%eax, %ds
 	movl	%eax, %es
 	movl	%eax, %ss
+	lidt	idt_desc
+	movw	$SEL_TSS, %ax
+	ltr	%ax
 	/* iretq to CPL3: RFLAGS 0x2 (IF and IOPL 0), no stack needed there. */
 	pushq	$SEL_USER_DATA
 	pushq	$0
@@ -104,6 +113,38 @@ cpl3_entry:
 	jmp	1b
 #include "phase_loop.inc"
 
+	/* Entered from a stub below with the vector on the stack at the top of the ack page. */
+fault_common:
+	mov	%cr2, %rax
+	mov	%rax, PHASES_FAULT_CR2
+	mov	$PHASES_FAULT_STACK_TOP, %rax
+	sub	%rsp, %rax
+	mov	%rax, PHASES_FAULT_FRAME_BYTES
+	pop	%rax
+	mov	$PHASES_ACK_FAULT, %rdx
+	shl	$PHASES_ACK_SHIFT, %rdx
+	or	%rdx, %rax
+	mov	%rax, PHASES_ACK_GPA
+1:	hlt
+	jmp	1b
+
+	/* At PHASES_VECTORS_GPA (pvh.ld puts .vectors first): one 16-byte stub per vector, then the TSS. */
+	.section .vectors, "ax"
+	.globl	fault_stubs
+fault_stubs:
+	.set	i, 0
+	.rept	256
+	pushq	$i
+	jmp	fault_common
+	.org	fault_stubs + (i + 1) * 16
+	.set	i, i + 1
+	.endr
+	/* The 64-bit TSS: only RSP0, the stack for a vector that arrives at CPL3; no I/O bitmap. */
+	.long	0
+	.quad	PHASES_FAULT_STACK_TOP
+	.fill	88, 1, 0
+	.word	0, 104
+
 	.section .rodata
 	.balign	8
 gdt:
@@ -112,10 +153,30 @@ gdt:
 	.quad	0x00cf93000000ffff /* kernel data, accessed */
 	.quad	0x00cff3000000ffff /* user data, accessed */
 	.quad	0x00affb000000ffff /* user code, 64-bit, accessed */
+	/* 0x28: the TSS, available, limit 0x67 */
+	.quad	0x67 | ((PHASES_TSS_GPA & 0xffff) << 16) | (((PHASES_TSS_GPA >> 16) & 0xff) << 32) | (0x89 << 40) | \
+		((PHASES_TSS_GPA >> 24) << 56)
+	.quad	0
 gdt_end:
 gdt_desc:
 	.word	gdt_end - gdt - 1
 	.long	gdt
+
+	/* Interrupt gates (IF stays clear) to the stubs, all at CPL0 through selector 0x08. */
+	.balign	16
+idt:
+	.set	i, 0
+	.rept	256
+	.word	(PHASES_VECTORS_GPA + i * 16) & 0xffff, 0x08
+	.byte	0, 0x8e
+	.word	(PHASES_VECTORS_GPA + i * 16) >> 16
+	.long	0, 0
+	.set	i, i + 1
+	.endr
+idt_end:
+idt_desc:
+	.word	idt_end - idt - 1
+	.quad	idt
 
 	.section .data
 	.balign	4096

@@ -97,7 +97,7 @@ static void map_ram(struct guest *g, const struct options *o, bool create)
 	if (g->ram == MAP_FAILED)
 		die("--ram %s: cannot map it", o->ram);
 	g->cmd = (volatile uint32_t *)gpa_to_host(g, o, PHASES_CMD_GPA, 4);
-	g->ack = (volatile uint64_t *)gpa_to_host(g, o, PHASES_ACK_GPA, 8);
+	g->ack = (volatile uint64_t *)gpa_to_host(g, o, PHASES_ACK_GPA, PAGE);
 	if (!g->cmd || !g->ack)
 		die("--ram %s: low RAM too small for the control pages", o->ram);
 }
@@ -155,9 +155,40 @@ static void sleep_ns(uint64_t ns)
 	nanosleep(&ts, NULL);
 }
 
+/* An ack page word at GPA `gpa` (phases_abi.h): the fault report lies in the ack page. */
+static uint64_t ack_page_word(const struct guest *g, uint64_t gpa)
+{
+	return g->ack[(gpa - PHASES_ACK_GPA) / 8];
+}
+
+/* Says what reached the guest when its handler reported a vector (phases_abi.h), and fails. */
+static void die_if_fault(const struct guest *g, uint64_t ack)
+{
+	uint64_t frame = PHASES_FAULT_STACK_TOP - 40, bytes = ack_page_word(g, PHASES_FAULT_FRAME_BYTES);
+	char err[40] = "none pushed";
+
+	if (ack >> PHASES_ACK_SHIFT != PHASES_ACK_FAULT)
+		return;
+	if (bytes == 56)
+		snprintf(err, sizeof(err), "0x%" PRIx64, ack_page_word(g, frame - 8));
+	fprintf(
+	    stderr,
+	    "qemu_phases: vector %llu (an exception or a stray interrupt) reached the guest at RIP 0x%" PRIx64
+	    " (CS 0x%" PRIx64 ", RFLAGS 0x%" PRIx64 ", RSP 0x%" PRIx64 "); error code %s; CR2 0x%" PRIx64
+	    "; the guest has halted\n",
+	    (unsigned long long)(ack & PASS_MASK), ack_page_word(g, frame), ack_page_word(g, frame + 8),
+	    ack_page_word(g, frame + 16), ack_page_word(g, frame + 24), err,
+	    ack_page_word(g, PHASES_FAULT_CR2));
+	exit(1);
+}
+
+/* The ack word, after checking that no vector reached the guest. */
 static uint64_t read_ack(const struct guest *g)
 {
-	return __atomic_load_n(g->ack, __ATOMIC_ACQUIRE);
+	uint64_t ack = __atomic_load_n(g->ack, __ATOMIC_ACQUIRE);
+
+	die_if_fault(g, ack);
+	return ack;
 }
 
 /*
