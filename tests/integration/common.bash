@@ -149,7 +149,8 @@ lab_prepare() {
 # loglevel=4: L1's warnings (lockups, oopses) reach the log, its boot chatter does not.
 # An L1 that stops reporting (seen on 6.1 now and then, cause unknown: see the closing note of issue 4)
 # is cut off after LAB_TIMEOUT seconds, where each of its CPUs was is printed (lab_where), and it is
-# booted once more; the output says so.
+# booted once more; so is an L1 whose QEMU exits without a result (a panic: panic=-1 and -no-reboot).
+# The output says which, with L1's last lines.
 lab_boot() {
 	local start wall n try pid s
 	for try in 1 2; do
@@ -166,15 +167,20 @@ lab_boot() {
 			kill -0 "$pid" 2>/dev/null || break
 			sleep 1
 		done
-		kill -0 "$pid" 2>/dev/null && lab_where "$1" && kill "$pid"
+		how="L1 STOPPED (QEMU exited) with no result"
+		if kill -0 "$pid" 2>/dev/null; then
+			how="L1 HUNG: no result"
+			lab_where "$1"
+			kill "$pid"
+		fi
 		wait "$pid" 2>/dev/null
 		tr -d '\r' <"$T/serial-$1.log" >"$T/lab-$1.log"
 		wall=$((($(date +%s%N) - start) / 1000000))
 		grep -E '^(LAB|CHECK|lab:)' "$T/lab-$1.log"
 		grep -q '^LAB-RESULT' "$T/lab-$1.log" && break
-		echo "lab $1: L1 HUNG: no result after $wall ms; its last lines:"
-		tail -n 15 "$T/lab-$1.log" | sed 's/^/  | /'
-		[ "$try" = 1 ] && echo "lab $1: booting L1 once more" || fail "lab $1: L1 hung twice"
+		echo "lab $1: $how after $wall ms; its last lines:"
+		tail -n 40 "$T/lab-$1.log" | sed 's/^/  | /'
+		[ "$try" = 1 ] && echo "lab $1: booting L1 once more" || fail "lab $1: $how, twice"
 	done
 	grep -q '^LAB-RESULT PASS' "$T/lab-$1.log" ||
 		fail "lab $1: $(grep -E '^(CHECK .*FAIL|LAB.*FAIL)' "$T/lab-$1.log" | head -5)"

@@ -40,6 +40,18 @@ lab_end() {
 
 # report WHAT OK T0 DIR FILE...: the scenario's "CHECK WHAT PASS|FAIL (checker summary; …)" line from
 # DIR/check.out; on failure also the last lines of each FILE in DIR and the checker's mismatches.
+# stalled WHAT DIR OK CHECK_RC: true, once per scenario, when all held (OK=1) but check_phases found too
+# few exact intervals (exit 3) after the tracer missed deadlines: L1 stopped for seconds under TCG (RCU
+# stall warnings name both its CPUs), so the run had fewer intervals than planned. Says so; the caller
+# runs the scenario again. A wrong set (exit 1) is never run again.
+stalled() {
+	missed=$(sed -n 's/.*recorded (\([0-9]*\) deadlines missed).*/\1/p' "$2/record.err")
+	[ "$3" = 1 ] && [ "$4" = 3 ] && [ "${missed:-0}" -gt 0 ] && [ "${rerun:-}" != "$1" ] || return 1
+	echo "lab: $1: RERUN: the tracer missed $missed deadlines (L1 stalled), leaving too few exact intervals:" \
+		"$(grep -E '^(only|phase [0-9]+: only)' "$2/check.out" | tr '\n' ' ')"
+	rerun=$1
+}
+
 report() {
 	what=$1 ok=$2 t0=$3 d=$4
 	shift 4

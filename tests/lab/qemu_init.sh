@@ -42,7 +42,13 @@ run_one() {
 	wait "$qemu"
 	grep -q "in $1 mode" "$d/record.err" || ok=0
 	check_phases --trace "$d/t.hvt" --phase-log "$d/phases.jsonl" --min-inside "$5" $accessed \
-		>"$d/check.out" 2>&1 || ok=0
+		>"$d/check.out" 2>&1
+	check=$?
+	if stalled "qemu mode=$1 npt=$2 interval=$3" "$d" $ok $check; then
+		run_one "$@"
+		return
+	fi
+	[ $check = 0 ] || ok=0
 	report "qemu mode=$1 npt=$2 interval=$3" $ok "$t0" "$d" qemu.err driver.err record.err
 	grep -E "attached" "$d/record.err" | sed 's|^|lab: |' | head -2
 	rm -f "$ram"

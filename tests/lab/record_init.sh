@@ -21,7 +21,13 @@ run_one() {
 	wait "$vmm" || ok=0
 	grep -q "in ad mode" "$d/record.err" || ok=0
 	check_phases --trace "$d/t.hvt" --phase-log "$d/phases.jsonl" --min-inside "$4" --accessed \
-		>"$d/check.out" 2>&1 || ok=0
+		>"$d/check.out" 2>&1
+	check=$?
+	if stalled "record npt=$1 interval=$2" "$d" $ok $check; then
+		run_one "$@"
+		return
+	fi
+	[ $check = 0 ] || ok=0
 	report "record npt=$1 interval=$2" $ok "$t0" "$d" record.err vmm.out
 	grep -E "harvest_ns|attached" "$d/record.err" | sed 's|^|lab: |' | head -3
 }
