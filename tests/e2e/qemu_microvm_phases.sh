@@ -35,6 +35,7 @@ phases_case() {
 	"$TOOLS/qmp" "$d/qmp.sock" '{"execute":"quit"}' >/dev/null
 	wait $rec || fail "record failed: $(cat "$d/record.err")"
 	wait $qemu
+	assert_contains "$d/record.err" "the VMM said bye: QEMU stops the VM: host-qmp-quit"
 	"$TOOLS/check_phases" --trace "$d/t.hvt" --phase-log "$d/phases.jsonl" --min-inside "$3" >"$d/check.out" || {
 		cat "$d/check.out"
 		fail "the trace of QEMU at $1 does not match the phases"

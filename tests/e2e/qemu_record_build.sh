@@ -18,6 +18,7 @@ wait_socket "$T/vm.sock" 20
 "$BIN/hvmtrace" record --attach "$T/vm.sock" --interval 1s -o "$T/t.hvt" --jsonl "$T/t.jsonl" 2>"$T/record.err" ||
 	{ cat "$T/record.err"; fail "record failed"; }
 grep -q 'HVT EXIT 0' "$T/console" || { tail -20 "$T/console"; fail "the build load did not finish"; }
+assert_contains "$T/record.err" "the VMM said bye: QEMU stops the VM: guest-shutdown"
 grep 'HVT PHASE' "$T/console"
 begin=$(awk '/HVT PHASE build/ { print $1 }' "$T/console")
 end=$(awk '/HVT PHASE done/ { print $1 }' "$T/console")
