@@ -5,18 +5,8 @@
 source "$(dirname "$0")/../integration/common.bash"
 need_kvm
 need_qemu
-ELF=$ROOT/$BUILD/guest/phases.elf
-[ -f "$ELF" ] || fail "$ELF not built"
-make_shm
-ram=$SHM/ram
-"$TOOLS/qemu_phases" prepare --ram "$ram" --low-ram 3G --high-ram 1G --payload phases4 || fail "qemu_phases prepare"
-taskset -c $VCPU_CPU timeout 120 "$QEMU" "${QEMU_L[@]}" -M microvm -accel kvm -cpu qemu64 -m 4G \
-	-object "memory-backend-file,id=ram,size=4G,mem-path=$ram,share=on" -machine memory-backend=ram \
-	-kernel "$ELF" -no-reboot -nodefaults -display none -qmp "unix:$T/qmp.sock,server=on,wait=off" \
-	2>"$T/qemu.err" &
-BG_PIDS+=($!)
-qemu=$!
-wait_socket "$T/qmp.sock" 20
+start_phases_qemu "$T"
+qemu=$QEMU_PID ram=$RAM
 "$TOOLS/qemu_phases" ready --ram "$ram" || fail "the guest did not boot: $(cat "$T/qemu.err")"
 "$TOOLS/qemu_phases" run --ram "$ram" --low-ram 3G --high-ram 1G --payload phases4 --hold 30s \
 	--phase-log "$T/phases.jsonl" 2>"$T/run.err" &
@@ -34,6 +24,7 @@ rip=$(sed -n 's/.*at RIP \(0x[0-9a-f]*\) (CS \(0x[0-9a-f]*\),.*/\1 \2/p' "$T/run
 read -r rip cs <<<"$rip"
 [ -n "$rip" ] || fail "no RIP in the report"
 (((cs & 3) == 3)) || fail "CS $cs is not CPL3"
+ELF=$ROOT/$BUILD/guest/phases.elf
 lo=$(nm "$ELF" | awk '$3 == "phase_loop" {print "0x" $1}')
 hi=$(nm "$ELF" | awk '$3 == "fault_common" {print "0x" $1}')
 ((rip >= lo && rip < hi)) || fail "RIP $rip is not in the phase loop [$lo, $hi)"

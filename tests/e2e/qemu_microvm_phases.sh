@@ -6,22 +6,12 @@
 source "$(dirname "$0")/../integration/common.bash"
 need_kvm
 need_qemu
-ELF=$ROOT/$BUILD/guest/phases.elf
-[ -f "$ELF" ] || fail "$ELF not built"
-make_shm
 
 # phases_case INTERVAL HOLD MIN_INSIDE
 phases_case() {
-	local d=$T/$1 ram=$SHM/ram-$1
-	mkdir -p "$d"
-	"$TOOLS/qemu_phases" prepare --ram "$ram" --low-ram 3G --high-ram 1G --payload phases4 ||
-		fail "qemu_phases prepare"
-	taskset -c $VCPU_CPU timeout 300 "$QEMU" "${QEMU_L[@]}" -M microvm -accel kvm -cpu qemu64 -m 4G \
-		-object "memory-backend-file,id=ram,size=4G,mem-path=$ram,share=on" -machine memory-backend=ram \
-		-kernel "$ELF" -no-reboot -nodefaults -display none -qmp "unix:$d/qmp.sock,server=on,wait=off" \
-		-object "hvmtrace,id=tr0,path=$d/vm.sock" 2>"$d/qemu.err" &
-	BG_PIDS+=($!)
-	local qemu=$!
+	local d=$T/$1
+	start_phases_qemu "$d" -object "hvmtrace,id=tr0,path=$d/vm.sock"
+	local qemu=$QEMU_PID ram=$RAM
 	wait_socket "$d/vm.sock" 20
 	# Attach once the guest waits at CPL3: the firmware's boot writes are not the payload's.
 	"$TOOLS/qemu_phases" ready --ram "$ram" || fail "the guest did not boot: $(cat "$d/qemu.err")"

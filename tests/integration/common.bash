@@ -125,6 +125,28 @@ need_qemu() {
 	QEMU_L=(-L "$dir/optionrom" -L /usr/share/seabios -L /usr/share/qemu) # the last: qboot for microvm
 }
 
+# start_phases_qemu DIR [QEMU ARGS...]: patched QEMU (-M microvm under KVM, on $VCPU_CPU) booting the PVH
+# phase payload (phases.elf). Its 4 GiB of guest RAM (0-3 GiB and 4-5 GiB) is the tmpfs file $RAM, which
+# `qemu_phases prepare --payload phases4` fills first. QMP on DIR/qmp.sock, stderr in DIR/qemu.err; returns
+# once QMP listens. Sets RAM and QEMU_PID.
+start_phases_qemu() {
+	local d=$1 elf=$ROOT/$BUILD/guest/phases.elf
+	shift
+	[ -f "$elf" ] || fail "$elf not built"
+	[ -n "${SHM:-}" ] || make_shm
+	RAM=$SHM/ram-$(basename "$d")
+	mkdir -p "$d"
+	"$TOOLS/qemu_phases" prepare --ram "$RAM" --low-ram 3G --high-ram 1G --payload phases4 ||
+		fail "qemu_phases prepare"
+	taskset -c $VCPU_CPU timeout 300 "$QEMU" "${QEMU_L[@]}" -M microvm -accel kvm -cpu qemu64 -m 4G \
+		-object "memory-backend-file,id=ram,size=4G,mem-path=$RAM,share=on" -machine memory-backend=ram \
+		-kernel "$elf" -no-reboot -nodefaults -display none -qmp "unix:$d/qmp.sock,server=on,wait=off" \
+		"$@" 2>"$d/qemu.err" &
+	QEMU_PID=$!
+	BG_PIDS+=($!)
+	wait_socket "$d/qmp.sock" 20
+}
+
 # The nested lab (tests/lab/): Debian's kernel K (6.1|6.12) as L1 under TCG -cpu max with our KVM modules.
 # lab_prepare K: sets LAB_KDIR (the guest kernel: PVH vmlinux and modules) and LAB_KVM_FILES (mkinitramfs.sh
 # arguments putting the modules L1 loads, ours built by scripts/kvm-modules.sh as a user builds them, and

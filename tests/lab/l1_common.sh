@@ -40,16 +40,25 @@ lab_end() {
 
 # report WHAT OK T0 DIR FILE...: the scenario's "CHECK WHAT PASS|FAIL (checker summary; …)" line from
 # DIR/check.out; on failure also the last lines of each FILE in DIR and the checker's mismatches.
-# stalled WHAT DIR OK CHECK_RC: true, once per scenario, when all held (OK=1) but check_phases found too
-# few exact intervals (exit 3) after the tracer missed deadlines: L1 stopped for seconds under TCG (RCU
-# stall warnings name both its CPUs), so the run had fewer intervals than planned. Says so; the caller
-# runs the scenario again. A wrong set (exit 1) is never run again.
-stalled() {
-	missed=$(sed -n 's/.*recorded (\([0-9]*\) deadlines missed).*/\1/p' "$2/record.err")
-	[ "$3" = 1 ] && [ "$4" = 3 ] && [ "${missed:-0}" -gt 0 ] && [ "${rerun:-}" != "$1" ] || return 1
-	echo "lab: $1: RERUN: the tracer missed $missed deadlines (L1 stalled), leaving too few exact intervals:" \
-		"$(grep -E '^(only|phase [0-9]+: only)' "$2/check.out" | tr '\n' ' ')"
-	rerun=$1
+# scenario WHAT FN ARGS...: runs FN ARGS, one scenario, which leaves its files in $d, its start in $t0,
+# ok=1 when all but the trace check held, check = check_phases' exit code, and in $files the files of $d
+# to show on failure; then reports it (report). When all held but check_phases found too few exact
+# intervals (exit 3) after the tracer missed deadlines, L1 stopped for seconds under TCG (RCU stall
+# warnings name both its CPUs) and the run had fewer intervals than planned: the scenario runs once more,
+# and says so. A wrong set (exit 1) is never run again.
+scenario() {
+	what=$1
+	shift
+	"$@"
+	missed=$(sed -n 's/.*recorded (\([0-9]*\) deadlines missed).*/\1/p' "$d/record.err")
+	if [ "$ok" = 1 ] && [ "$check" = 3 ] && [ "${missed:-0}" -gt 0 ]; then
+		echo "lab: $what: RERUN: the tracer missed $missed deadlines (L1 stalled), leaving too few exact" \
+			"intervals: $(grep -E '^(only|phase [0-9]+: only)' "$d/check.out" | tr '\n' ' ')"
+		"$@"
+	fi
+	[ "$check" = 0 ] || ok=0
+	# shellcheck disable=SC2086
+	report "$what" "$ok" "$t0" "$d" $files
 }
 
 report() {
