@@ -6,7 +6,8 @@
  * The CPL0 part is as short as possible, because this host's KVM (kvm_pvm) emulates guest CPL0 code an
  * instruction at a time: the page tables are built by the assembler (identity map of the first 8 GiB in
  * user-accessible 2 MiB pages, A and D preset so the CPU never writes them), the GDT's descriptors have
- * their accessed bits set, and the entry only enables long mode and drops to CPL3 with interrupts off.
+ * their accessed bits set, and the entry only enables long mode, loads the IDT and the TSS (ltr marks its
+ * descriptor busy: the GDT's only write, before any tracer attaches) and drops to CPL3 with interrupts off.
  * After that the guest touches nothing but its script's pages, the command page (read) and the ack page.
  *
  * The guest never enables interrupts and should take no exception, but if one reaches it anyway (a stray
