@@ -171,9 +171,10 @@ lab_prepare() {
 # loglevel=4: L1's warnings (lockups, oopses) reach the log, its boot chatter does not.
 # An L1 that stops reporting (seen on 6.1 now and then, cause unknown: see the closing note of issue 4)
 # is cut off after LAB_TIMEOUT seconds, where each of its CPUs was is printed (lab_where), and it is
-# booted once more; so is an L1 whose QEMU exits without a result (a panic: panic=-1 and -no-reboot; seen
-# once on 6.12 during boot, before any of our modules loaded: an int3 oops in sched_clock_cpu, where the
-# kernel patches its own code while the other CPU runs it, which TCG seems not to keep coherent).
+# booted once more; so is an L1 whose QEMU exits without a result (a panic: panic=-1 and -no-reboot). Seen
+# on 6.12, 3 times in about 40 boots: "Oops: int3" inside a jump the kernel was live-patching (once at boot
+# before any module of ours was loaded, in sched_clock_cpu; once in __schedule): the other CPU still ran
+# the int3 after the patch had completed, i.e. TCG did not keep cross-modified code coherent.
 # The output says which, with L1's first kernel report; $T/lab-K.bootN.log keeps each failed boot's log.
 lab_boot() {
 	local start wall n try pid s how first
