@@ -172,9 +172,9 @@ lab_prepare() {
 # An L1 that stops reporting (seen on 6.1 now and then, cause unknown: see the closing note of issue 4)
 # is cut off after LAB_TIMEOUT seconds, where each of its CPUs was is printed (lab_where), and it is
 # booted once more; so is an L1 whose QEMU exits without a result (a panic: panic=-1 and -no-reboot). Seen
-# on 6.12, 3 times in about 40 boots: "Oops: int3" inside a jump the kernel was live-patching (once at boot
-# before any module of ours was loaded, in sched_clock_cpu; once in __schedule): the other CPU still ran
-# the int3 after the patch had completed, i.e. TCG did not keep cross-modified code coherent.
+# on 6.12 in 3 of about 40 boots; both whose log was kept were "Oops: int3" inside code the kernel was
+# live-patching (once at boot, before any module of ours was loaded, in sched_clock_cpu; once in
+# __schedule): a CPU still ran the int3 after the patch was done, so TCG did not keep that code coherent.
 # The output says which, with L1's first kernel report; $T/lab-K.bootN.log keeps each failed boot's log.
 lab_boot() {
 	local start wall n try pid s how first
