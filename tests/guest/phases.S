@@ -8,7 +8,8 @@
  * user-accessible 2 MiB pages, A and D preset so the CPU never writes them), the GDT's descriptors have
  * their accessed bits set, and the entry only enables long mode, loads the IDT and the TSS (ltr marks its
  * descriptor busy: the GDT's only write, before any tracer attaches) and drops to CPL3 with interrupts off.
- * After that the guest touches nothing but its script's pages, the command page (read) and the ack page.
+ * After that the guest touches nothing but its own image (read once, before it reports ready), its script's
+ * pages, the command page (read) and the ack page.
  *
  * The guest never enables interrupts and should take no exception, but if one reaches it anyway (a stray
  * interrupt, or a fault from memory that changed under it), an IDT catches every vector: the handler
@@ -76,6 +77,15 @@ long_mode:
 	iretq
 
 cpl3_entry:
+	/*
+	 * Read every page of the image first (IDT, fault stubs, TSS, GDT): a vector's delivery then needs no
+	 * fault of its own on them, so whatever reaches the guest gets to its handler.
+	 */
+	mov	$PHASES_IMAGE_GPA, %rdx
+7:	mov	(%rdx), %rax
+	add	$4096, %rdx
+	cmp	$image_end, %rdx
+	jb	7b
 	/*
 	 * Read every page the script names once, before any tracer attaches. A page's first fault gets a
 	 * writable SPTE at once when the guest PTE is dirty and the host page writable (a shared tmpfs page
