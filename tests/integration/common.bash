@@ -181,7 +181,7 @@ lab_boot() {
 	for try in 1 2; do
 		start=$(date +%s%N)
 		rm -f "$T/l1-$1.qmp"
-		qemu-system-x86_64 -accel tcg -cpu max -m "$3" -smp 2 -display none -no-reboot \
+		${LAB_L0:-qemu-system-x86_64} -accel tcg -cpu max -m "$3" -smp 2 -display none -no-reboot \
 			-serial "file:$T/serial-$1.log" -serial "file:$T/sections-$1.txt" -monitor none \
 			-qmp "unix:$T/l1-$1.qmp,server=on,wait=off" \
 			-nodefaults -kernel "$LAB_KDIR/vmlinux" -initrd "$2" \

@@ -42,18 +42,29 @@ lab_end() {
 # DIR/check.out; on failure also the last lines of each FILE in DIR and the checker's mismatches.
 # scenario WHAT FN ARGS...: runs FN ARGS, one scenario, which leaves its files in $d, its start in $t0,
 # ok=1 when all but the trace check held, check = check_phases' exit code, and in $files the files of $d
-# to show on failure; then reports it (report). When all held but check_phases found too few exact
-# intervals (exit 3) after the tracer missed deadlines, L1 stopped for seconds under TCG (RCU stall
-# warnings name both its CPUs) and the run had fewer intervals than planned: the scenario runs once more,
-# and says so. A wrong set (exit 1) is never run again.
+# to show on failure; then reports it (report). A wrong set (check exit 1) is never run again, but two
+# failures that are not about the sets run the scenario once more, saying why:
+# - too few exact intervals (exit 3) after the tracer missed deadlines: L1 stopped for seconds under TCG
+#   (RCU stall warnings name both its CPUs), so the run had fewer intervals than planned;
+# - L2 reset (QEMU's bye: guest-reset) without its IDT handler reporting a vector (driver.err): a triple
+#   fault that reached no handler: seen in 2 of about 100 npt=1 QEMU scenarios (mode ad, on 6.1 and on
+#   6.12) and once before in mode dirty-log, never with hvmtrace-vmm (which has no interrupt controller);
+#   the cause is open (see the closing notes of the issues).
 scenario() {
 	what=$1
 	shift
 	"$@"
 	missed=$(sed -n 's/.*recorded (\([0-9]*\) deadlines missed).*/\1/p' "$d/record.err")
+	why=""
 	if [ "$ok" = 1 ] && [ "$check" = 3 ] && [ "${missed:-0}" -gt 0 ]; then
-		echo "lab: $what: RERUN: the tracer missed $missed deadlines (L1 stalled), leaving too few exact" \
-			"intervals: $(grep -E '^(only|phase [0-9]+: only)' "$d/check.out" | tr '\n' ' ')"
+		why="the tracer missed $missed deadlines (L1 stalled), leaving too few exact intervals:"
+		why="$why $(grep -E '^(only|phase [0-9]+: only)' "$d/check.out" | tr '\n' ' ')"
+	elif [ "$check" != 1 ] && grep -q 'QEMU stops the VM: guest-reset' "$d/record.err" &&
+		! grep -qs 'reached the guest' "$d/driver.err"; then
+		why="L2 was reset by a triple fault that reached no handler: $(tail -n 1 "$d/driver.err")"
+	fi
+	if [ -n "$why" ]; then
+		echo "lab: $what: RERUN: $why"
 		"$@"
 	fi
 	[ "$check" = 0 ] || ok=0
