@@ -8,7 +8,6 @@
 # adds QEMU's dirty-log mode.
 . "$(dirname "$0")/common.bash"
 
-command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 missing (scripts/install-deps.sh installs qemu-system-x86)"
 need_qemu
 for p in bin/hvmtrace tests/tools/check_phases tests/tools/qemu_phases tests/tools/qmp guest/phases.elf; do
 	[ -e "$ROOT/$BUILD/$p" ] || fail "$BUILD/$p not built"

@@ -6,8 +6,8 @@
 # (TDP MMU) and npt=0 (shadow MMU). The programs under test are this build's, copied into L1's initramfs
 # with their shared libraries. The L1 side is tests/lab/record_init.sh. LAB_KERNELS="6.1" runs one kernel.
 . "$(dirname "$0")/common.bash"
+need_qemu # L0 (lab_boot)
 
-command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 missing (scripts/install-deps.sh installs qemu-system-x86)"
 for p in bin/hvmtrace bin/hvmtrace-vmm tests/tools/check_phases; do
 	[ -x "$ROOT/$BUILD/$p" ] || fail "$BUILD/$p not built"
 done
