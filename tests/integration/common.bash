@@ -172,8 +172,8 @@ lab_prepare() {
 # where the kernel patches its own code (below); with 10.0, none of 24, at the same speed.
 # loglevel=4: L1's warnings (lockups, oopses) reach the log, its boot chatter does not.
 # An L1 that stops reporting is cut off after LAB_TIMEOUT seconds, where each of its CPUs was is printed
-# (lab_where), and it is booted once more; so is an L1 whose QEMU exits without a result (a panic: panic=-1 and -no-reboot). Seen
-# under QEMU 7.2 as L0 on 6.12 in 3 of about 25 boots; both whose log was kept were "Oops: int3" inside
+# (lab_where), and it is booted once more; so is an L1 whose QEMU exits without a result (a panic:
+# panic=-1 and -no-reboot). Seen under QEMU 7.2 as L0 on 6.12 in 3 of about 25 boots; both whose log was kept were "Oops: int3" inside
 # code the kernel was live-patching (once at boot, before any module of ours was loaded, in
 # sched_clock_cpu; once in __schedule): a CPU still ran the int3 after the patch was done, so TCG did not
 # keep that code coherent. The 6.1 hang, seen once more under 7.2, had both CPUs spinning at
@@ -221,7 +221,7 @@ lab_boot() {
 	fi
 	n=$(grep -c "^CHECK $5 .* PASS" "$T/lab-$1.log")
 	[ "$n" -eq "$6" ] || fail "lab $1: $n of $6 $5 scenarios passed"
-	echo "lab $1: $n $5 scenarios passed in $wall ms wall$([ "$try" = 2 ] && echo " (on the second boot: the first hung)")"
+	echo "lab $1: $n $5 scenarios passed in $wall ms wall$([ "$try" = 2 ] && echo " (on the second boot; the first: $how)")"
 }
 
 # lab_where K: where L1's CPUs are (RIP and CPL, and for an address in the KVM modules, module, section and

@@ -38,8 +38,6 @@ lab_end() {
 	poweroff -f
 }
 
-# report WHAT OK T0 DIR FILE...: the scenario's "CHECK WHAT PASS|FAIL (checker summary; …)" line from
-# DIR/check.out; on failure also the last lines of each FILE in DIR and the checker's mismatches.
 # scenario WHAT FN ARGS...: runs FN ARGS, one scenario, which leaves its files in $d, its start in $t0,
 # ok=1 when all but the trace check held, check = check_phases' exit code, and in $files the files of $d
 # to show on failure; then reports it (report). A wrong set (check exit 1) is never run again, but two
@@ -72,6 +70,8 @@ scenario() {
 	report "$what" "$ok" "$t0" "$d" $files
 }
 
+# report WHAT OK T0 DIR FILE...: the scenario's "CHECK WHAT PASS|FAIL (checker summary; …)" line from
+# DIR/check.out; on failure also the last lines of each FILE in DIR and the checker's mismatches.
 report() {
 	what=$1 ok=$2 t0=$3 d=$4
 	shift 4
