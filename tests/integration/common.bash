@@ -168,8 +168,9 @@ lab_prepare() {
 # lab_boot K INITRAMFS MEM_MIB APPEND KIND N: boots L1 with two CPUs (a vCPU thread on one, the tracer on
 # the other, as on a real host), prints its LAB/CHECK/lab: lines, and fails unless it reported
 # "LAB-RESULT PASS" with N "CHECK KIND … PASS" lines. The serial log is kept as $T/lab-K.log.
-# L0 is the QEMU 10.0 we build (need_qemu), not Debian's 7.2: with 7.2, 4 of about 55 two-CPU L1 boots died
-# where the kernel patches its own code (below); with 10.0, none of 24, at the same speed.
+# L0 is the QEMU 10.0 we build (need_qemu), not Debian's 7.2: with 7.2, 4 of about 55 two-CPU L1 boots died,
+# the three with logs where the kernel patches its own code (below); with 10.0, none of 30, at the same
+# speed.
 # loglevel=4: L1's warnings (lockups, oopses) reach the log, its boot chatter does not.
 # An L1 that stops reporting is cut off after LAB_TIMEOUT seconds, where each of its CPUs was is printed
 # (lab_where), and it is booted once more; so is an L1 whose QEMU exits without a result (a panic:
