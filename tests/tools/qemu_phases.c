@@ -164,12 +164,12 @@ static uint64_t ack_page_word(const struct guest *g, uint64_t gpa)
 /* Says what reached the guest when its handler reported a vector (phases_abi.h), and fails. */
 static void die_if_fault(const struct guest *g, uint64_t ack)
 {
-	uint64_t frame = PHASES_FAULT_STACK_TOP - 40, bytes = ack_page_word(g, PHASES_FAULT_FRAME_BYTES);
+	uint64_t frame = PHASES_FAULT_STACK_TOP - 40;
 	char err[40] = "none pushed";
 
 	if (ack >> PHASES_ACK_SHIFT != PHASES_ACK_FAULT)
 		return;
-	if (bytes == 56)
+	if (ack_page_word(g, PHASES_FAULT_FRAME_BYTES) == 56)
 		snprintf(err, sizeof(err), "0x%" PRIx64, ack_page_word(g, frame - 8));
 	fprintf(
 	    stderr,
