@@ -168,17 +168,12 @@ lab_prepare() {
 # lab_boot K INITRAMFS MEM_MIB APPEND KIND N: boots L1 with two CPUs (a vCPU thread on one, the tracer on
 # the other, as on a real host), prints its LAB/CHECK/lab: lines, and fails unless it reported
 # "LAB-RESULT PASS" with N "CHECK KIND … PASS" lines. The serial log is kept as $T/lab-K.log.
-# L0 is the QEMU 10.0 we build (need_qemu), not Debian's 7.2: with 7.2, 4 of about 55 two-CPU L1 boots died,
-# the three with logs where the kernel patches its own code (below); with 10.0, none of 30, at the same
-# speed.
+# L0 is the QEMU 10.0 we build (need_qemu), not Debian's 7.2: under 7.2 two-CPU L1s died where the kernel
+# patches its own code, under 10.0 none did (docs/lab.md §5).
 # loglevel=4: L1's warnings (lockups, oopses) reach the log, its boot chatter does not.
 # An L1 that stops reporting is cut off after LAB_TIMEOUT seconds, where each of its CPUs was is printed
 # (lab_where), and it is booted once more; so is an L1 whose QEMU exits without a result (a panic:
-# panic=-1 and -no-reboot). Seen under QEMU 7.2 as L0 on 6.12 in 3 of about 25 boots; both whose log was kept were "Oops: int3" inside
-# code the kernel was live-patching (once at boot, before any module of ours was loaded, in
-# sched_clock_cpu; once in __schedule): a CPU still ran the int3 after the patch was done, so TCG did not
-# keep that code coherent. The 6.1 hang, seen once more under 7.2, had both CPUs spinning at
-# 0xffffffff810dcfff, a 2-byte jump-label NOP that straddles a page boundary.
+# panic=-1 and -no-reboot). The hangs and panics seen, and their causes: docs/lab.md §5.
 # The output says which, with L1's first kernel report; $T/lab-K.bootN.log keeps each failed boot's log.
 lab_boot() {
 	local start wall n try pid s how first

@@ -45,9 +45,7 @@ lab_end() {
 # - too few exact intervals (exit 3) after the tracer missed deadlines: L1 stopped for seconds under TCG
 #   (RCU stall warnings name both its CPUs), so the run had fewer intervals than planned;
 # - L2 reset (QEMU's bye: guest-reset) without its IDT handler reporting a vector (driver.err): a triple
-#   fault that reached no handler: seen in 2 of about 100 npt=1 QEMU scenarios (mode ad, on 6.1 and on
-#   6.12) and once before in mode dirty-log, never with hvmtrace-vmm (which has no interrupt controller);
-#   the cause is open (see the closing notes of the issues).
+#   fault that reached no handler, cause open (docs/lab.md §5).
 scenario() {
 	what=$1
 	shift
