@@ -2,7 +2,7 @@
 /*
  * The probe on real hardware — the thin part only a host with a memory-controller PMU reaches: counters
  * through lib/pmu, touchable memory from memmap= reservations mapped through /dev/mem (cached: no O_SYNC,
- * reference/pmu.md §6.5) and/or hugetlb pages located through /proc/self/pagemap.
+ * docs/hardware-notes.md §7.3) and/or hugetlb pages located through /proc/self/pagemap.
  */
 #include <errno.h>
 #include <fcntl.h>

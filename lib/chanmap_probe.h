@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The channel probe (DESIGN §3.6, reference/pmu.md §6.6-6.7), behind a small interface so one algorithm runs
- * against three sources of numbers:
+ * The channel probe (docs/architecture.md §2.10, docs/hardware-notes.md §5), behind a small interface so one
+ * algorithm runs against three sources of numbers:
  *   - hardware: the memory-controller PMU (lib/pmu) and memory we may touch (hugetlb pages, /dev/mem
  *     reservations) — chanmap_hw.c, the thin part only real hosts reach;
  *   - a MODEL memory controller (address → channel function plus background noise) — chanmap_model.c;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * How the probe makes its accesses reach DRAM (reference/pmu.md §6.6): reads flush each line with
+ * How the probe makes its accesses reach DRAM (docs/hardware-notes.md §5.2): reads flush each line with
  * clflushopt (clflush where the CPU lacks it), fence, then load it — one CAS.RD per line; writes are
  * full-line non-temporal stores (4 × 16 bytes per 64-byte line), fenced — one CAS.WR per line and no RFO
  * read. Both run from a CPU of the socket that owns the memory, so reads cause no directory writes.

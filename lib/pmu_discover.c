@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Discovery of memory-controller PMUs under a sysfs root (reference/pmu.md §1.1-1.6, §2.1): which PMUs,
+ * Discovery of memory-controller PMUs under a sysfs root (docs/hardware-notes.md §1.1-1.6, §2.1): which PMUs,
  * which CPU generation, which socket each PMU's cpumask CPUs belong to, and each channel's encoded events.
  */
 #include <ctype.h>

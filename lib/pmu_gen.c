@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The generation facts of memory-controller PMUs, in one table. Sources: reference/pmu.md §1.2-1.3 (kernel
- * arch/x86/events/intel/uncore*.c, perf JSON, PCM) and §2.1 (arch/x86/events/amd/uncore.c). Rows whose box
- * → (controller, channel) rule is only inferred there say so (inferred = true); users see that label.
+ * The generation facts of memory-controller PMUs, in one table. Sources: docs/hardware-notes.md §1.2-1.3
+ * (kernel arch/x86/events/intel/uncore*.c, perf JSON, PCM) and §2.1 (arch/x86/events/amd/uncore.c). Rows
+ * whose box → (controller, channel) rule is only inferred there say so (inferred = true); users see that
+ * label.
  */
 #include <string.h>
 

@@ -15,7 +15,7 @@
 struct pmu_gen_event {
 	const char *aliases[PMU_MAX_ALIASES]; /* events/ files that encode exactly this counter */
 	const char *terms;                    /* encoded through format/ when no alias exists */
-	uint64_t config;                      /* what terms must encode to (reference/pmu.md §1.3, §2.1) */
+	uint64_t config;                      /* what terms encode to (docs/hardware-notes.md §1.3, §2.1) */
 };
 
 struct pmu_gen_info {

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * libpfm4's view of the CAS events, used as an independent cross-check of the generation table: libpfm4
- * compiles in its own event tables (reference/pmu.md §3). With PFM_OS_NONE it returns the raw code without
- * touching sysfs; for a PMU absent from this machine it does so only when LIBPFM_ENCODE_INACTIVE is set in
- * the environment before the first call and the event names the PMU ("skx_unc_imc3::…").
+ * compiles in its own event tables (docs/hardware-notes.md §1.3). With PFM_OS_NONE it returns the raw code
+ * without touching sysfs; for a PMU absent from this machine it does so only when LIBPFM_ENCODE_INACTIVE is
+ * set in the environment before the first call and the event names the PMU ("skx_unc_imc3::…").
  */
 #include <errno.h>
 #include <perfmon/pfmlib.h>

@@ -2,8 +2,8 @@
 /*
  * The sampler: one perf counter per channel, direction and sub-channel, opened CPU-wide (pid -1) on a CPU
  * of the channel's socket, read as {value, time_enabled, time_running}. Uncore counters are 48 bits wide
- * in hardware, but the kernel folds them into a 64-bit count (reference/pmu.md §1.5), so a window's delta
- * is a plain subtraction.
+ * in hardware, but the kernel folds them into a 64-bit count (docs/hardware-notes.md §1.5), so a window's
+ * delta is a plain subtraction.
  */
 #include <cap-ng.h>
 #include <errno.h>

@@ -10,7 +10,7 @@
 #   vmlinuz   the distribution bzImage, as installed to /boot
 #   vmlinux   the uncompressed kernel extracted from it: an ELF with a PVH entry note, so
 #             `qemu-system-x86_64 -kernel vmlinux` boots it directly, skipping the decompressor
-#             (under TCG this is 2-3x faster than the bzImage; reference/lab.md §3)
+#             (under TCG this is 2-3x faster than the bzImage; docs/lab.md §2)
 #   config    the kernel's .config
 #   abi       the ABI string (uname -r of the guest)
 #   modules/  the package's /lib/modules/ABI tree, compressed modules (.ko.xz) unpacked to .ko so busybox

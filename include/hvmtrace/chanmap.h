@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The channel map (chanmap.json, DESIGN §3.6; schema in docs/chanmap.md): which host-physical ranges belong
- * to which memory channel, as found by `chanmap probe`. Read by `chanmap show/reserve/verify`, the QEMU
- * devmem backend (channel ids → extents) and `hvmtrace record` (extents → the channels to count).
+ * The channel map (chanmap.json, docs/architecture.md §3.6; schema in docs/chanmap.md): which host-physical
+ * ranges belong to which memory channel, as found by `chanmap probe`. Read by `chanmap show/reserve/verify`,
+ * the QEMU devmem backend (channel ids → extents) and `hvmtrace record` (extents → the channels to count).
  *
  * Ranges are host-physical byte ranges; a channel's ranges are sorted and never overlap another channel's
  * ranges or an interleaved region. Addresses are written as "0x…" strings in the file.

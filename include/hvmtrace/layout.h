@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The guest memory layout (DESIGN §3.1): a VM's RAM as a list of memslots. Page sets are kept per slot and
- * reported as guest-physical page numbers (GFNs). A devmem-backed slot lists the host-physical extents it
- * is built from, which is how bandwidth of memory channels is tied to the VM.
+ * The guest memory layout (docs/architecture.md §3.1): a VM's RAM as a list of memslots. Page sets are kept
+ * per slot and reported as guest-physical page numbers (GFNs). A devmem-backed slot lists the host-physical
+ * extents it is built from, which is how bandwidth of memory channels is tied to the VM.
  *
  * JSON form (used by the attach protocol and the trace metadata; see docs/attach-protocol.md):
  *   {"generation": 3, "page_size": 4096,

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Memory-controller PMUs (DESIGN §3.5, facts in reference/pmu.md): discovery of the per-channel DRAM CAS
- * counters a host exposes through perf, and a sampler that opens them and turns counts into bytes.
+ * Memory-controller PMUs (docs/architecture.md §3.5, facts in docs/hardware-notes.md §1-§3): discovery of the
+ * per-channel DRAM CAS counters a host exposes through perf, and a sampler that opens them and turns counts
+ * into bytes.
  *
  * Discovery reads a sysfs tree (default "/sys"; tests pass recorded trees):
  *   Intel  bus/event_source/devices/uncore_imc_<N>   (matched exactly: never uncore_imc_free_running_<N>)
  *   AMD    bus/event_source/devices/amd_umc_<N>      (Zen 4 and later)
  * and the CPU model from a /proc/cpuinfo-format file. One table of generation facts (lib/pmu_gen.c) gives
  * the CAS encodings, the sub-channels to sum (GNR/SRF: SCH0 + SCH1) and box → (controller, channel).
- * Each PMU's cpumask names one CPU per socket; every (PMU, socket) pair is one channel with the DESIGN §3.6
- * id "s<socket>.mc<controller>.ch<channel>".
+ * Each PMU's cpumask names one CPU per socket; every (PMU, socket) pair is one channel with the
+ * docs/architecture.md §3.6 id "s<socket>.mc<controller>.ch<channel>".
  *
  * Typical use (hvmtrace bw, record, chanmap probe):
  *   struct hvt_pmu_host h;  hvt_pmu_discover(&h, NULL, &err);            // NULL: the running host
@@ -67,7 +68,7 @@ struct hvt_pmu_channel {
 	uint32_t type;              /* perf_event_attr.type, from the PMU's type file */
 	unsigned nsub;              /* counters per direction, summed: 1, or 2 on GNR/SRF */
 	struct hvt_pmu_event read[HVT_PMU_MAX_SUB], write[HVT_PMU_MAX_SUB];
-	bool inferred; /* box → (controller, channel) is an inference (reference/pmu.md), not kernel fact */
+	bool inferred; /* box → (controller, channel) is only inferred (docs/hardware-notes.md §1.2) */
 	bool stand_in; /* the PMU's type is a generic kernel type (software, …): a test stand-in, not DRAM */
 };
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * resctrl memory-bandwidth monitoring (reference/pmu.md §5): the fallback for a VM whose RAM is not on
+ * resctrl memory-bandwidth monitoring (docs/hardware-notes.md §4): the fallback for a VM whose RAM is not on
  * reserved channels. A monitoring group holds the VMM's threads; the kernel counts the DRAM bytes they
  * cause per L3 domain (usually a socket). TOTAL bytes only: resctrl does not split reads from writes and
  * knows nothing of channels, and device DMA is not attributed to the group.

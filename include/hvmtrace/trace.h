@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The trace file (.hvt, DESIGN §3.7; byte layout in docs/formats.md). Append-only and self-describing:
+ * The trace file (.hvt, docs/architecture.md §3.7; byte layout in docs/formats.md). Append-only and
+ * self-describing:
  *
  *   file header   "HVMTRACE" magic, format version, flags                      (16 bytes)
  *   records       each: type, payload length, CRC32C, reserved, payload, zero padding to 8 bytes

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The chanmap reserve → reboot → verify round trip, for real, in a Linux guest: Debian's kernel (PVH
-# vmlinux, scripts/guest-kernel.sh) boots under QEMU TCG with 3 GiB (RAM at 0-3 GiB, reference/lab.md §3)
+# vmlinux, scripts/guest-kernel.sh) boots under QEMU TCG with 3 GiB (RAM at 0-3 GiB, docs/hardware-notes.md §8.3)
 # and a busybox initramfs holding this build's chanmap and a MODEL channel map of that guest
 # (tests/fixtures/chanmap/tcg-3g.json: 1 MiB-2 GiB one channel, 2-3 GiB another; written by hand, not
 # probed).

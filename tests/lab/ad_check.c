@@ -85,7 +85,7 @@ static uint8_t *guest_memory(uint64_t size, bool huge, long devmem)
 	uint8_t *p;
 
 	if (devmem >= 0) {
-		/* No O_SYNC: that would make the mapping, and so guest RAM, uncached (reference/kvm.md 1.7).
+		/* No O_SYNC: it would make guest RAM uncached (docs/hardware-notes.md §7.3).
 		 */
 		int fd = open("/dev/mem", O_RDWR);
 

@@ -51,7 +51,7 @@ ir=$("$here/scripts/mkinitramfs.sh" -q \
 	-f "$kdir/modules/kernel/drivers/crypto/ccp/ccp.ko:/lab/ccp.ko" \
 	"$here/tests/lab/init.sh")
 
-# 3 GiB so that the memmap= hole at 2 GiB is RAM that /dev/mem can map (reference/lab.md §3).
+# 3 GiB so that the memmap= hole at 2 GiB is RAM that /dev/mem can map (docs/hardware-notes.md §8.3).
 append="console=ttyS0 nokaslr panic=-1 quiet memmap=256M\$0x80000000 labdevmem=0x80000000"
 [ -z "$bench" ] || append="$append labbench=$bench"
 out=${log:-$(mktemp)}
