@@ -10,9 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "../lib/chanmap_probe.h"
+#include "hvmtrace/probe.h"
 #include "commands.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/util.h"
@@ -76,7 +75,7 @@ struct args {
 	const char *output, *log, *model, *replay;
 	bool check, quiet;
 	struct hvt_probe_params p;
-	struct hvt_hw_options hw;
+	struct hvt_probe_hw_options hw;
 };
 
 static int bad_arg(const char *opt, const char *val, const char *want)
@@ -256,7 +255,7 @@ static int check_model(struct hvt_probe_backend *b, const struct hvt_chanmap *go
 	struct hvt_err err;
 	char diff[512];
 
-	if (hvt_model_expected(b, &want, &err)) {
+	if (hvt_probe_model_expected(b, &want, &err)) {
 		fprintf(stderr, "chanmap probe: %s\n", err.msg);
 		return 1;
 	}
@@ -272,14 +271,6 @@ static int check_model(struct hvt_probe_backend *b, const struct hvt_chanmap *go
 	return 0;
 }
 
-static void stamp(struct hvt_chanmap *m)
-{
-	time_t now = time(NULL);
-	struct tm tm;
-	gmtime_r(&now, &tm);
-	strftime(m->created, sizeof(m->created), "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 int cmd_probe(int argc, char **argv)
 {
 	struct args a;
@@ -293,11 +284,11 @@ int cmd_probe(int argc, char **argv)
 	if (rc)
 		return rc == 1 ? 0 : rc;
 	if (a.model)
-		rc = hvt_model_load(a.model, &b, &err);
+		rc = hvt_probe_model_open(a.model, &b, &err);
 	else if (a.replay)
-		rc = hvt_session_open(a.replay, &b, &err);
+		rc = hvt_probe_log_open(a.replay, &b, &err);
 	else
-		rc = hvt_hw_open(&a.hw, &b, &err);
+		rc = hvt_probe_hw_open(&a.hw, &b, &err);
 	if (rc) {
 		fprintf(stderr, "chanmap probe: %s\n", err.msg);
 		return rc == -EINVAL && (a.model || a.replay) ? 2 : 1;
@@ -319,7 +310,7 @@ int cmd_probe(int argc, char **argv)
 		hvt_probe_backend_destroy(b);
 		return 1;
 	}
-	stamp(&m);
+	hvt_format_wall_seconds(hvt_wall_now_ns(), m.created, sizeof(m.created));
 	summarize(&m, &st, &a);
 	int status = 0;
 	if (st.unattributed_bytes) {

@@ -58,7 +58,7 @@ static int pick(const struct hvt_chanmap *m, const struct hvt_chanmap_channel *c
 		uint64_t largest = 0;
 		for (size_t r = 0; r < c->nranges; r++)
 			largest = c->ranges[r].size > largest ? c->ranges[r].size : largest;
-		chanmap_format_size(largest, sz, sizeof(sz));
+		hvt_format_size(largest, sz, sizeof(sz));
 		fprintf(stderr,
 			"chanmap reserve: --size does not fit in one range of %s (its largest is %s): the "
 			"reservation "
@@ -218,7 +218,7 @@ int cmd_reserve(int argc, char **argv)
 		printf("\n");
 		for (unsigned i = 0; i < nids; i++) {
 			char sz[32];
-			chanmap_format_size(r[i].size, sz, sizeof(sz));
+			hvt_format_size(r[i].size, sz, sizeof(sz));
 			printf("# %s: %s at 0x%" PRIx64 "; after reboot: chanmap verify\n", ids[i], sz,
 			       r[i].start);
 		}

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "hvmtrace/chanmap.h"
 #include "hvmtrace/error.h"
+#include "hvmtrace/util.h"
 
 static void usage(FILE *f)
 {
@@ -31,7 +32,7 @@ static void print_header(const struct hvt_chanmap *m, const char *path)
 	       m->cpu.vendor, m->cpu.family, m->cpu.model, m->cpu.generation, m->sockets);
 	if (m->probe.windows) {
 		char sz[32];
-		chanmap_format_size(m->probe.probed_bytes, sz, sizeof(sz));
+		hvt_format_size(m->probe.probed_bytes, sz, sizeof(sz));
 		printf("probe    %s of %s memory; %" PRIu64 " windows of %.0f ms (%.1f s), %" PRIu64
 		       " KiB × %u per block, bisected to %" PRIu64 " MiB\n",
 		       sz, m->probe.memory, m->probe.windows, m->probe.window_ns / 1e6,
@@ -77,18 +78,18 @@ int cmd_show(int argc, char **argv)
 			char range[64];
 			snprintf(range, sizeof(range), "0x%" PRIx64 "-0x%" PRIx64, ch->ranges[r].start,
 				 ch->ranges[r].start + ch->ranges[r].size - 1);
-			chanmap_format_size(ch->ranges[r].size, sz, sizeof(sz));
+			hvt_format_size(ch->ranges[r].size, sz, sizeof(sz));
 			printf("%-14s %-18s %-38s %s\n", r ? "" : ch->id, r ? "" : pmu, range, sz);
 		}
 		if (ch->nranges > 1) {
-			chanmap_format_size(channel_bytes(ch), sz, sizeof(sz));
+			hvt_format_size(channel_bytes(ch), sz, sizeof(sz));
 			printf("%-14s %-18s %-38s %s in all\n", "", "", "", sz);
 		}
 	}
 	for (size_t i = 0; i < m.ninterleaved; i++) {
 		const struct hvt_chanmap_interleave *il = &m.interleaved[i];
 		char sz[32];
-		chanmap_format_size(il->range.size, sz, sizeof(sz));
+		hvt_format_size(il->range.size, sz, sizeof(sz));
 		printf("INTERLEAVED    0x%" PRIx64 "-0x%" PRIx64 " (%s) over", il->range.start,
 		       il->range.start + il->range.size - 1, sz);
 		for (size_t j = 0; j < il->nchannels; j++)

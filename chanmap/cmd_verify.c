@@ -20,6 +20,7 @@
 #include "hvmtrace/chanmap.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/iomem.h"
+#include "hvmtrace/util.h"
 
 #define PAGE 4096u
 
@@ -160,14 +161,11 @@ static int ranges_from_cmdline(struct opts *o)
 {
 	struct hvt_err err;
 	char buf[8192];
-	FILE *f = fopen(o->cmdline, "re");
-	if (!f) {
-		fprintf(stderr, "chanmap verify: cannot read %s: %s\n", o->cmdline, strerror(errno));
+	int rc = hvt_read_text(o->cmdline, buf, sizeof(buf), NULL);
+	if (rc) {
+		fprintf(stderr, "chanmap verify: cannot read %s: %s\n", o->cmdline, strerror(-rc));
 		return 2;
 	}
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
 	if (hvt_memmap_parse_cmdline(buf, &o->ranges, &o->nranges, &err)) {
 		fprintf(stderr, "chanmap verify: %s: %s\n", o->cmdline, err.msg);
 		return 2;

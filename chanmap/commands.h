@@ -10,9 +10,6 @@ int cmd_show(int argc, char **argv);
 int cmd_reserve(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 
-/* "12.0 GiB" and the like, for tables. */
-void chanmap_format_size(uint64_t bytes, char *buf, unsigned len);
-
 #define CHANMAP_DEFAULT_MAP "chanmap.json"
 
 #endif

@@ -1,9 +1,5 @@
 // SPDX-License-Identifier: MIT
 /* chanmap: which host-physical memory belongs to which DRAM channel. Dispatches to the subcommands. */
-#include <inttypes.h>
-#include <stdio.h>
-#include <string.h>
-
 #include "commands.h"
 #include "hvmtrace/subcommand.h"
 #include "hvmtrace/version.h"
@@ -14,16 +10,6 @@ static const struct hvt_subcommand commands[] = {
     {"reserve", cmd_reserve, "print the memmap= kernel argument that reserves a channel's memory"},
     {"verify", cmd_verify, "check after reboot that the reservation is Reserved, not busy and mappable"},
 };
-
-void chanmap_format_size(uint64_t bytes, char *buf, unsigned len)
-{
-	if (bytes >= (1ull << 30))
-		snprintf(buf, len, "%.2f GiB", bytes / (double)(1ull << 30));
-	else if (bytes >= (1ull << 20))
-		snprintf(buf, len, "%.1f MiB", bytes / (double)(1ull << 20));
-	else
-		snprintf(buf, len, "%" PRIu64 " KiB", bytes >> 10);
-}
 
 int main(int argc, char **argv)
 {

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "hvmtrace/chanmap.h"
-#include "chanmap_probe.h"
 #include "hvmtrace/error.h"
 
 #define PAGE 4096ull

@@ -11,7 +11,7 @@
 
 #include "hvmtrace/chanmap.h"
 #include "hvmtrace/error.h"
-#include "chanmap_probe.h"
+#include "hvmtrace/util.h"
 
 /* ---- writing ---- */
 
@@ -70,11 +70,7 @@ struct json_object *hvt_chanmap_to_json(const struct hvt_chanmap *m)
 	for (size_t i = 0; i < m->nchannels; i++) {
 		const struct hvt_chanmap_channel *c = &m->channels[i];
 		struct json_object *co = json_object_new_object(), *rs = json_object_new_array();
-		json_object_object_add(co, "id", json_object_new_string(c->id));
-		json_object_object_add(co, "socket", json_object_new_int((int)c->socket));
-		json_object_object_add(co, "controller", json_object_new_int((int)c->controller));
-		json_object_object_add(co, "channel", json_object_new_int((int)c->channel));
-		json_object_object_add(co, "pmu", json_object_new_string(c->pmu));
+		hvt_channel_json_add(co, c->id, (int)c->socket, (int)c->controller, (int)c->channel, c->pmu);
 		if (c->inferred)
 			json_object_object_add(co, "numbering", json_object_new_string("inferred"));
 		for (size_t r = 0; r < c->nranges; r++)
@@ -422,35 +418,13 @@ int hvt_chanmap_parse(const char *text, const char *name, struct hvt_chanmap *m,
 
 int hvt_chanmap_read(const char *path, struct hvt_chanmap *m, struct hvt_err *e)
 {
-	FILE *f = fopen(path, "re");
-	char *text = NULL;
-	size_t cap = 0, len = 0;
+	char *text;
 	int rc;
 
 	hvt_chanmap_init(m);
-	if (!f)
-		return hvt_err_set(e, -errno, "cannot open channel map %s: %s", path, strerror(errno));
-	for (;;) {
-		if (len + 4096 + 1 > cap) {
-			char *n = realloc(text, cap = cap ? cap * 2 : 65536);
-			if (!n) {
-				free(text);
-				fclose(f);
-				return hvt_err_set(e, -ENOMEM, "out of memory");
-			}
-			text = n;
-		}
-		size_t got = fread(text + len, 1, cap - len - 1, f);
-		len += got;
-		if (got == 0)
-			break;
-	}
-	rc = ferror(f) ? hvt_err_set(e, -EIO, "cannot read channel map %s", path) : 0;
-	fclose(f);
-	if (!rc) {
-		text[len] = '\0';
-		rc = hvt_chanmap_parse(text, path, m, e);
-	}
+	if ((rc = hvt_read_file(path, "channel map", HVT_CHANMAP_MAX_BYTES, &text, NULL, e)))
+		return rc;
+	rc = hvt_chanmap_parse(text, path, m, e);
 	free(text);
 	return rc;
 }

@@ -2,25 +2,8 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "hvmtrace/interval_json.h"
-
-void hvt_format_wall(int64_t wall_ns, char *buf, size_t len)
-{
-	time_t secs = (time_t)(wall_ns / 1000000000);
-	long usec = (long)((wall_ns % 1000000000) / 1000);
-	struct tm tm;
-	char date[32];
-
-	if (usec < 0) { /* before 1970: keep the remainder positive */
-		secs -= 1;
-		usec += 1000000;
-	}
-	gmtime_r(&secs, &tm);
-	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, len, "%s.%06ldZ", date, usec);
-}
 
 static int by_gpa(const void *a, const void *b, void *layout)
 {

@@ -9,6 +9,7 @@
 #include "hvmtrace/chanmap.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/iomem.h"
+#include "hvmtrace/util.h"
 
 #define PAGE      4096ull
 #define MAX_DEPTH 32
@@ -88,27 +89,12 @@ int hvt_iomem_read(const char *path, struct hvt_iomem *io, struct hvt_err *e)
 {
 	if (!path)
 		path = HVT_IOMEM_PATH;
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return hvt_err_set(e, -errno, "cannot open %s: %s", path, strerror(errno));
-	char *text = NULL;
-	size_t cap = 0, len = 0, got;
-	do {
-		if (cap - len < 4097) {
-			char *n = realloc(text, cap = cap ? cap * 2 : 16384);
-			if (!n) {
-				free(text);
-				fclose(f);
-				return hvt_err_set(e, -ENOMEM, "out of memory");
-			}
-			text = n;
-		}
-		got = fread(text + len, 1, cap - len - 1, f);
-		len += got;
-	} while (got);
-	fclose(f);
-	text[len] = '\0';
-	int rc = hvt_iomem_parse(text, path, io, e);
+	char *text;
+	int rc = hvt_read_file(path, NULL, HVT_IOMEM_MAX_BYTES, &text, NULL, e);
+
+	if (rc)
+		return rc;
+	rc = hvt_iomem_parse(text, path, io, e);
 	free(text);
 	return rc;
 }

@@ -11,21 +11,9 @@
 #include "hvmtrace/chanmap.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/iomem.h"
+#include "hvmtrace/util.h"
 
 /* ---- /sys/firmware/memmap ---- */
-
-static int read_small(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	size_t n = fread(buf, 1, len - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	while (n && isspace((unsigned char)buf[n - 1]))
-		buf[--n] = '\0';
-	return 0;
-}
 
 static int cmp_fw(const void *a, const void *b)
 {
@@ -52,11 +40,11 @@ int hvt_fwmap_read(const char *dir, struct hvt_fwmap *fw, struct hvt_err *e)
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s/start", dir, de->d_name);
-		rc = read_small(path, s, sizeof(s));
+		rc = hvt_read_text(path, s, sizeof(s), NULL);
 		snprintf(path, sizeof(path), "%s/%s/end", dir, de->d_name);
-		rc = rc ? rc : read_small(path, en, sizeof(en));
+		rc = rc ? rc : hvt_read_text(path, en, sizeof(en), NULL);
 		snprintf(path, sizeof(path), "%s/%s/type", dir, de->d_name);
-		rc = rc ? rc : read_small(path, x.type, sizeof(x.type));
+		rc = rc ? rc : hvt_read_text(path, x.type, sizeof(x.type), NULL);
 		if (rc) {
 			hvt_err_set(e, rc, "%s/%s: cannot read start, end or type: %s", dir, de->d_name,
 				    strerror(-rc));

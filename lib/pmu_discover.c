@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "hvmtrace/error.h"
+#include "hvmtrace/util.h"
 #include "pmu_internal.h"
 
 #define MAX_PMUS      256
@@ -155,7 +156,7 @@ static int encode_event(const char *pmu_dir, const struct pmu_gen_event *ge, str
 
 	for (int i = 0; i < PMU_MAX_ALIASES && ge->aliases[i]; i++) {
 		snprintf(path, sizeof(path), "%s/events/%s", pmu_dir, ge->aliases[i]);
-		rc = pmu_read_file(path, terms, sizeof(terms), err);
+		rc = hvt_read_text(path, terms, sizeof(terms), err);
 		if (rc == -ENOENT)
 			continue;
 		if (rc)
@@ -208,16 +209,20 @@ static int add_pmu(struct hvt_pmu_host *h, const struct pmu_gen_info *g, const c
 {
 	char dir[400], path[512], mask[512];
 	unsigned long long type;
-	int cpus[MAX_MASK_CPUS], ncpus, rc, sockets[MAX_MASK_CPUS];
+	int cpus[MAX_MASK_CPUS], ncpus = 0, rc, sockets[MAX_MASK_CPUS];
+	cpu_set_t set;
 
 	snprintf(dir, sizeof(dir), "%.300s/%.63s", devdir, p->name);
 	snprintf(path, sizeof(path), "%s/type", dir);
 	if ((rc = pmu_read_uint(path, &type, err)))
 		return rc;
 	snprintf(path, sizeof(path), "%s/cpumask", dir);
-	if ((rc = pmu_read_file(path, mask, sizeof(mask), err)))
+	if ((rc = hvt_read_text(path, mask, sizeof(mask), err)))
 		return rc;
-	ncpus = pmu_parse_cpulist(mask, cpus, MAX_MASK_CPUS);
+	rc = hvt_parse_cpulist(mask, &set);
+	for (int cpu = 0; rc > 0 && rc <= MAX_MASK_CPUS && cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &set))
+			cpus[ncpus++] = cpu;
 	if (ncpus <= 0)
 		return hvt_err_set(err, -EINVAL, "%s: '%s' is not a non-empty CPU list", path, mask);
 	for (int i = 0; i < ncpus; i++) {

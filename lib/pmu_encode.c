@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Small sysfs readers and the event encoder: "term=value,…" (a PMU's events/ alias, or the generation
+ * A sysfs number reader and the event encoder: "term=value,…" (a PMU's events/ alias, or the generation
  * table's terms) packed into perf_event_attr config words by the PMU's format/ files, the way perf does it
  * (kernel ABI: Documentation/ABI/testing/sysfs-bus-event_source-devices-format).
  */
@@ -11,33 +11,13 @@
 #include <string.h>
 
 #include "hvmtrace/error.h"
+#include "hvmtrace/util.h"
 #include "pmu_internal.h"
-
-int pmu_read_file(const char *path, char *buf, size_t len, struct hvt_err *err)
-{
-	FILE *f = fopen(path, "re");
-	size_t n;
-
-	if (!f)
-		return hvt_err_set(err, -errno, "%s: %s", path, strerror(errno));
-	n = fread(buf, 1, len - 1, f);
-	if (ferror(f)) {
-		int e = errno;
-
-		fclose(f);
-		return hvt_err_set(err, -e, "%s: %s", path, strerror(e));
-	}
-	fclose(f);
-	buf[n] = 0;
-	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = 0;
-	return 0;
-}
 
 int pmu_read_uint(const char *path, unsigned long long *v, struct hvt_err *err)
 {
 	char buf[64], *end;
-	int rc = pmu_read_file(path, buf, sizeof(buf), err);
+	int rc = hvt_read_text(path, buf, sizeof(buf), err);
 
 	if (rc)
 		return rc;
@@ -46,37 +26,6 @@ int pmu_read_uint(const char *path, unsigned long long *v, struct hvt_err *err)
 	if (!buf[0] || *end || errno || buf[0] == '-')
 		return hvt_err_set(err, -EINVAL, "%s: '%s' is not a number", path, buf);
 	return 0;
-}
-
-int pmu_parse_cpulist(const char *s, int *cpus, int max)
-{
-	int n = 0;
-
-	while (*s) {
-		char *end;
-		long a = strtol(s, &end, 10), b;
-
-		if (end == s || a < 0)
-			return -EINVAL;
-		b = a;
-		if (*end == '-') {
-			s = end + 1;
-			b = strtol(s, &end, 10);
-			if (end == s || b < a)
-				return -EINVAL;
-		}
-		for (long c = a; c <= b; c++) {
-			if (n == max || (n && cpus[n - 1] >= c))
-				return -EINVAL;
-			cpus[n++] = (int)c;
-		}
-		s = end;
-		if (*s == ',')
-			s++;
-		else if (*s)
-			return -EINVAL;
-	}
-	return n;
 }
 
 /* The config word a format field names: "config", "config1" or "config2". */
@@ -158,7 +107,7 @@ int hvt_pmu_encode_terms(const char *pmu_dir, const char *terms, struct hvt_pmu_
 						   term, eq + 1);
 		}
 		snprintf(path, sizeof(path), "%s/format/%s", pmu_dir, term);
-		rc = pmu_read_file(path, spec, sizeof(spec), err);
+		rc = hvt_read_text(path, spec, sizeof(spec), err);
 		if (rc == -ENOENT && config_word(ev, term, strlen(term))) { /* "config=0x…" needs no format */
 			*config_word(ev, term, strlen(term)) |= value;
 			continue;

@@ -39,11 +39,7 @@ const struct pmu_gen_info *pmu_gen_info(enum hvt_pmu_gen gen);
 /* The generation of a CPU, or NULL when the table has none for it. */
 const struct pmu_gen_info *pmu_gen_lookup(const char *vendor, unsigned family, unsigned model);
 
-/* Reads a small sysfs file into buf, without the trailing newline. 0 or -errno (message names the file). */
-int pmu_read_file(const char *path, char *buf, size_t len, struct hvt_err *err);
+/* Reads a sysfs file holding one number (decimal or 0x…). 0 or -errno (message names the file). */
 int pmu_read_uint(const char *path, unsigned long long *v, struct hvt_err *err);
-
-/* Parses a cpulist ("0,28", "0-3,8") into cpus (ascending, up to max). Returns the count or -EINVAL. */
-int pmu_parse_cpulist(const char *s, int *cpus, int max);
 
 #endif

@@ -9,6 +9,7 @@
 #include "hvmtrace/error.h"
 #include "hvmtrace/pmu.h"
 #include "hvmtrace/resctrl.h"
+#include "hvmtrace/util.h"
 #include "hvmtrace/vm_bandwidth.h"
 
 struct hvt_vm_bw {
@@ -106,14 +107,10 @@ static struct json_object *pmu_channel_json(const struct hvt_pmu_channel *c, enu
 {
 	struct json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "id", json_object_new_string(c->id));
+	hvt_channel_json_add(o, c->id, c->socket, c->controller, c->channel, c->pmu);
 	json_object_object_add(o, "source",
 			       json_object_new_string(c->stand_in ? "stand-in (software events, not DRAM)"
 								  : hvt_pmu_gen_name(gen)));
-	json_object_object_add(o, "socket", json_object_new_int(c->socket));
-	json_object_object_add(o, "controller", json_object_new_int(c->controller));
-	json_object_object_add(o, "channel", json_object_new_int(c->channel));
-	json_object_object_add(o, "pmu", json_object_new_string(c->pmu));
 	json_object_object_add(o, "cpu", json_object_new_int(c->cpu));
 	json_object_object_add(o, "inferred", json_object_new_boolean(c->inferred));
 	json_object_object_add(o, "reads_writes_split", json_object_new_boolean(1));

@@ -11,20 +11,7 @@
 
 #include "hvmtrace/error.h"
 #include "hvmtrace/resctrl.h"
-
-static int read_small(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "re");
-	size_t n;
-
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, len - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	buf[strcspn(buf, "\n")] = 0;
-	return 0;
-}
+#include "hvmtrace/util.h"
 
 static int check_mbm(const char *root, struct hvt_err *err)
 {
@@ -39,13 +26,10 @@ static int check_mbm(const char *root, struct hvt_err *err)
 		    "kernel needs CONFIG_X86_CPU_RESCTRL and a CPU with RDT/PQoS monitoring)",
 		    root, root);
 	snprintf(path, sizeof(path), "%s/info/L3_MON/mon_features", root);
-	FILE *f = fopen(path, "re");
-	if (!f)
+	int rc = hvt_read_text(path, feats, sizeof(feats), NULL);
+	if (rc)
 		return hvt_err_set(err, -ENODEV, "%s: %s: this CPU has no L3 monitoring (no MBM)", path,
-				   strerror(errno));
-	size_t n = fread(feats, 1, sizeof(feats) - 1, f);
-	fclose(f);
-	feats[n] = 0;
+				   strerror(-rc));
 	if (!strstr(feats, "mbm_total_bytes"))
 		return hvt_err_set(
 		    err, -ENODEV,
@@ -107,9 +91,9 @@ static int move_threads(struct hvt_resctrl_group *g, pid_t pid, struct hvt_err *
 		if (write(fd, line, (size_t)len) != len) {
 			rc = -errno;
 			snprintf(path, sizeof(path), "%s/info/last_cmd_status", g->root);
-			read_small(path, status, sizeof(status));
+			hvt_read_text(path, status, sizeof(status), NULL);
 			hvt_err_set(err, rc, "moving thread %s of pid %d into %s: %s%s%s", de->d_name,
-				    (int)pid, tasks, strerror(errno), status[0] ? "; resctrl says: " : "",
+				    (int)pid, tasks, strerror(-rc), status[0] ? "; resctrl says: " : "",
 				    status);
 		}
 		moved++;
@@ -126,8 +110,8 @@ static int read_domain(const struct hvt_resctrl_group *g, unsigned i, uint64_t *
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/mon_data/%s/mbm_total_bytes", g->dir, g->domains[i]);
-	if ((rc = read_small(path, buf, sizeof(buf))))
-		return hvt_err_set(err, rc, "%s: %s", path, strerror(-rc));
+	if ((rc = hvt_read_text(path, buf, sizeof(buf), err)))
+		return rc;
 	if (!strcmp(buf, "Unavailable") || !strcmp(buf, "Error"))
 		return -EAGAIN;
 	errno = 0;

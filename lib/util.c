@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: MIT
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <json-c/json.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "hvmtrace/error.h"
 #include "hvmtrace/util.h"
 
 uint64_t hvt_now_ns(void)
@@ -85,4 +91,226 @@ void hvt_format_duration(uint64_t ns, char *buf, unsigned len)
 		snprintf(buf, len, "%lluus", (unsigned long long)(ns / 1000));
 	else
 		snprintf(buf, len, "%lluns", (unsigned long long)ns);
+}
+
+void hvt_format_size(uint64_t bytes, char *buf, unsigned len)
+{
+	if (bytes >= (1ull << 30))
+		snprintf(buf, len, "%.2f GiB", bytes / (double)(1ull << 30));
+	else if (bytes >= (1ull << 20))
+		snprintf(buf, len, "%.1f MiB", bytes / (double)(1ull << 20));
+	else
+		snprintf(buf, len, "%" PRIu64 " KiB", bytes >> 10);
+}
+
+/* Splits wall_ns into whole seconds and a non-negative remainder, and formats the date and time. */
+static long format_utc(int64_t wall_ns, char *date, size_t len)
+{
+	time_t secs = (time_t)(wall_ns / (int64_t)HVT_NSEC_PER_SEC);
+	long rest = (long)(wall_ns % (int64_t)HVT_NSEC_PER_SEC);
+	struct tm tm;
+
+	if (rest < 0) { /* before 1970: keep the remainder positive */
+		secs -= 1;
+		rest += (long)HVT_NSEC_PER_SEC;
+	}
+	gmtime_r(&secs, &tm);
+	strftime(date, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	return rest;
+}
+
+void hvt_format_wall(int64_t wall_ns, char *buf, size_t len)
+{
+	char date[32];
+	long ns = format_utc(wall_ns, date, sizeof(date));
+
+	snprintf(buf, len, "%s.%06ldZ", date, ns / 1000);
+}
+
+void hvt_format_wall_seconds(int64_t wall_ns, char *buf, size_t len)
+{
+	char date[32];
+
+	format_utc(wall_ns, date, sizeof(date));
+	snprintf(buf, len, "%sZ", date);
+}
+
+/* One CPU number of a list: decimal digits only (no sign or space, which strtoul would take). */
+static int cpu_number(const char **s, unsigned long *cpu)
+{
+	char *end;
+
+	if (!isdigit((unsigned char)**s))
+		return -EINVAL;
+	errno = 0;
+	*cpu = strtoul(*s, &end, 10);
+	if (errno || *cpu >= CPU_SETSIZE)
+		return -EINVAL;
+	*s = end;
+	return 0;
+}
+
+int hvt_parse_cpulist(const char *s, cpu_set_t *set)
+{
+	long next = 0; /* the lowest CPU the next item may name */
+	int n = 0;
+
+	CPU_ZERO(set);
+	while (*s && strcmp(s, "\n")) {
+		unsigned long a, b;
+
+		if (cpu_number(&s, &a))
+			return -EINVAL;
+		b = a;
+		if (*s == '-') {
+			s++;
+			if (cpu_number(&s, &b) || b < a)
+				return -EINVAL;
+		}
+		if ((long)a < next)
+			return -EINVAL;
+		for (unsigned long c = a; c <= b; c++, n++)
+			CPU_SET(c, set);
+		next = (long)b + 1;
+		if (*s == ',' && s[1] && s[1] != '\n')
+			s++;
+		else if (*s && strcmp(s, "\n"))
+			return -EINVAL;
+	}
+	return n;
+}
+
+/* Reads at most max bytes of fd into a NUL-terminated buffer; -EFBIG when there is more. */
+static int read_bounded(int fd, size_t max, char **text, size_t *len)
+{
+	size_t cap = max < 4096 ? max + 2 : 4096, n = 0;
+	char *buf = malloc(cap);
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		if (n == cap - 1) { /* full: grow up to max + 1 bytes, one more than allowed */
+			size_t want = cap * 2 > max + 2 ? max + 2 : cap * 2;
+			char *grown = want > cap ? realloc(buf, want) : NULL;
+
+			if (!grown) {
+				free(buf);
+				return want > cap ? -ENOMEM : -EFBIG;
+			}
+			buf = grown;
+			cap = want;
+		}
+		ssize_t got = read(fd, buf + n, cap - 1 - n);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			int rc = -errno;
+
+			free(buf);
+			return rc;
+		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+		if (n > max) {
+			free(buf);
+			return -EFBIG;
+		}
+	}
+	buf[n] = '\0';
+	*text = buf;
+	if (len)
+		*len = n;
+	return 0;
+}
+
+/* Opens and reads path; *opened says whether open() succeeded (for the message). */
+static int read_path(const char *path, size_t max, char **text, size_t *len, bool *opened)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+
+	*opened = fd >= 0;
+	if (fd < 0)
+		return -errno;
+	rc = read_bounded(fd, max, text, len);
+	close(fd);
+	return rc;
+}
+
+int hvt_read_file(const char *path, const char *what, size_t max, char **text, size_t *len, struct hvt_err *e)
+{
+	const char *sep = what ? " " : "";
+	bool opened;
+	int rc;
+
+	*text = NULL;
+	rc = read_path(path, max, text, len, &opened);
+	if (rc == -EFBIG)
+		return hvt_err_set(e, rc,
+				   "cannot read %s%s%s: it is larger than %zu bytes, the most read from it",
+				   what ? what : "", sep, path, max);
+	if (rc == -ENOMEM)
+		return hvt_err_set(e, rc, "out of memory");
+	if (rc)
+		return hvt_err_set(e, rc, "cannot %s %s%s%s: %s", opened ? "read" : "open", what ? what : "",
+				   sep, path, strerror(-rc));
+	return 0;
+}
+
+int hvt_read_text(const char *path, char *buf, size_t len, struct hvt_err *e)
+{
+	char *text;
+	size_t n;
+	bool opened;
+	int rc = read_path(path, len - 1, &text, &n, &opened);
+
+	if (rc == -EFBIG)
+		return hvt_err_set(e, rc, "%s: longer than %zu bytes, the most read from it", path, len - 1);
+	if (rc)
+		return hvt_err_set(e, rc, "%s: %s", path, strerror(-rc));
+	while (n && isspace((unsigned char)text[n - 1]))
+		n--;
+	memcpy(buf, text, n);
+	buf[n] = '\0';
+	free(text);
+	return 0;
+}
+
+int hvt_read_line(FILE *f, size_t max, char **buf, size_t *cap)
+{
+	size_t n = 0;
+	int c;
+
+	for (;;) {
+		if (n + 1 >= *cap || !*buf) { /* room for this byte and the NUL */
+			size_t want = *cap ? *cap * 2 : 4096;
+			char *grown = realloc(*buf, want);
+
+			if (!grown)
+				return -ENOMEM;
+			*buf = grown;
+			*cap = want;
+		}
+		/* getc, not fgets: a NUL byte in the input must count towards max like any other */
+		if ((c = getc(f)) == EOF || c == '\n')
+			break;
+		if (n == max)
+			return -EFBIG;
+		(*buf)[n++] = (char)c;
+	}
+	if (ferror(f))
+		return -EIO;
+	(*buf)[n] = '\0';
+	return c == EOF && n == 0 ? 0 : 1;
+}
+
+void hvt_channel_json_add(struct json_object *o, const char *id, int socket, int controller, int channel,
+			  const char *pmu)
+{
+	json_object_object_add(o, "id", json_object_new_string(id));
+	json_object_object_add(o, "socket", json_object_new_int(socket));
+	json_object_object_add(o, "controller", json_object_new_int(controller));
+	json_object_object_add(o, "channel", json_object_new_int(channel));
+	json_object_object_add(o, "pmu", json_object_new_string(pmu));
 }

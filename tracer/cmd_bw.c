@@ -237,11 +237,7 @@ static struct json_object *channel_json(const struct hvt_pmu_channel *ch, const 
 {
 	struct json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "id", json_object_new_string(ch->id));
-	json_object_object_add(o, "socket", json_object_new_int(ch->socket));
-	json_object_object_add(o, "controller", json_object_new_int(ch->controller));
-	json_object_object_add(o, "channel", json_object_new_int(ch->channel));
-	json_object_object_add(o, "pmu", json_object_new_string(ch->pmu));
+	hvt_channel_json_add(o, ch->id, ch->socket, ch->controller, ch->channel, ch->pmu);
 	json_object_object_add(o, "inferred", json_object_new_boolean(ch->inferred));
 	json_object_object_add(o, "counted", json_object_new_boolean(c->counted));
 	json_object_object_add(o, "running", json_object_new_double(c->running));

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "host.h"
+#include "hvmtrace/util.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define HVT_ASAN 1
@@ -18,33 +19,6 @@
 #define HVT_ASAN 1
 #endif
 #endif
-
-int cpulist_parse(const char *s, cpu_set_t *set)
-{
-	CPU_ZERO(set);
-	while (*s && *s != '\n') {
-		char *end;
-		unsigned long a = strtoul(s, &end, 10), b;
-
-		if (end == s || a >= CPU_SETSIZE)
-			return -EINVAL;
-		b = a;
-		s = end;
-		if (*s == '-') {
-			b = strtoul(s + 1, &end, 10);
-			if (end == s + 1 || b < a || b >= CPU_SETSIZE)
-				return -EINVAL;
-			s = end;
-		}
-		for (unsigned long c = a; c <= b; c++)
-			CPU_SET(c, set);
-		if (*s == ',')
-			s++;
-		else if (*s && *s != '\n')
-			return -EINVAL;
-	}
-	return 0;
-}
 
 int vcpu_allowed_cpus(pid_t pid, const int32_t *tids, unsigned ntids, cpu_set_t *set, struct hvt_err *err)
 {
@@ -66,7 +40,7 @@ int vcpu_allowed_cpus(pid_t pid, const int32_t *tids, unsigned ntids, cpu_set_t 
 			const char *v = line + 18;
 			while (isspace((unsigned char)*v))
 				v++;
-			found = !cpulist_parse(v, &one);
+			found = hvt_parse_cpulist(v, &one) >= 0;
 			break;
 		}
 		fclose(f);

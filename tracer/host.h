@@ -9,9 +9,6 @@
 
 #include "hvmtrace/error.h"
 
-/* Parses a Linux CPU list ("0-3,5,7-8") into set. -EINVAL on junk. */
-int cpulist_parse(const char *s, cpu_set_t *set);
-
 /* The CPUs any of the given threads of pid may run on (from /proc/PID/task/TID/status). */
 int vcpu_allowed_cpus(pid_t pid, const int32_t *tids, unsigned ntids, cpu_set_t *set, struct hvt_err *err);
 

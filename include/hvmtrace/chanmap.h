@@ -17,10 +17,12 @@
 #include "layout.h" /* HVT_CHANNEL_MAX */
 
 struct hvt_err;
+struct json_object;
 
-#define HVT_CHANMAP_SCHEMA  "hvmtrace-chanmap"
-#define HVT_CHANMAP_VERSION 1
-#define HVT_CHANMAP_GRANULE (64ull << 20) /* SKX decode granule: channel boundaries are 64 MiB aligned */
+#define HVT_CHANMAP_SCHEMA    "hvmtrace-chanmap"
+#define HVT_CHANMAP_VERSION   1
+#define HVT_CHANMAP_GRANULE   (64ull << 20) /* SKX decode granule: channel boundaries are 64 MiB aligned */
+#define HVT_CHANMAP_MAX_BYTES (64u << 20)   /* the largest chanmap.json read: far above any real map's size */
 
 struct hvt_range {
 	uint64_t start, size;
@@ -90,11 +92,21 @@ int hvt_chanmap_validate(const struct hvt_chanmap *m, struct hvt_err *e);
 /* Parses and validates a chanmap.json text; `name` is used in messages. Unknown members are ignored,
  * a newer major version is refused. */
 int hvt_chanmap_parse(const char *text, const char *name, struct hvt_chanmap *m, struct hvt_err *e);
+/* Reads and parses a file; -EFBIG beyond HVT_CHANMAP_MAX_BYTES. */
 int hvt_chanmap_read(const char *path, struct hvt_chanmap *m, struct hvt_err *e);
 /* The JSON text (pretty printed, newline at the end); free() it. NULL on ENOMEM. */
 char *hvt_chanmap_to_string(const struct hvt_chanmap *m);
 /* Writes atomically (temporary file + rename). */
 int hvt_chanmap_write(const struct hvt_chanmap *m, const char *path, struct hvt_err *e);
+
+/* The map as a JSON object, and back (validated; `name` is used in messages): chanmap.json's document, also
+ * embedded in the probe log's header. */
+struct json_object *hvt_chanmap_to_json(const struct hvt_chanmap *m);
+int hvt_chanmap_from_json(struct json_object *o, const char *name, struct hvt_chanmap *m, struct hvt_err *e);
+
+/* How many channels (or the interleave list) differ between two maps; diff gets the first difference. */
+int hvt_chanmap_compare(const struct hvt_chanmap *want, const struct hvt_chanmap *got, char *diff,
+			size_t len);
 
 /* The channel with this id, or -1. */
 int hvt_chanmap_find(const struct hvt_chanmap *m, const char *id);

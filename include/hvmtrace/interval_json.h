@@ -12,6 +12,7 @@
 
 #include "layout.h"
 #include "trace.h"
+#include "util.h" /* hvt_format_wall, the form of "wall_start" */
 
 struct json_object;
 
@@ -25,8 +26,5 @@ struct json_object *hvt_interval_to_json(const struct hvt_interval *iv, const st
 /* Writes the interval as one line and flushes. 0 or -errno. */
 int hvt_jsonl_write(FILE *f, const struct hvt_interval *iv, const struct hvt_layout *l,
 		    const struct hvt_json_opts *opts);
-
-/* "2026-11-22T10:00:00.123456Z" */
-void hvt_format_wall(int64_t wall_ns, char *buf, size_t len);
 
 #endif

@@ -24,6 +24,8 @@ struct hvt_range;
 #define HVT_FWMAP_PATH "/sys/firmware/memmap"
 #define HVT_CMDLINE    "/proc/cmdline"
 #define HVT_IOMEM_NAME 80
+/* The most read of an iomem file: a large host's /proc/iomem is some 100 KiB. */
+#define HVT_IOMEM_MAX_BYTES (16u << 20)
 
 struct hvt_iomem_entry {
 	uint64_t start, end; /* inclusive, as printed */
@@ -41,7 +43,7 @@ struct hvt_iomem {
 
 /* Parses /proc/iomem text; `name` is used in messages (the line number of a bad line is given). */
 int hvt_iomem_parse(const char *text, const char *name, struct hvt_iomem *io, struct hvt_err *e);
-/* Reads path (NULL: /proc/iomem). */
+/* Reads path (NULL: /proc/iomem); -EFBIG beyond HVT_IOMEM_MAX_BYTES. */
 int hvt_iomem_read(const char *path, struct hvt_iomem *io, struct hvt_err *e);
 void hvt_iomem_free(struct hvt_iomem *io);
 

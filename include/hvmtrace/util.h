@@ -1,9 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* Small helpers shared by the programs: clocks, durations and sizes with suffixes. */
+/*
+ * Small helpers shared by the programs, each written once: clocks, durations and sizes with suffixes, wall
+ * clock and size formatting, CPU lists, bounded file reading, and a memory channel's identity in JSON.
+ */
 #ifndef HVMTRACE_UTIL_H
 #define HVMTRACE_UTIL_H
 
+#include <sched.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+
+struct hvt_err;
+struct json_object;
 
 #define HVT_NSEC_PER_SEC 1000000000ull
 
@@ -21,5 +30,48 @@ int hvt_parse_size(const char *s, uint64_t *bytes);
 
 /* Formats a duration the way hvt_parse_duration reads it back ("10ms", "1s", "2.5s"). */
 void hvt_format_duration(uint64_t ns, char *buf, unsigned len);
+
+/* A size for tables: "12.00 GiB" from 1 GiB up, "512.0 MiB" from 1 MiB up, else whole KiB ("4 KiB"). */
+void hvt_format_size(uint64_t bytes, char *buf, unsigned len);
+
+/* A wall-clock time (ns since the epoch) in UTC, ISO 8601: "2026-11-22T10:00:00.123456Z", the form of every
+ * time stamp in traces and JSON Lines; hvt_format_wall_seconds gives "2026-11-22T10:00:00Z". */
+void hvt_format_wall(int64_t wall_ns, char *buf, size_t len);
+void hvt_format_wall_seconds(int64_t wall_ns, char *buf, size_t len);
+
+/*
+ * Parses a Linux CPU list ("0-3,8,10-11": sysfs cpumask and cpulist files, Cpus_allowed_list in
+ * /proc/PID/status; one trailing newline allowed) into set. Returns the number of CPUs, or -EINVAL for junk,
+ * an empty item, a range that runs backwards, CPUs out of ascending order, or a CPU ≥ CPU_SETSIZE.
+ */
+int hvt_parse_cpulist(const char *s, cpu_set_t *set);
+
+/*
+ * Reads a whole file into a NUL-terminated buffer (free() it); len (may be NULL) gets its length. It reads
+ * at most max bytes: a longer file, or one that never ends such as /dev/zero, is refused with -EFBIG and a
+ * message naming the limit, so that no input can exhaust memory. `what` (may be NULL) names the kind of file
+ * in messages: "cannot open channel map PATH: …". Errors: -errno of open or read, -EFBIG, -ENOMEM.
+ */
+int hvt_read_file(const char *path, const char *what, size_t max, char **text, size_t *len,
+		  struct hvt_err *e);
+
+/*
+ * Reads a small text file (a sysfs or procfs value, /proc/cmdline) into buf, without trailing whitespace.
+ * The message names the path ("PATH: No such file or directory"); -EFBIG when the file does not fit in
+ * len - 1 bytes.
+ */
+int hvt_read_text(const char *path, char *buf, size_t len, struct hvt_err *e);
+
+/*
+ * Reads one line, without its newline, into *buf, growing it (*cap its size; free() it). Returns 1 for a
+ * line, 0 at the end of the file, -EFBIG for a line longer than max bytes (a file without newlines such as
+ * /dev/zero stops there), -ENOMEM or -EIO.
+ */
+int hvt_read_line(FILE *f, size_t max, char **buf, size_t *cap);
+
+/* Adds a memory channel's identity, as every JSON output names one: "id", "socket", "controller",
+ * "channel", "pmu" (chanmap.json, `bw --jsonl`, a trace's bandwidth channels). */
+void hvt_channel_json_add(struct json_object *o, const char *id, int socket, int controller, int channel,
+			  const char *pmu);
 
 #endif

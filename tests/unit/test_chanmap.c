@@ -11,7 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../lib/chanmap_probe.h"
 #include "hvmtrace/chanmap.h"
 #include "hvmtrace/error.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The channel probe against the MODEL memory controller (lib/chanmap_model.c: an address → channel function
+ * The channel probe against the MODEL memory controller (lib/probe_model.c: an address → channel function
  * plus background noise; not hardware) and against recorded session logs: every channel's ranges must come
  * out exactly as the model's truth, to the 64 MiB granule.
  */
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../lib/chanmap_probe.h"
+#include "hvmtrace/probe.h"
 #include "hvmtrace/error.h"
 
 #define FIX "tests/fixtures/probe/"
@@ -32,11 +32,11 @@ static void run_model(const char *spec, const struct hvt_probe_params *p, FILE *
 	struct hvt_err e;
 	char diff[512];
 
-	if (hvt_model_load(spec, &b, &e))
+	if (hvt_probe_model_open(spec, &b, &e))
 		fail_msg("%s", e.msg);
 	if (hvt_probe_run(b, p, NULL, log, &o->map, &o->st, &e))
 		fail_msg("%s: %s", spec, e.msg);
-	assert_int_equal(hvt_model_expected(b, &want, &e), 0);
+	assert_int_equal(hvt_probe_model_expected(b, &want, &e), 0);
 	int n = hvt_chanmap_compare(&want, &o->map, diff, sizeof(diff));
 	if (n)
 		fail_msg("%s: %d difference(s) from the model's truth: %s", spec, n, diff);
@@ -116,11 +116,11 @@ static void test_256g_budget(void **state)
 	struct hvt_err e;
 	char diff[256];
 	p.step_bytes = p.granule;
-	assert_int_equal(hvt_model_load(FIX "model-2s6c-hole.json", &b, &e), 0);
+	assert_int_equal(hvt_probe_model_open(FIX "model-2s6c-hole.json", &b, &e), 0);
 	assert_int_equal(hvt_probe_run(b, &p, NULL, NULL, &full.map, &full.st, &e), 0);
 	assert_int_equal(full.st.blocks_measured, full.st.blocks);
 	struct hvt_chanmap want;
-	assert_int_equal(hvt_model_expected(b, &want, &e), 0);
+	assert_int_equal(hvt_probe_model_expected(b, &want, &e), 0);
 	assert_int_equal(hvt_chanmap_compare(&want, &full.map, diff, sizeof(diff)), 0);
 	hvt_chanmap_free(&want);
 	hvt_chanmap_free(&full.map);
@@ -128,7 +128,7 @@ static void test_256g_budget(void **state)
 }
 
 /* A log replays to the same map; a cut log is refused at the window it lacks. */
-static void test_session_replay(void **state)
+static void test_probe_log_replay(void **state)
 {
 	struct hvt_probe_params p;
 	struct hvt_probe_backend *b;
@@ -144,7 +144,7 @@ static void test_session_replay(void **state)
 	run_model(FIX "model-2s6c-hole.json", &p, log, &o);
 	fclose(log);
 	p.window_ns = 1; /* ignored: a replay uses the recorded parameters */
-	assert_int_equal(hvt_session_open(path, &b, &e), 0);
+	assert_int_equal(hvt_probe_log_open(path, &b, &e), 0);
 	assert_int_equal(hvt_probe_run(b, &p, NULL, NULL, &back.map, &back.st, &e), 0);
 	assert_int_equal(hvt_chanmap_compare(&o.map, &back.map, diff, sizeof(diff)), 0);
 	assert_int_equal(back.st.windows, o.st.windows);
@@ -155,7 +155,7 @@ static void test_session_replay(void **state)
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "sed -i '100,$d' %s", path);
 	assert_int_equal(system(cmd), 0);
-	assert_int_equal(hvt_session_open(path, &b, &e), 0);
+	assert_int_equal(hvt_probe_log_open(path, &b, &e), 0);
 	assert_int_equal(hvt_probe_run(b, &p, NULL, NULL, &back.map, &back.st, &e), -EPROTO);
 	assert_non_null(strstr(e.msg, "ends after line 99"));
 	hvt_probe_backend_destroy(b);
@@ -163,8 +163,8 @@ static void test_session_replay(void **state)
 	hvt_chanmap_free(&o.map);
 }
 
-/* The recorded session in the fixtures (recorded from the MODEL, see its README) still replays exactly. */
-static void test_recorded_session(void **state)
+/* The recorded probe log in the fixtures (recorded from the MODEL, see its README) still replays exactly. */
+static void test_recorded_probe_log(void **state)
 {
 	struct hvt_probe_params p;
 	struct hvt_probe_backend *b, *m;
@@ -175,18 +175,18 @@ static void test_recorded_session(void **state)
 
 	(void)state;
 	hvt_probe_default_params(&p);
-	if (hvt_session_open(FIX "session-2s6c-hole.jsonl", &b, &e))
+	if (hvt_probe_log_open(FIX "session-2s6c-hole.jsonl", &b, &e))
 		fail_msg("%s", e.msg);
 	if (hvt_probe_run(b, &p, NULL, NULL, &o.map, &o.st, &e))
 		fail_msg("%s", e.msg);
-	assert_int_equal(hvt_model_load(FIX "model-2s6c-hole.json", &m, &e), 0);
-	assert_int_equal(hvt_model_expected(m, &want, &e), 0);
+	assert_int_equal(hvt_probe_model_open(FIX "model-2s6c-hole.json", &m, &e), 0);
+	assert_int_equal(hvt_probe_model_expected(m, &want, &e), 0);
 	assert_int_equal(hvt_chanmap_compare(&want, &o.map, diff, sizeof(diff)), 0);
 	hvt_chanmap_free(&want);
 	hvt_chanmap_free(&o.map);
 	hvt_probe_backend_destroy(m);
 	hvt_probe_backend_destroy(b);
-	assert_int_equal(hvt_session_open(FIX "model-2s6c-hole.json", &b, &e), -EINVAL);
+	assert_int_equal(hvt_probe_log_open(FIX "model-2s6c-hole.json", &b, &e), -EINVAL);
 	assert_non_null(strstr(e.msg, "not a chanmap probe session"));
 }
 
@@ -212,7 +212,7 @@ static void test_write_check(void **state)
 
 	(void)state;
 	hvt_probe_default_params(&p);
-	assert_int_equal(hvt_model_load(FIX "model-2s6c-hole.json", &b, &e), 0);
+	assert_int_equal(hvt_probe_model_open(FIX "model-2s6c-hole.json", &b, &e), 0);
 	model_window = b->window;
 	b->window = swapped_window;
 	assert_int_equal(hvt_probe_run(b, &p, NULL, NULL, &o.map, &o.st, &e), -EPROTO);
@@ -241,7 +241,7 @@ static void test_too_noisy_and_bad_params(void **state)
 	      f);
 	fclose(f);
 	hvt_probe_default_params(&p);
-	assert_int_equal(hvt_model_load(path, &b, &e), 0);
+	assert_int_equal(hvt_probe_model_open(path, &b, &e), 0);
 	assert_int_equal(hvt_probe_run(b, &p, NULL, NULL, &o.map, &o.st, &e), -EAGAIN);
 	assert_non_null(strstr(e.msg, "background is too high"));
 	p.granule = 3 << 20;
@@ -249,7 +249,7 @@ static void test_too_noisy_and_bad_params(void **state)
 	assert_non_null(strstr(e.msg, "power of two"));
 	hvt_probe_backend_destroy(b);
 	unlink(path);
-	assert_int_equal(hvt_model_load(FIX "none.json", &b, &e), -EINVAL);
+	assert_int_equal(hvt_probe_model_open(FIX "none.json", &b, &e), -EINVAL);
 	assert_non_null(strstr(e.msg, "none.json"));
 }
 
@@ -278,7 +278,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_mmio_hole),         cmocka_unit_test(test_interleaved),
 	    cmocka_unit_test(test_unpopulated_noisy), cmocka_unit_test(test_256g_budget),
-	    cmocka_unit_test(test_session_replay),    cmocka_unit_test(test_recorded_session),
+	    cmocka_unit_test(test_probe_log_replay),  cmocka_unit_test(test_recorded_probe_log),
 	    cmocka_unit_test(test_write_check),       cmocka_unit_test(test_too_noisy_and_bad_params),
 	    cmocka_unit_test(test_touch_loops),
 	};

@@ -19,6 +19,7 @@
 
 #include "hvmtrace/error.h"
 #include "hvmtrace/resctrl.h"
+#include "hvmtrace/util.h"
 
 static char root[256];
 
@@ -60,9 +61,7 @@ static void test_group_deltas(void **state)
 	struct hvt_err err = {{0}};
 	uint64_t bytes[HVT_RESCTRL_MAX_DOMAINS];
 	bool avail[HVT_RESCTRL_MAX_DOMAINS];
-	char path[512], tasks[4096] = "", want[32];
-	FILE *f;
-	size_t n;
+	char path[512], *tasks, want[32];
 
 	(void)state;
 	if (hvt_resctrl_open(&g, root, "hvmtrace-test", getpid(), &err))
@@ -73,12 +72,10 @@ static void test_group_deltas(void **state)
 	assert_string_equal(g.domains[1], "mon_L3_01");
 	/* our (only) thread was written to the group's tasks file */
 	snprintf(path, sizeof(path), "%s/mon_groups/hvmtrace-test/tasks", root);
-	assert_non_null(f = fopen(path, "r"));
-	n = fread(tasks, 1, sizeof(tasks) - 1, f);
-	fclose(f);
-	tasks[n] = 0;
+	assert_int_equal(hvt_read_file(path, NULL, 4096, &tasks, NULL, &err), 0);
 	snprintf(want, sizeof(want), "%d\n", (int)getpid());
 	assert_string_equal(tasks, want);
+	free(tasks);
 
 	/* domain 0 counted 1 MiB → 5 MiB; domain 1 was Unavailable at open and now has its first value */
 	put("mon_L3_00", "5242880");

@@ -24,6 +24,7 @@
 #include "hvmtrace/error.h"
 #include "hvmtrace/layout.h"
 #include "hvmtrace/trace.h"
+#include "hvmtrace/util.h"
 #include "../../lib/trace_format.h"
 
 #define NIV      24 /* intervals in the fixture */
@@ -195,18 +196,10 @@ static int teardown(void **state)
 
 static uint8_t *slurp(const char *p, size_t *len)
 {
-	struct stat sb;
-	uint8_t *buf;
-	int fd = open(p, O_RDONLY);
+	char *buf;
 
-	assert_true(fd >= 0);
-	assert_int_equal(fstat(fd, &sb), 0);
-	*len = (size_t)sb.st_size;
-	buf = malloc(*len ? *len : 1);
-	assert_non_null(buf);
-	assert_int_equal(pread(fd, buf, *len, 0), (ssize_t)*len);
-	close(fd);
-	return buf;
+	assert_int_equal(hvt_read_file(p, "trace", 1u << 30, &buf, len, NULL), 0);
+	return (uint8_t *)buf;
 }
 
 static void spit(const char *p, const void *buf, size_t len)

@@ -4,8 +4,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "hvmtrace/error.h"
 #include "hvmtrace/util.h"
 
 static void test_durations(void **state)
@@ -80,13 +86,210 @@ static void test_clocks(void **state)
 	assert_true(hvt_wall_now_ns() > 1600000000ll * 1000000000ll); /* after 2020 */
 }
 
+static void test_cpulists(void **state)
+{
+	static const struct {
+		const char *s;
+		int n;
+	} good[] = {
+	    {"0", 1},  {"0-3,8\n", 5}, {"0,28", 2}, {"", 0},
+	    {"\n", 0}, {"1023", 1},    {"2-2", 1},  {"0-1023", 1024},
+	};
+	static const char *const bad[] = {
+	    "3,1",
+	    "0-3,2",
+	    "1,1",
+	    "3-1",
+	    "0,",
+	    ",0",
+	    "0,,1",
+	    "a",
+	    "-1",
+	    "+1",
+	    " 1",
+	    "0 -3",
+	    "0- 3",
+	    "0-",
+	    "1024",
+	    "0-1024",
+	    "0\n\n",
+	    "0\n1",
+	    "99999999999999999999",
+	    "0;1",
+	};
+	cpu_set_t set;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		assert_int_equal(hvt_parse_cpulist(good[i].s, &set), good[i].n);
+		assert_int_equal(CPU_COUNT(&set), good[i].n);
+	}
+	assert_int_equal(hvt_parse_cpulist("0-3,8\n", &set), 5);
+	assert_true(CPU_ISSET(3, &set) && CPU_ISSET(8, &set));
+	assert_false(CPU_ISSET(4, &set) || CPU_ISSET(7, &set) || CPU_ISSET(9, &set));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (hvt_parse_cpulist(bad[i], &set) != -EINVAL)
+			fail_msg("cpulist '%s' was not refused", bad[i]);
+}
+
+/* A temporary file holding len bytes of text; its path in path. */
+static void temp_file(char *path, const char *text, size_t len)
+{
+	int fd;
+
+	strcpy(path, "/tmp/test_util.XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, len), (ssize_t)len);
+	close(fd);
+}
+
+static void test_read_file(void **state)
+{
+	struct hvt_err e = {{0}};
+	char path[32], *text;
+	size_t len;
+
+	(void)state;
+	temp_file(path, "a\0b\n", 4); /* binary: the length counts past the NUL */
+	assert_int_equal(hvt_read_file(path, NULL, 4, &text, &len, &e), 0);
+	assert_int_equal(len, 4);
+	assert_memory_equal(text, "a\0b\n", 5);
+	free(text);
+	/* one byte over the limit is refused, naming the file and the limit */
+	assert_int_equal(hvt_read_file(path, "channel map", 3, &text, &len, &e), -EFBIG);
+	assert_null(text);
+	assert_non_null(strstr(e.msg, path));
+	assert_non_null(strstr(e.msg, "channel map"));
+	assert_non_null(strstr(e.msg, "larger than 3 bytes"));
+	unlink(path);
+
+	temp_file(path, "", 0);
+	assert_int_equal(hvt_read_file(path, NULL, 0, &text, &len, &e), 0);
+	assert_int_equal(len, 0);
+	assert_string_equal(text, "");
+	free(text);
+	unlink(path);
+
+	/* a file that never ends stops at the limit */
+	assert_int_equal(hvt_read_file("/dev/zero", NULL, 1u << 20, &text, &len, &e), -EFBIG);
+	assert_int_equal(hvt_read_file(path, "channel map", 100, &text, NULL, &e), -ENOENT);
+	assert_non_null(strstr(e.msg, "cannot open channel map /tmp/test_util."));
+	assert_int_equal(hvt_read_file("/tmp", NULL, 100, &text, NULL, &e), -EISDIR);
+	assert_non_null(strstr(e.msg, "cannot read /tmp: "));
+}
+
+static void test_read_text(void **state)
+{
+	struct hvt_err e = {{0}};
+	char path[32], buf[8] = "x";
+
+	(void)state;
+	temp_file(path, " 0-3 \n\n", 7);
+	assert_int_equal(hvt_read_text(path, buf, sizeof(buf), &e), 0);
+	assert_string_equal(buf, " 0-3"); /* trailing whitespace goes, leading stays */
+	assert_int_equal(hvt_read_text(path, buf, 7, &e), -EFBIG);
+	assert_non_null(strstr(e.msg, "longer than 6 bytes"));
+	unlink(path);
+	assert_int_equal(hvt_read_text(path, buf, sizeof(buf), &e), -ENOENT);
+	assert_true(!strncmp(e.msg, path, strlen(path)) && strstr(e.msg, ": No such file"));
+	assert_int_equal(hvt_read_text("/dev/zero", buf, sizeof(buf), NULL), -EFBIG);
+}
+
+static void test_read_line(void **state)
+{
+	char path[32], *buf = NULL;
+	size_t cap = 0;
+	FILE *f;
+
+	(void)state;
+	temp_file(path, "a\n\n0123456789\n01234567890\nend", 29);
+	assert_non_null(f = fopen(path, "r"));
+	assert_int_equal(hvt_read_line(f, 10, &buf, &cap), 1);
+	assert_string_equal(buf, "a");
+	assert_int_equal(hvt_read_line(f, 10, &buf, &cap), 1);
+	assert_string_equal(buf, "");
+	assert_int_equal(hvt_read_line(f, 10, &buf, &cap), 1); /* exactly the limit */
+	assert_string_equal(buf, "0123456789");
+	assert_int_equal(hvt_read_line(f, 10, &buf, &cap), -EFBIG);
+	fclose(f);
+	unlink(path);
+	temp_file(path, "end", 3); /* a last line without a newline still counts */
+	assert_non_null(f = fopen(path, "r"));
+	assert_int_equal(hvt_read_line(f, 10, &buf, &cap), 1);
+	assert_string_equal(buf, "end");
+	assert_int_equal(hvt_read_line(f, 10, &buf, &cap), 0);
+	fclose(f);
+	unlink(path);
+	assert_non_null(f = fopen("/dev/zero", "r")); /* NULs count: no newline ever comes */
+	assert_int_equal(hvt_read_line(f, 1u << 16, &buf, &cap), -EFBIG);
+	fclose(f);
+	free(buf);
+}
+
+static void test_format_size(void **state)
+{
+	static const struct {
+		uint64_t bytes;
+		const char *s;
+	} cases[] = {
+	    {0, "0 KiB"},
+	    {1023, "0 KiB"},
+	    {4096, "4 KiB"},
+	    {(1ull << 20) - 1024, "1023 KiB"},
+	    {1ull << 20, "1.0 MiB"},
+	    {1536ull << 10, "1.5 MiB"},
+	    {1ull << 30, "1.00 GiB"},
+	    {12ull << 30, "12.00 GiB"},
+	    {(1ull << 40) + (1ull << 29), "1024.50 GiB"},
+	};
+	char buf[32];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		hvt_format_size(cases[i].bytes, buf, sizeof(buf));
+		assert_string_equal(buf, cases[i].s);
+	}
+}
+
+static void test_format_wall(void **state)
+{
+	char buf[40];
+
+	(void)state;
+	hvt_format_wall(0, buf, sizeof(buf));
+	assert_string_equal(buf, "1970-01-01T00:00:00.000000Z");
+	hvt_format_wall(1234567890123456789ll, buf, sizeof(buf));
+	assert_string_equal(buf, "2009-02-13T23:31:30.123456Z");
+	hvt_format_wall(-1, buf, sizeof(buf)); /* before 1970 the fraction still counts forwards */
+	assert_string_equal(buf, "1969-12-31T23:59:59.999999Z");
+	hvt_format_wall_seconds(1234567890999999999ll, buf, sizeof(buf)); /* cut, not rounded */
+	assert_string_equal(buf, "2009-02-13T23:31:30Z");
+	hvt_format_wall_seconds(-1, buf, sizeof(buf));
+	assert_string_equal(buf, "1969-12-31T23:59:59Z");
+}
+
+static void test_channel_json(void **state)
+{
+	struct json_object *o = json_object_new_object();
+
+	(void)state;
+	hvt_channel_json_add(o, "s1.mc2.ch0", 1, 2, 0, "uncore_imc_6");
+	assert_string_equal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+			    "{\"id\":\"s1.mc2.ch0\",\"socket\":1,\"controller\":2,\"channel\":0,"
+			    "\"pmu\":\"uncore_imc_6\"}");
+	json_object_put(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_durations),
-	    cmocka_unit_test(test_sizes),
-	    cmocka_unit_test(test_format_round_trip),
-	    cmocka_unit_test(test_clocks),
+	    cmocka_unit_test(test_durations),         cmocka_unit_test(test_sizes),
+	    cmocka_unit_test(test_format_round_trip), cmocka_unit_test(test_clocks),
+	    cmocka_unit_test(test_cpulists),          cmocka_unit_test(test_read_file),
+	    cmocka_unit_test(test_read_text),         cmocka_unit_test(test_read_line),
+	    cmocka_unit_test(test_format_size),       cmocka_unit_test(test_format_wall),
+	    cmocka_unit_test(test_channel_json),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

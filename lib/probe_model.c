@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chanmap_probe.h"
+#include "hvmtrace/probe.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/util.h"
 
@@ -137,9 +137,6 @@ static void model_destroy(struct hvt_probe_backend *b)
 	struct model *m = b->ctx;
 	free(m->seg);
 	free(m);
-	hvt_chanmap_free(&b->proto);
-	free(b->touchable);
-	free(b);
 }
 
 /* ---- the spec file ---- */
@@ -358,39 +355,39 @@ static int load(struct spec *sp, struct json_object *o, struct hvt_probe_backend
 	return 0;
 }
 
-int hvt_model_load(const char *path, struct hvt_probe_backend **out, struct hvt_err *e)
+int hvt_probe_model_open(const char *path, struct hvt_probe_backend **out, struct hvt_err *e)
 {
 	struct spec sp = {path, e};
-	struct json_object *o = json_object_from_file(path);
-	struct hvt_probe_backend *b = calloc(1, sizeof(*b));
-	struct model *m = calloc(1, sizeof(*m));
+	struct json_object *o = NULL;
+	struct hvt_probe_backend *b;
+	enum json_tokener_error jerr = json_tokener_success;
+	char *text;
 	int rc;
 
 	*out = NULL;
-	if (!b || !m) {
-		free(b);
-		free(m);
+	if (hvt_read_file(path, "model", HVT_PROBE_MODEL_MAX_BYTES, &text, NULL, e))
+		return -EINVAL;
+	o = json_tokener_parse_verbose(text, &jerr);
+	free(text);
+	if (!(b = hvt_probe_backend_new(sizeof(struct model), model_window, model_destroy, e))) {
 		json_object_put(o);
-		return hvt_err_set(e, -ENOMEM, "out of memory");
+		return -ENOMEM;
 	}
-	b->ctx = m;
-	b->window = model_window;
-	b->destroy = model_destroy;
 	if (!o)
 		rc = hvt_err_set(e, -EINVAL, "model %s: cannot read it as JSON: %s", path,
-				 json_util_get_last_err());
+				 json_tokener_error_desc(jerr));
 	else
 		rc = load(&sp, o, b);
 	json_object_put(o);
 	if (rc) {
-		model_destroy(b);
+		hvt_probe_backend_destroy(b);
 		return rc;
 	}
 	*out = b;
 	return 0;
 }
 
-int hvt_model_expected(const struct hvt_probe_backend *b, struct hvt_chanmap *out, struct hvt_err *e)
+int hvt_probe_model_expected(const struct hvt_probe_backend *b, struct hvt_chanmap *out, struct hvt_err *e)
 {
 	const struct model *m = b->ctx;
 	int rc = 0;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Probe session logs (JSON Lines, format in docs/chanmap.md): the probe writes one line per window, after a
- * header with the channels, the touchable memory and the parameters. A log replays as a backend that
- * answers each window with the recorded counts, so a session recorded on a real host reruns the probe's
- * decisions anywhere.
+ * Probe logs (`chanmap probe --log`, JSON Lines, format in docs/chanmap.md; the docs call them session
+ * logs): the probe writes one line per window, after a header with the channels, the touchable memory and
+ * the parameters. A log replays as a backend that answers each window with the recorded counts, so a probe
+ * session recorded on a real host reruns the probe's decisions anywhere.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -12,11 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chanmap_probe.h"
+#include "hvmtrace/probe.h"
 #include "hvmtrace/error.h"
+#include "hvmtrace/util.h"
 
-#define SESSION_NAME    "hvmtrace-chanmap-probe"
-#define SESSION_VERSION 1
+#define LOG_SCHEMA  "hvmtrace-chanmap-probe" /* the header's "session" member */
+#define LOG_VERSION 1
 
 static const char *const dir_names[] = {"idle", "read", "write"};
 
@@ -27,13 +28,13 @@ static struct json_object *hex(uint64_t v)
 	return json_object_new_string(buf);
 }
 
-int hvt_session_write_header(FILE *log, const struct hvt_probe_backend *b, const struct hvt_probe_params *p)
+int hvt_probe_log_write_header(FILE *log, const struct hvt_probe_backend *b, const struct hvt_probe_params *p)
 {
 	struct json_object *o = json_object_new_object(), *t = json_object_new_array(),
 			   *pr = json_object_new_object();
 
-	json_object_object_add(o, "session", json_object_new_string(SESSION_NAME));
-	json_object_object_add(o, "version", json_object_new_int(SESSION_VERSION));
+	json_object_object_add(o, "session", json_object_new_string(LOG_SCHEMA));
+	json_object_object_add(o, "version", json_object_new_int(LOG_VERSION));
 	json_object_object_add(o, "map", hvt_chanmap_to_json(&b->proto));
 	for (size_t i = 0; i < b->ntouchable; i++) {
 		struct json_object *r = json_object_new_object();
@@ -60,8 +61,8 @@ int hvt_session_write_header(FILE *log, const struct hvt_probe_backend *b, const
 	return rc;
 }
 
-void hvt_session_write_window(FILE *log, uint64_t n, const char *phase, const struct hvt_probe_touch *t,
-			      const uint64_t *rd, const uint64_t *wr, size_t nch)
+void hvt_probe_log_write_window(FILE *log, uint64_t n, const char *phase, const struct hvt_probe_touch *t,
+				const uint64_t *rd, const uint64_t *wr, size_t nch)
 {
 	fprintf(log,
 		"{\"w\":%" PRIu64 ",\"phase\":\"%s\",\"dir\":\"%s\",\"hpa\":\"0x%" PRIx64
@@ -115,6 +116,15 @@ static int read_counts(struct json_object *o, const char *key, uint64_t *out, si
 	return 0;
 }
 
+/* A line the log cannot give: longer than HVT_PROBE_LOG_MAX_LINE, or a read error. */
+static int unreadable_line(const struct replay *r, unsigned line, int rc, struct hvt_err *e)
+{
+	if (rc == -EFBIG)
+		return hvt_err_set(e, -EINVAL, "session %s line %u is longer than %u bytes: not a probe log",
+				   r->path, line, HVT_PROBE_LOG_MAX_LINE);
+	return hvt_err_set(e, rc, "cannot read session %s line %u: %s", r->path, line, strerror(-rc));
+}
+
 static void describe(const struct hvt_probe_touch *t, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s 0x%" PRIx64 "+%" PRIu64 " ×%u from socket %u over %" PRIu64 " ns",
@@ -125,8 +135,10 @@ static int replay_window(struct hvt_probe_backend *b, const struct hvt_probe_tou
 			 uint64_t *wr, struct hvt_err *e)
 {
 	struct replay *r = b->ctx;
-	ssize_t n = getline(&r->buf, &r->cap, r->f);
-	if (n <= 0)
+	int n = hvt_read_line(r->f, HVT_PROBE_LOG_MAX_LINE, &r->buf, &r->cap);
+	if (n < 0)
+		return unreadable_line(r, r->line + 1, n, e);
+	if (n == 0)
 		return hvt_err_set(e, -EPROTO,
 				   "session %s ends after line %u, but the probe asked for one more "
 				   "window",
@@ -169,15 +181,10 @@ static int replay_window(struct hvt_probe_backend *b, const struct hvt_probe_tou
 static void replay_destroy(struct hvt_probe_backend *b)
 {
 	struct replay *r = b->ctx;
-	if (r) {
-		if (r->f)
-			fclose(r->f);
-		free(r->buf);
-		free(r);
-	}
-	hvt_chanmap_free(&b->proto);
-	free(b->touchable);
-	free(b);
+	if (r->f)
+		fclose(r->f);
+	free(r->buf);
+	free(r);
 }
 
 static int read_header(struct hvt_probe_backend *b, struct replay *r, struct json_object *o,
@@ -188,14 +195,14 @@ static int read_header(struct hvt_probe_backend *b, struct replay *r, struct jso
 	int rc;
 
 	if (!o || !json_object_object_get_ex(o, "session", &v) ||
-	    strcmp(json_object_get_string(v), SESSION_NAME))
+	    strcmp(json_object_get_string(v), LOG_SCHEMA))
 		return hvt_err_set(e, -EINVAL,
 				   "%s is not a chanmap probe session (first line has no \"session\": "
 				   "\"%s\")",
-				   r->path, SESSION_NAME);
-	if (!json_object_object_get_ex(o, "version", &v) || json_object_get_int(v) != SESSION_VERSION)
+				   r->path, LOG_SCHEMA);
+	if (!json_object_object_get_ex(o, "version", &v) || json_object_get_int(v) != LOG_VERSION)
 		return hvt_err_set(e, -EINVAL, "session %s has version %d; this program replays version %d",
-				   r->path, json_object_get_int(v), SESSION_VERSION);
+				   r->path, json_object_get_int(v), LOG_VERSION);
 	if (!json_object_object_get_ex(o, "map", &map) || !json_object_object_get_ex(o, "touchable", &t) ||
 	    !json_object_object_get_ex(o, "params", &p) || !json_object_is_type(t, json_type_array))
 		return hvt_err_set(
@@ -228,34 +235,30 @@ static int read_header(struct hvt_probe_backend *b, struct replay *r, struct jso
 	return 0;
 }
 
-int hvt_session_open(const char *path, struct hvt_probe_backend **out, struct hvt_err *e)
+int hvt_probe_log_open(const char *path, struct hvt_probe_backend **out, struct hvt_err *e)
 {
-	struct hvt_probe_backend *b = calloc(1, sizeof(*b));
-	struct replay *r = calloc(1, sizeof(*r));
+	struct hvt_probe_backend *b =
+	    hvt_probe_backend_new(sizeof(struct replay), replay_window, replay_destroy, e);
+	struct replay *r;
 	int rc;
 
 	*out = NULL;
-	if (!b || !r) {
-		free(b);
-		free(r);
-		return hvt_err_set(e, -ENOMEM, "out of memory");
-	}
-	b->ctx = r;
-	b->window = replay_window;
-	b->destroy = replay_destroy;
+	if (!b)
+		return -ENOMEM;
+	r = b->ctx;
 	snprintf(r->path, sizeof(r->path), "%s", path);
 	if (!(r->f = fopen(path, "re"))) {
 		rc = hvt_err_set(e, -errno, "cannot open session %s: %s", path, strerror(errno));
-		replay_destroy(b);
+		hvt_probe_backend_destroy(b);
 		return rc;
 	}
-	ssize_t n = getline(&r->buf, &r->cap, r->f);
+	int n = hvt_read_line(r->f, HVT_PROBE_LOG_MAX_LINE, &r->buf, &r->cap);
 	struct json_object *o = n > 0 ? json_tokener_parse(r->buf) : NULL;
 	r->line = 1;
-	rc = read_header(b, r, o, e);
+	rc = n < 0 ? unreadable_line(r, 1, n, e) : read_header(b, r, o, e);
 	json_object_put(o);
 	if (rc) {
-		replay_destroy(b);
+		hvt_probe_backend_destroy(b);
 		return rc;
 	}
 	b->fixed_params = &r->params;

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "chanmap_probe.h"
+#include "hvmtrace/probe.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/iomem.h"
 #include "hvmtrace/pagemap.h"
@@ -68,7 +68,7 @@ static int add_map(struct hw *h, uint64_t hpa, uint64_t size, char *va, bool dev
 	return 0;
 }
 
-static int map_devmem(struct hw *h, const struct hvt_hw_options *o, struct hvt_err *e)
+static int map_devmem(struct hw *h, const struct hvt_probe_hw_options *o, struct hvt_err *e)
 {
 	struct hvt_iomem io;
 	struct hvt_fwmap fw;
@@ -121,7 +121,7 @@ static int map_devmem(struct hw *h, const struct hvt_hw_options *o, struct hvt_e
 	return rc;
 }
 
-static int map_hugetlb(struct hw *h, const struct hvt_hw_options *o, struct hvt_err *e)
+static int map_hugetlb(struct hw *h, const struct hvt_probe_hw_options *o, struct hvt_err *e)
 {
 	struct hvt_pagemap pm;
 	struct hvt_pagemap_run *runs;
@@ -205,25 +205,20 @@ static int hw_window(struct hvt_probe_backend *b, const struct hvt_probe_touch *
 static void hw_destroy(struct hvt_probe_backend *b)
 {
 	struct hw *h = b->ctx;
-	if (h) {
-		if (h->sampler)
-			hvt_pmu_close(h->sampler);
-		hvt_pmu_host_fini(&h->host);
-		for (size_t i = 0; i < h->nmaps; i++)
-			if (h->maps[i].devmem)
-				munmap(h->maps[i].va, h->maps[i].size);
-		if (h->huge)
-			munmap(h->huge, h->huge_len);
-		if (h->mem_fd >= 0)
-			close(h->mem_fd);
-		free(h->maps);
-		free(h->order);
-		free(h->counts);
-		free(h);
-	}
-	hvt_chanmap_free(&b->proto);
-	free(b->touchable);
-	free(b);
+	if (h->sampler)
+		hvt_pmu_close(h->sampler);
+	hvt_pmu_host_fini(&h->host);
+	for (size_t i = 0; i < h->nmaps; i++)
+		if (h->maps[i].devmem)
+			munmap(h->maps[i].va, h->maps[i].size);
+	if (h->huge)
+		munmap(h->huge, h->huge_len);
+	if (h->mem_fd >= 0)
+		close(h->mem_fd);
+	free(h->maps);
+	free(h->order);
+	free(h->counts);
+	free(h);
 }
 
 static int build_proto(struct hw *h, struct hvt_probe_backend *b, struct hvt_err *e)
@@ -253,22 +248,17 @@ static int build_proto(struct hw *h, struct hvt_probe_backend *b, struct hvt_err
 	return 0;
 }
 
-int hvt_hw_open(const struct hvt_hw_options *o, struct hvt_probe_backend **out, struct hvt_err *e)
+int hvt_probe_hw_open(const struct hvt_probe_hw_options *o, struct hvt_probe_backend **out, struct hvt_err *e)
 {
-	struct hvt_probe_backend *b = calloc(1, sizeof(*b));
-	struct hw *h = calloc(1, sizeof(*h));
+	struct hvt_probe_backend *b = hvt_probe_backend_new(sizeof(struct hw), hw_window, hw_destroy, e);
 	struct hvt_pmu_source src = {.sysfs_root = o->sysfs_root};
+	struct hw *h;
 	int rc;
 
 	*out = NULL;
-	if (!b || !h) {
-		free(b);
-		free(h);
-		return hvt_err_set(e, -ENOMEM, "out of memory");
-	}
-	b->ctx = h;
-	b->window = hw_window;
-	b->destroy = hw_destroy;
+	if (!b)
+		return -ENOMEM;
+	h = b->ctx;
 	h->mem_fd = -1;
 	h->pinned_socket = -1;
 	h->sysfs_root = o->sysfs_root;
@@ -309,6 +299,6 @@ int hvt_hw_open(const struct hvt_hw_options *o, struct hvt_probe_backend **out, 
 	*out = b;
 	return 0;
 fail:
-	hw_destroy(b);
+	hvt_probe_backend_destroy(b);
 	return rc;
 }

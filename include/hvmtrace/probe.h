@@ -3,25 +3,25 @@
  * The channel probe (docs/architecture.md §2.10, docs/hardware-notes.md §5), behind a small interface so one
  * algorithm runs against three sources of numbers:
  *   - hardware: the memory-controller PMU (lib/pmu) and memory we may touch (hugetlb pages, /dev/mem
- *     reservations) — chanmap_hw.c, the thin part only real hosts reach;
- *   - a MODEL memory controller (address → channel function plus background noise) — chanmap_model.c;
- *   - a recorded session log replayed window by window — chanmap_session.c.
- * The algorithm (chanmap_probe.c): calibrate the background in idle windows, size the touch so the signal
+ *     reservations) — lib/probe_hw.c, the thin part only real hosts reach;
+ *   - a MODEL memory controller (address → channel function plus background noise) — lib/probe_model.c;
+ *   - a probe log (a recorded probe session, `chanmap probe --log`) replayed window by window —
+ *     lib/probe_log.c.
+ * The algorithm (lib/probe.c): calibrate the background in idle windows, size the touch so the signal
  * stands well above it, sample one block per coarse step, bisect every change down to the granule, drive a
  * write window per range found to cross-check the write counters, and report interleaving.
- * Private to libhvmtrace and the chanmap program.
+ * Used by the chanmap program and the tests.
  */
-#ifndef HVMTRACE_CHANMAP_PROBE_H
-#define HVMTRACE_CHANMAP_PROBE_H
+#ifndef HVMTRACE_PROBE_H
+#define HVMTRACE_PROBE_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "hvmtrace/chanmap.h"
+#include "chanmap.h"
 
 struct hvt_err;
-struct json_object;
 
 #define HVT_PROBE_MAX_CHANNELS 128
 
@@ -44,9 +44,9 @@ struct hvt_probe_backend {
 	/* Runs one window; rd/wr get every channel's CAS counts over it (proto.channels order). */
 	int (*window)(struct hvt_probe_backend *b, const struct hvt_probe_touch *t, uint64_t *rd,
 		      uint64_t *wr, struct hvt_err *e);
-	void (*destroy)(struct hvt_probe_backend *b);
+	void (*destroy)(struct hvt_probe_backend *b); /* frees ctx; hvt_probe_backend_destroy the rest */
 	void *ctx;
-	/* Parameters the source dictates (a replayed session: the recorded ones), or NULL. */
+	/* Parameters the source dictates (a replayed probe log: the recorded ones), or NULL. */
 	const struct hvt_probe_params *fixed_params;
 };
 
@@ -72,33 +72,46 @@ void hvt_probe_default_params(struct hvt_probe_params *p);
 
 /*
  * Runs the probe. out gets proto plus every channel's ranges, the interleaved regions, BIOS advice and the
- * probe info. progress (may be NULL) gets one-line updates; log (may be NULL) gets the session log.
+ * probe info. progress (may be NULL) gets one-line updates; log (may be NULL) gets the probe log.
  * Errors: the backend's, -EAGAIN background too noisy to size the touch, -EPROTO write counters disagree
  * with read counters.
  */
 int hvt_probe_run(struct hvt_probe_backend *b, const struct hvt_probe_params *p, FILE *progress, FILE *log,
 		  struct hvt_chanmap *out, struct hvt_probe_stats *st, struct hvt_err *e);
 
+/* For a backend's constructor: a backend with these hooks whose ctx is ctx_size zeroed bytes; NULL when out
+ * of memory (message in e). */
+struct hvt_probe_backend *
+hvt_probe_backend_new(size_t ctx_size,
+		      int (*window_fn)(struct hvt_probe_backend *b, const struct hvt_probe_touch *t,
+				       uint64_t *rd, uint64_t *wr, struct hvt_err *e),
+		      void (*destroy_fn)(struct hvt_probe_backend *b), struct hvt_err *e);
+/* Calls the backend's destroy hook (when set), then frees the proto map, touchable memory and b. */
 void hvt_probe_backend_destroy(struct hvt_probe_backend *b);
 
-/* ---- the MODEL memory controller (chanmap_model.c; format in docs/chanmap.md) ---- */
+/* ---- the MODEL memory controller (probe_model.c; format in docs/chanmap.md) ---- */
 
-int hvt_model_load(const char *path, struct hvt_probe_backend **b, struct hvt_err *e);
+#define HVT_PROBE_MODEL_MAX_BYTES (1u << 20) /* the largest model spec read */
+
+int hvt_probe_model_open(const char *path, struct hvt_probe_backend **b, struct hvt_err *e);
 /* The model's ground truth, restricted to its touchable memory, as a map (for tests and --check). */
-int hvt_model_expected(const struct hvt_probe_backend *b, struct hvt_chanmap *out, struct hvt_err *e);
+int hvt_probe_model_expected(const struct hvt_probe_backend *b, struct hvt_chanmap *out, struct hvt_err *e);
 
-/* ---- session logs (chanmap_session.c) ---- */
+/* ---- probe logs: a probe session recorded and replayed (probe_log.c; format in docs/chanmap.md) ---- */
 
 /* The log's first line: the proto map, touchable memory and parameters. */
-int hvt_session_write_header(FILE *log, const struct hvt_probe_backend *b, const struct hvt_probe_params *p);
-void hvt_session_write_window(FILE *log, uint64_t n, const char *phase, const struct hvt_probe_touch *t,
-			      const uint64_t *rd, const uint64_t *wr, size_t nch);
-/* A backend that answers from a recorded log, refusing a window the log did not record next. */
-int hvt_session_open(const char *path, struct hvt_probe_backend **b, struct hvt_err *e);
+int hvt_probe_log_write_header(FILE *log, const struct hvt_probe_backend *b,
+			       const struct hvt_probe_params *p);
+void hvt_probe_log_write_window(FILE *log, uint64_t n, const char *phase, const struct hvt_probe_touch *t,
+				const uint64_t *rd, const uint64_t *wr, size_t nch);
+/* A backend that answers from a recorded log, refusing a window the log did not record next, or a line
+ * longer than HVT_PROBE_LOG_MAX_LINE (the header carries the map). */
+#define HVT_PROBE_LOG_MAX_LINE (16u << 20)
+int hvt_probe_log_open(const char *path, struct hvt_probe_backend **b, struct hvt_err *e);
 
-/* ---- hardware (chanmap_hw.c, chanmap_touch.c) ---- */
+/* ---- hardware (probe_hw.c, probe_touch.c) ---- */
 
-struct hvt_hw_options {
+struct hvt_probe_hw_options {
 	const char *sysfs_root; /* NULL: /sys */
 	const char *iomem;      /* NULL: /proc/iomem */
 	const char *fwmap;      /* NULL: /sys/firmware/memmap */
@@ -107,7 +120,7 @@ struct hvt_hw_options {
 	uint64_t hugetlb_page;  /* 2 MiB or 1 GiB */
 	bool devmem;            /* map user-reserved ranges */
 };
-int hvt_hw_open(const struct hvt_hw_options *o, struct hvt_probe_backend **b, struct hvt_err *e);
+int hvt_probe_hw_open(const struct hvt_probe_hw_options *o, struct hvt_probe_backend **b, struct hvt_err *e);
 
 /* The access loops (x86-64): clflushopt each line then load it, reps times; or full-line non-temporal
  * stores of pattern. Return a checksum of what was loaded so the compiler keeps the loads. */
@@ -115,13 +128,5 @@ uint64_t hvt_touch_read(volatile void *p, uint64_t bytes, unsigned reps);
 void hvt_touch_write(void *p, uint64_t bytes, unsigned reps, uint64_t pattern);
 /* Pins the calling thread to an online CPU of socket (physical package); sysfs_root NULL: /sys. */
 int hvt_pin_to_socket(const char *sysfs_root, unsigned socket, int *cpu, struct hvt_err *e);
-
-/* How many channels (or the interleave list) differ between two maps; diff gets the first difference. */
-int hvt_chanmap_compare(const struct hvt_chanmap *want, const struct hvt_chanmap *got, char *diff,
-			size_t len);
-
-/* chanmap_json.c, for the session header. */
-struct json_object *hvt_chanmap_to_json(const struct hvt_chanmap *m);
-int hvt_chanmap_from_json(struct json_object *o, const char *name, struct hvt_chanmap *m, struct hvt_err *e);
 
 #endif

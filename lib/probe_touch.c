@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chanmap_probe.h"
+#include "hvmtrace/probe.h"
 #include "hvmtrace/error.h"
 
 #if defined(__x86_64__)

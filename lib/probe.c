@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The channel probe's algorithm (see chanmap_probe.h). It only sees windows: what it drove and the CAS
+ * The channel probe's algorithm (see hvmtrace/probe.h). It only sees windows: what it drove and the CAS
  * counts of every channel over the window, so it runs unchanged on hardware, the model and a replay.
  */
 #include <errno.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chanmap_probe.h"
+#include "hvmtrace/probe.h"
 #include "hvmtrace/error.h"
 
 #define LINE 64u
@@ -86,7 +86,7 @@ static int window(struct run *r, const char *phase, const struct hvt_probe_touch
 	if (rc)
 		return rc;
 	if (r->log)
-		hvt_session_write_window(r->log, r->st->windows, phase, t, rd, wr, r->nch);
+		hvt_probe_log_write_window(r->log, r->st->windows, phase, t, rd, wr, r->nch);
 	r->st->windows++;
 	return 0;
 }
@@ -535,7 +535,7 @@ int hvt_probe_run(struct hvt_probe_backend *b, const struct hvt_probe_params *pa
 		rc = hvt_err_set(e, -ENOENT, "%s offers no memory to probe", b->proto.source);
 		goto out;
 	}
-	if (log && (rc = hvt_session_write_header(log, b, &r->p)))
+	if (log && (rc = hvt_probe_log_write_header(log, b, &r->p)))
 		goto out;
 	if ((rc = make_blocks(r)) || (rc = calibrate(r)) || (rc = size_reps(r)))
 		goto out;
@@ -580,8 +580,34 @@ out:
 	return rc;
 }
 
+struct hvt_probe_backend *
+hvt_probe_backend_new(size_t ctx_size,
+		      int (*window_fn)(struct hvt_probe_backend *b, const struct hvt_probe_touch *t,
+				       uint64_t *rd, uint64_t *wr, struct hvt_err *e),
+		      void (*destroy_fn)(struct hvt_probe_backend *b), struct hvt_err *e)
+{
+	struct hvt_probe_backend *b = calloc(1, sizeof(*b));
+
+	if (b && !(b->ctx = calloc(1, ctx_size))) {
+		free(b);
+		b = NULL;
+	}
+	if (!b) {
+		hvt_err_set(e, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	b->window = window_fn;
+	b->destroy = destroy_fn;
+	return b;
+}
+
 void hvt_probe_backend_destroy(struct hvt_probe_backend *b)
 {
-	if (b && b->destroy)
+	if (!b)
+		return;
+	if (b->destroy)
 		b->destroy(b);
+	hvt_chanmap_free(&b->proto);
+	free(b->touchable);
+	free(b);
 }
