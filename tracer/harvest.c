@@ -4,7 +4,7 @@
 
 #include "harvest.h"
 
-/* Each defined in its harvest_*.c, which nothing else needs to name. */
+/* Each defined in its harvest_*.c; only this table names them. */
 extern const struct harvester harvester_ad, harvester_dirty_log;
 
 /* In the order `--mode auto` prefers them. */

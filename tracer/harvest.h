@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Harvest modes: one interval's page sets from the VMM, whatever the mode. Each mode is one harvest_*.c
- * file that defines its `struct harvester` and one row of harvest.c's table. A mode owns what the
+ * file that defines its `struct harvester`, and one row of the table in harvest.c. A mode owns what the
  * conversation hands it for its own use (the fds of "attached" and "layout", the messages only it
  * expects) and keeps it in the session's harvester_state, which no other file reads.
  */
