@@ -69,6 +69,12 @@ $(BUILD)/tests/unit/%: $(BUILD)/obj/tests/unit/%.o $(LIBHVT)
 	@mkdir -p $(@D)
 	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LIBS_ALL)
 
+# The harvest modes' tests link the tracer's harvesters and the session they hang off.
+$(BUILD)/tests/unit/test_harvest: $(BUILD)/obj/tests/unit/test_harvest.o \
+				  $(call obj,$(wildcard tracer/harvest*.c) tracer/session.c) $(LIBHVT)
+	@mkdir -p $(@D)
+	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LIBS_ALL)
+
 # The QEMU driver of the phase payload shares hvmtrace-vmm's scripts and phase log.
 $(BUILD)/tests/tools/qemu_phases: $(call obj,tests/tools/qemu_phases.c tests/vmm/script.c tests/vmm/phaselog.c) \
 				  $(LIBHVT)

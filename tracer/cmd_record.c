@@ -49,7 +49,6 @@ struct record_opts {
 struct recorder {
 	struct record_opts *o;
 	struct session s;
-	const struct harvester *h;
 	struct hvt_vm_bw *bw; /* NULL: no bandwidth for this VM */
 	struct sink *sinks[MAX_SINKS];
 	int nsinks;
@@ -354,14 +353,61 @@ static int harvest_timeout_ms(const struct record_opts *o)
 	return ms < 5000 ? 5000 : ms > 600000 ? 600000 : (int)ms;
 }
 
-static int harvest_and_emit(struct recorder *r, uint32_t missed, bool final, struct hvt_err *err);
+/*
+ * Every interval the harvester produced, whatever brought it, ends here: its bandwidth, then the outputs.
+ * Takes iv.
+ */
+static int emit_harvested(struct recorder *r, struct hvt_interval *iv, uint32_t missed, bool final,
+			  struct hvt_err *err)
+{
+	int rc = hvt_vm_bw_fill(r->bw, iv, err); /* the counters' window ends right after the harvest's */
+
+	if (!rc) {
+		iv->missed_deadlines = missed;
+		if (final)
+			iv->flags |= HVT_IV_FINAL;
+		rc = emit(r, iv, err);
+	}
+	hvt_interval_fini(iv);
+	return rc;
+}
+
+static int harvest_and_emit(struct recorder *r, uint32_t missed, bool final, struct hvt_err *err)
+{
+	struct hvt_interval iv = {0};
+	int rc = r->s.harvester->harvest(&r->s, &iv, harvest_timeout_ms(r->o), err);
+
+	if (rc) {
+		hvt_interval_fini(&iv);
+		return rc;
+	}
+	return emit_harvested(r, &iv, missed, final, err);
+}
+
+/* The VMM ended the conversation: the guest's last interval, if the harvester can still take it. */
+static void emit_after_end(struct recorder *r)
+{
+	const struct harvester *h = r->s.harvester;
+	struct hvt_interval iv = {0};
+	struct hvt_err e = {{0}};
+	int rc = h->after_end ? h->after_end(&r->s, &iv, &e) : 0;
+
+	if (rc > 0)
+		rc = emit_harvested(r, &iv, 0, true, &e);
+	else
+		hvt_interval_fini(&iv);
+	if (rc)
+		fprintf(stderr, "hvmtrace record: warning: the last interval is lost: %s\n", e.msg);
+}
 
 /*
- * The VMM spoke between deadlines: a layout change (applied by session_recv), its final interval, or the
- * end of the conversation. Returns 1 when recording should stop.
+ * The VMM spoke between deadlines: a layout change (applied by session_recv), an interval it sent unasked
+ * (its final one), or the end of the conversation. Returns 1 when recording should stop.
  */
 static int handle_vmm_message(struct recorder *r, struct hvt_err *err, int *status)
 {
+	const struct harvester *h = r->s.harvester;
+	struct hvt_interval iv = {0};
 	struct hvt_msg m;
 	/* The socket is readable: a frame has begun, and the rest follows at once. (A timeout of 0 would
 	 * give up before reading anything.) */
@@ -371,64 +417,34 @@ static int handle_vmm_message(struct recorder *r, struct hvt_err *err, int *stat
 		return 0;
 	if (rc) {
 		*status = r->s.said_bye ? 0 : EXIT_RUNTIME;
-		/* ad mode: no "harvested" brings the last interval; take it while the VM exists. */
-		if (r->h->can_harvest_after_end && r->h->can_harvest_after_end(&r->s)) {
-			struct hvt_err e = {{0}};
-
-			if (harvest_and_emit(r, 0, true, &e))
-				fprintf(stderr, "hvmtrace record: warning: the last interval is lost: %s\n",
-					e.msg);
-		}
+		emit_after_end(r);
 		return 1;
 	}
 	if (m.type == HVT_MSG_LAYOUT)
 		return 0;
-	if (m.type == HVT_MSG_HARVESTED && m.u.harvested.final && m.u.harvested.seq == r->s.seq + 1) {
-		struct hvt_interval iv = {0};
-
-		r->s.seq++;
-		rc = dirty_log_collect(&r->s, &m.u.harvested, &iv, err);
-		hvt_msg_fini(&m);
-		if (!rc)
-			rc = hvt_vm_bw_fill(r->bw, &iv, err);
-		if (!rc)
-			rc = emit(r, &iv, err);
+	rc = h->vmm_message ? h->vmm_message(&r->s, &m, &iv, err) : 0;
+	if (!rc)
+		rc = hvt_err_set(err, -EPROTO, "%s: unexpected %s between harvests", r->s.path,
+				 hvt_msg_type_name(m.type));
+	hvt_msg_fini(&m);
+	if (rc < 0) {
 		hvt_interval_fini(&iv);
-		if (rc) {
-			*status = EXIT_RUNTIME;
-			return 1;
-		}
-		/* A bye follows; wait for it briefly so the trace records why the VM ended. */
-		rc = session_recv(&r->s, &m, 2000, err);
-		if (!rc)
-			hvt_msg_fini(&m);
-		*status = 0;
+		*status = EXIT_RUNTIME;
 		return 1;
 	}
-	hvt_err_set(err, -EPROTO, "%s: unexpected %s between harvests", r->s.path, hvt_msg_type_name(m.type));
-	hvt_msg_fini(&m);
-	*status = EXIT_RUNTIME;
-	return 1;
-}
-
-static int harvest_and_emit(struct recorder *r, uint32_t missed, bool final, struct hvt_err *err)
-{
-	struct hvt_interval iv = {0};
-	int rc = r->h->harvest(&r->s, &iv, harvest_timeout_ms(r->o), err);
-
-	if (!rc)
-		rc =
-		    hvt_vm_bw_fill(r->bw, &iv, err); /* the counters' window ends right after the harvest's */
-	if (rc) {
-		hvt_interval_fini(&iv);
-		return rc;
+	bool final = iv.flags & HVT_IV_FINAL;
+	if (emit_harvested(r, &iv, 0, false, err)) {
+		*status = EXIT_RUNTIME;
+		return 1;
 	}
-	iv.missed_deadlines = missed;
-	if (final)
-		iv.flags |= HVT_IV_FINAL;
-	rc = emit(r, &iv, err);
-	hvt_interval_fini(&iv);
-	return rc;
+	if (!final)
+		return 0;
+	/* Its bye follows; wait for it briefly so the trace records why the VM ended. */
+	rc = session_recv(&r->s, &m, 2000, err);
+	if (!rc)
+		hvt_msg_fini(&m);
+	*status = 0;
+	return 1;
 }
 
 /* The interval loop. Returns the exit status; err holds the reason for a non-zero one. */
@@ -561,6 +577,24 @@ static int close_sinks(struct recorder *r, struct hvt_err *err)
 	return rc;
 }
 
+/* The mode asked for (or chosen by auto) is one the VMM does not offer, or this hvmtrace does not
+ * implement. */
+static void report_mode_unavailable(const struct session *s, enum hvt_mode mode)
+{
+	char offered[128] = "", implemented[128];
+	size_t at = 0;
+
+	for (unsigned m = 0; m < 32; m++)
+		if (s->hello.modes & HVT_MODE_BIT(m) && at < sizeof(offered))
+			at += (size_t)snprintf(offered + at, sizeof(offered) - at, " %s",
+					       hvt_mode_name((enum hvt_mode)m));
+	harvester_list_modes(implemented, sizeof(implemented));
+	fprintf(stderr,
+		"hvmtrace record: %s: mode %s is not available (the VMM offers:%s; this hvmtrace implements "
+		"%s)\n",
+		s->path, hvt_mode_name(mode), offered, implemented);
+}
+
 static int block_stop_signals(void)
 {
 	sigset_t set;
@@ -580,6 +614,7 @@ int cmd_record(int argc, char **argv)
 	struct record_opts o;
 	struct recorder r = {.o = &o, .sigfd = -1};
 	struct hvt_err err = {{0}};
+	const struct harvester *h;
 	char ivs[32];
 	int rc, status, cpu;
 
@@ -598,15 +633,10 @@ int cmd_record(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (o.mode == HVT_MODE_NONE)
-		o.mode = (r.s.hello.modes & HVT_MODE_BIT(HVT_MODE_AD)) ? HVT_MODE_AD : HVT_MODE_DIRTY_LOG;
-	r.h = harvester_for_mode(o.mode);
-	if (!(r.s.hello.modes & HVT_MODE_BIT(o.mode)) || !r.h) {
-		fprintf(stderr,
-			"hvmtrace record: %s: mode %s is not available (the VMM offers:%s%s; this hvmtrace "
-			"implements dirty-log and ad)\n",
-			o.attach, hvt_mode_name(o.mode),
-			(r.s.hello.modes & HVT_MODE_BIT(HVT_MODE_DIRTY_LOG)) ? " dirty-log" : "",
-			(r.s.hello.modes & HVT_MODE_BIT(HVT_MODE_AD)) ? " ad" : "");
+		o.mode = harvester_auto_mode(r.s.hello.modes);
+	h = harvester_for_mode(o.mode);
+	if (!(r.s.hello.modes & HVT_MODE_BIT(o.mode)) || !h) {
+		report_mode_unavailable(&r.s, o.mode);
 		session_close(&r.s, "mode not available");
 		return EXIT_USAGE;
 	}
@@ -620,9 +650,9 @@ int cmd_record(int argc, char **argv)
 	if (lock_memory(&err))
 		fprintf(stderr, "hvmtrace record: warning: %s\n", err.msg);
 
-	rc = session_attach(&r.s, o.mode, o.harvest_cpu >= 0 ? o.harvest_cpu : cpu, &err);
-	if (!rc && r.h->start)
-		rc = r.h->start(&r.s, &err);
+	rc = session_attach(&r.s, h, o.harvest_cpu >= 0 ? o.harvest_cpu : cpu, &err);
+	if (!rc && h->start)
+		rc = h->start(&r.s, &err);
 	if (rc) {
 		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
 		session_close(&r.s, "attach failed");
@@ -649,12 +679,7 @@ int cmd_record(int argc, char **argv)
 
 	hvt_format_duration(o.interval_ns, ivs, sizeof(ivs));
 	char harvester[64];
-	if (r.s.mode == HVT_MODE_AD)
-		snprintf(harvester, sizeof(harvester), "the tracer harvests the A/D bits itself");
-	else if (r.s.harvest_cpu >= 0)
-		snprintf(harvester, sizeof(harvester), "VMM harvest thread on CPU %d", r.s.harvest_cpu);
-	else
-		snprintf(harvester, sizeof(harvester), "VMM harvest thread unpinned");
+	h->describe(&r.s, harvester, sizeof(harvester));
 	fprintf(
 	    stderr,
 	    "hvmtrace record: attached to VM '%s' (pid %d, %s) in %s mode; interval %s; tracer on CPU %d, "

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "harvest.h"
 #include "hvmtrace/kvm_ad.h"
@@ -21,6 +22,19 @@
  * rest of its burst (firmware remaps memory several times in a row). */
 #define LAYOUT_WAIT_MS  500
 #define LAYOUT_BURST_MS 20
+
+#define AD_SETS (HVT_IV_WRITTEN | HVT_IV_ACCESSED)
+
+/* The A/D fd from KVM_CREATE_AD_FD, and the end of the last harvest through it. */
+struct ad {
+	int fd;
+	uint64_t prev_done_ns;
+};
+
+static struct ad *state(const struct session *s)
+{
+	return s->harvester_state;
+}
 
 /* One KVM_AD_HARVEST over the whole of slot i, into the interval's sets. *stale: the failure may mean the
  * VMM changed its memslots (KVM knows no such slot, or sizes it differently). */
@@ -36,7 +50,7 @@ static int harvest_slot(struct session *s, struct hvt_interval *iv, uint32_t i, 
 	    .dirty_bitmap = (uint64_t)(uintptr_t)iv->written[i].words,
 	};
 
-	if (ioctl(s->ad_fd, KVM_AD_HARVEST, &h) < 0) {
+	if (ioctl(state(s)->fd, KVM_AD_HARVEST, &h) < 0) {
 		int e = errno;
 
 		*stale = e == ENOENT || e == EINVAL;
@@ -58,7 +72,7 @@ static int harvest_slot(struct session *s, struct hvt_interval *iv, uint32_t i, 
 static int harvest_slots(struct session *s, struct hvt_interval *iv, uint32_t *done, bool *stale,
 			 struct hvt_err *err)
 {
-	int rc = hvt_interval_init(iv, &s->layout, HVT_IV_WRITTEN | HVT_IV_ACCESSED);
+	int rc = hvt_interval_init(iv, &s->layout, AD_SETS);
 
 	*done = 0;
 	*stale = false;
@@ -162,12 +176,12 @@ static int harvest_all(struct session *s, struct hvt_interval *iv, struct hvt_er
 		hvt_interval_fini(iv);
 		return rc;
 	}
-	iv->t_start_ns = s->ad_prev_done_ns;
+	iv->t_start_ns = state(s)->prev_done_ns;
 	iv->t_end_ns = t_end;
 	iv->harvest_ns = t_done - t_end;
 	iv->wall_start_ns = hvt_wall_now_ns() - (int64_t)(t_done - iv->t_start_ns);
 	iv->generation = s->layout.generation;
-	s->ad_prev_done_ns = t_done;
+	state(s)->prev_done_ns = t_done;
 	return 0;
 }
 
@@ -182,6 +196,31 @@ static int ad_harvest(struct session *s, struct hvt_interval *iv, int timeout_ms
 	return rc;
 }
 
+/* "attached" brings the A/D fd, and no bitmaps: the sets come from KVM_AD_HARVEST. */
+static int ad_attach(struct session *s, struct hvt_msg *m, struct hvt_err *err)
+{
+	struct ad *a;
+
+	if (m->u.attached.bitmap_bytes)
+		return hvt_err_set(err, -EPROTO, "%s: attached in mode ad with %llu bitmap bytes, expected 0",
+				   s->path, (unsigned long long)m->u.attached.bitmap_bytes);
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return hvt_err_set(err, -ENOMEM, "out of memory");
+	a->fd = m->fds[0];
+	m->fds[0] = -1; /* taken */
+	s->harvester_state = a;
+	return 0;
+}
+
+/* The A/D fd keeps the VM alive: it goes with the session. */
+static void ad_close(struct session *s)
+{
+	if (state(s)->fd >= 0)
+		close(state(s)->fd);
+	free(state(s));
+}
+
 /* The first harvest only clears what accumulated before we came (bits KVM set at fault time, earlier
  * accesses): the first interval starts when it is done. */
 static int ad_start(struct session *s, struct hvt_err *err)
@@ -189,19 +228,19 @@ static int ad_start(struct session *s, struct hvt_err *err)
 	struct hvt_interval stale = {0};
 	int rc;
 
-	if (s->ad_fd < 0)
+	if (state(s)->fd < 0)
 		return hvt_err_set(err, -EPROTO, "%s: attached in mode ad without an A/D fd", s->path);
 	rc = harvest_all(s, &stale, err);
 	if (rc)
 		return rc;
 	hvt_interval_fini(&stale);
-	s->t_armed_ns = s->ad_prev_done_ns;
+	s->t_armed_ns = state(s)->prev_done_ns;
 	return 0;
 }
 
 /* The VMM's process still holds the guest's memory, so KVM has not dropped the SPTEs whose bits we want
  * (it does when the VMM's mm goes: a harvest then reports nothing, which would look like an idle guest). */
-static bool ad_vm_still_mapped(const struct session *s)
+static bool vm_still_mapped(const struct session *s)
 {
 	char path[64], stat[512], *close_paren;
 	FILE *f;
@@ -218,10 +257,30 @@ static bool ad_vm_still_mapped(const struct session *s)
 	return close_paren && close_paren[1] == ' ' && close_paren[2] && !strchr("ZXx", close_paren[2]);
 }
 
+/* No "harvested" brings the guest's last interval: take it ourselves while the VM exists. */
+static int ad_after_end(struct session *s, struct hvt_interval *iv, struct hvt_err *err)
+{
+	int rc;
+
+	if (!vm_still_mapped(s))
+		return 0;
+	rc = ad_harvest(s, iv, 0, err);
+	return rc ? rc : 1;
+}
+
+static void ad_describe(const struct session *s, char *buf, size_t len)
+{
+	(void)s;
+	snprintf(buf, len, "the tracer harvests the A/D bits itself");
+}
+
 const struct harvester harvester_ad = {
-    .name = "ad",
     .mode = HVT_MODE_AD,
-    .harvest = ad_harvest,
+    .sets = AD_SETS,
+    .attach = ad_attach,
     .start = ad_start,
-    .can_harvest_after_end = ad_vm_still_mapped,
+    .harvest = ad_harvest,
+    .after_end = ad_after_end,
+    .close = ad_close,
+    .describe = ad_describe,
 };

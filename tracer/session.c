@@ -2,10 +2,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "harvest.h"
 #include "hvmtrace/util.h"
 #include "hvmtrace/version.h"
 #include "session.h"
@@ -37,7 +36,7 @@ int session_connect(struct session *s, const char *path, struct hvt_err *err)
 	int rc;
 
 	memset(s, 0, sizeof(*s));
-	s->sock = s->memfd = s->ad_fd = -1;
+	s->sock = -1;
 	s->path = path;
 	bool was_busy = false;
 	struct hvt_err busy;
@@ -94,39 +93,10 @@ retry:
 	return 0;
 }
 
-/* Maps a memfd of the shared bitmaps after checking it is as large as the layout needs. */
-static int map_bitmaps(struct session *s, int fd, uint64_t bytes, struct hvt_err *err)
-{
-	uint64_t need = hvt_layout_bitmap_bytes(&s->layout);
-	struct stat st;
-	void *p;
-
-	if (bytes != need)
-		return hvt_err_set(
-		    err, -EPROTO,
-		    "%s: the VMM announced %llu bytes of bitmaps, layout generation %llu needs %llu", s->path,
-		    (unsigned long long)bytes, (unsigned long long)s->layout.generation,
-		    (unsigned long long)need);
-	if (fstat(fd, &st) || (uint64_t)st.st_size < need)
-		return hvt_err_set(err, -EPROTO,
-				   "%s: the bitmap memfd is smaller than the %llu bytes announced", s->path,
-				   (unsigned long long)need);
-	p = mmap(NULL, need ? need : 1, PROT_READ, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED)
-		return hvt_err_set(err, -errno, "%s: mapping the bitmap memfd: %s", s->path, strerror(errno));
-	if (s->bitmaps)
-		munmap((void *)s->bitmaps, s->bitmap_bytes ? s->bitmap_bytes : 1);
-	if (s->memfd >= 0)
-		close(s->memfd);
-	s->bitmaps = p;
-	s->bitmap_bytes = need;
-	s->memfd = fd;
-	return 0;
-}
-
-int session_attach(struct session *s, enum hvt_mode mode, int cpu, struct hvt_err *err)
+int session_attach(struct session *s, const struct harvester *h, int cpu, struct hvt_err *err)
 {
 	struct hvt_msg m = {.type = HVT_MSG_ATTACH};
+	const enum hvt_mode mode = h->mode;
 	int rc;
 
 	m.u.attach.protocol = HVT_ATTACH_PROTOCOL;
@@ -166,25 +136,11 @@ int session_attach(struct session *s, enum hvt_mode mode, int cpu, struct hvt_er
 		hvt_msg_fini(&m);
 		return hvt_err_set(err, -EPROTO, "%s: attached carried %d fds, expected 1", s->path, m.nfds);
 	}
-	if (mode == HVT_MODE_DIRTY_LOG) {
-		rc = map_bitmaps(s, m.fds[0], m.u.attached.bitmap_bytes, err);
-		if (rc) {
-			hvt_msg_fini(&m);
-			return rc;
-		}
-		m.fds[0] = -1; /* taken */
-	} else if (mode == HVT_MODE_AD) {
-		if (m.u.attached.bitmap_bytes) {
-			hvt_msg_fini(&m);
-			return hvt_err_set(err, -EPROTO,
-					   "%s: attached in mode ad with %llu bitmap bytes, expected 0",
-					   s->path, (unsigned long long)m.u.attached.bitmap_bytes);
-		}
-		s->ad_fd = m.fds[0];
-		m.fds[0] = -1; /* taken */
-	}
-	hvt_msg_fini(&m);
-	return 0;
+	rc = h->attach(s, &m, err);
+	hvt_msg_fini(&m); /* closes what the harvester did not take */
+	if (!rc)
+		s->harvester = h; /* from here on, its layouts and its close */
+	return rc;
 }
 
 int session_apply_layout(struct session *s, struct hvt_msg *m, struct hvt_err *err)
@@ -198,18 +154,12 @@ int session_apply_layout(struct session *s, struct hvt_msg *m, struct hvt_err *e
 				   (unsigned long long)l->generation,
 				   (unsigned long long)s->layout.generation);
 	s->layout = *l;
-	if (s->mode == HVT_MODE_DIRTY_LOG) {
-		if (m->nfds != 1) {
-			s->layout = old;
-			return hvt_err_set(err, -EPROTO, "%s: layout generation %llu came without its memfd",
-					   s->path, (unsigned long long)l->generation);
-		}
-		rc = map_bitmaps(s, m->fds[0], m->u.layout.bitmap_bytes, err);
+	if (s->harvester && s->harvester->layout) {
+		rc = s->harvester->layout(s, m, err);
 		if (rc) {
 			s->layout = old;
 			return rc;
 		}
-		m->fds[0] = -1;
 	}
 	memset(l, 0, sizeof(*l)); /* moved into the session */
 	hvt_layout_fini(&old);
@@ -259,15 +209,12 @@ void session_close(struct session *s, const char *reason)
 		snprintf(m.u.bye.reason, sizeof(m.u.bye.reason), "%s", reason);
 		hvt_msg_send(s->sock, &m, NULL);
 	}
-	if (s->bitmaps)
-		munmap((void *)s->bitmaps, s->bitmap_bytes ? s->bitmap_bytes : 1);
-	if (s->memfd >= 0)
-		close(s->memfd);
-	if (s->ad_fd >= 0)
-		close(s->ad_fd);
+	if (s->harvester)
+		s->harvester->close(s);
 	if (s->sock >= 0)
 		close(s->sock);
 	hvt_layout_fini(&s->layout);
-	s->sock = s->memfd = s->ad_fd = -1;
-	s->bitmaps = NULL;
+	s->sock = -1;
+	s->harvester = NULL;
+	s->harvester_state = NULL;
 }

@@ -9,6 +9,8 @@
 #include "hvmtrace/attach.h"
 #include "hvmtrace/error.h"
 
+struct harvester;
+
 struct session {
 	int sock;
 	const char *path;
@@ -18,13 +20,10 @@ struct session {
 	int harvest_cpu;
 	uint64_t t_armed_ns;
 	struct hvt_layout layout; /* the layout in force */
-	/* dirty-log mode: the shared bitmaps of the current generation */
-	int memfd;
-	const void *bitmaps;
-	size_t bitmap_bytes;
-	/* ad mode: the A/D fd from KVM_CREATE_AD_FD, and the end of the last harvest through it */
-	int ad_fd;
-	uint64_t ad_prev_done_ns;
+	/* The harvester of the mode attached in (harvest.h), from "attached" to session_close, and its
+	 * private state, which only its harvest_*.c reads. */
+	const struct harvester *harvester;
+	void *harvester_state;
 	uint64_t seq;  /* last harvest sent */
 	bool vmm_gone; /* connection closed (bye, EOF or error) */
 	bool said_bye; /* the VMM ended the conversation properly */
@@ -41,10 +40,10 @@ enum {
  * protocol version (it is told why). */
 int session_connect(struct session *s, const char *path, struct hvt_err *err);
 
-/* Sends attach and waits for attached (mapping the memfd in dirty-log mode, keeping the A/D fd in ad). */
-int session_attach(struct session *s, enum hvt_mode mode, int cpu, struct hvt_err *err);
+/* Sends attach in h's mode and waits for attached, whose fd h then takes (harvest.h). */
+int session_attach(struct session *s, const struct harvester *h, int cpu, struct hvt_err *err);
 
-/* Installs a layout message's layout (and, in dirty-log mode, its memfd). */
+/* Installs a layout message's layout, and hands what else it brings to the harvester. */
 int session_apply_layout(struct session *s, struct hvt_msg *m, struct hvt_err *err);
 
 /*
@@ -54,8 +53,8 @@ int session_apply_layout(struct session *s, struct hvt_msg *m, struct hvt_err *e
  */
 int session_recv(struct session *s, struct hvt_msg *m, int timeout_ms, struct hvt_err *err);
 
-/* Sends bye (if the VMM is still there) and releases everything, the A/D fd included (it keeps the VM
- * alive). */
+/* Sends bye (if the VMM is still there) and releases everything, the harvester's state included (in ad
+ * mode, the A/D fd keeps the VM alive). */
 void session_close(struct session *s, const char *reason);
 
 #endif

@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests for the tracer's harvest modes (tracer/harvest*.c) and what the session hands them: the table,
+ * and each mode's attach, layout, VMM-message, after-end and close hooks, over a socketpair playing the VMM.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../tracer/harvest.h"
+#include "hvmtrace/util.h"
+
+#define PAGE 4096ull
+
+struct vmm {
+	int tracer, vmm; /* the two ends of the connection */
+	struct session s;
+};
+
+static int setup(void **state)
+{
+	struct vmm *v = calloc(1, sizeof(*v));
+	int sv[2];
+
+	if (!v || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return -1;
+	v->tracer = sv[0];
+	v->vmm = sv[1];
+	v->s.sock = v->tracer;
+	v->s.path = "test.sock";
+	*state = v;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct vmm *v = *state;
+
+	session_close(&v->s, "test over"); /* closes the tracer's end */
+	close(v->vmm);
+	free(v);
+	return 0;
+}
+
+/* Two slots: 64 pages at GPA 0, and `high_pages` pages at 1 GiB. */
+static void make_layout(struct hvt_layout *l, uint64_t generation, uint64_t high_pages)
+{
+	memset(l, 0, sizeof(*l));
+	l->generation = generation;
+	l->page_size = PAGE;
+	l->nslots = 2;
+	l->slots = calloc(2, sizeof(*l->slots));
+	assert_non_null(l->slots);
+	l->slots[0] = (struct hvt_memslot){.slot = 0, .size = 64 * PAGE, .backing = "anon", .name = "low"};
+	l->slots[1] = (struct hvt_memslot){
+	    .slot = 1, .gpa = 1ull << 30, .size = high_pages * PAGE, .backing = "anon", .name = "high"};
+}
+
+static void send_ok(int sock, struct hvt_msg *m)
+{
+	struct hvt_err err = {{0}};
+	int rc = hvt_msg_send(sock, m, &err);
+
+	if (rc)
+		fail_msg("hvt_msg_send: %d %s", rc, err.msg);
+}
+
+/* The bitmaps of layout l with page `page` of slot `slot` written, in a new memfd. */
+static int bitmaps_with(const struct hvt_layout *l, uint32_t slot, uint64_t page)
+{
+	uint64_t bytes = hvt_layout_bitmap_bytes(l);
+	int fd = memfd_create("bitmaps", MFD_CLOEXEC);
+	uint8_t bit = (uint8_t)(1u << (page % 8));
+
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)bytes), 0);
+	assert_int_equal(pwrite(fd, &bit, 1, (off_t)(hvt_layout_bitmap_offset(l, slot) + page / 8)), 1);
+	return fd;
+}
+
+static void send_attached(struct vmm *v, enum hvt_mode mode, uint64_t generation, uint64_t bitmap_bytes,
+			  int fd)
+{
+	struct hvt_msg m = {.type = HVT_MSG_ATTACHED, .nfds = 1, .fds = {fd}};
+
+	m.u.attached = (struct hvt_msg_attached){.mode = mode,
+						 .cpu = 3,
+						 .generation = generation,
+						 .t_armed_ns = hvt_now_ns(),
+						 .bitmap_bytes = bitmap_bytes};
+	send_ok(v->vmm, &m);
+	close(fd);
+}
+
+/* The VMM's unsolicited last interval (dirty-log mode). */
+static void send_final_harvested(struct vmm *v, uint64_t seq, uint64_t generation, uint64_t dirty_pages)
+{
+	uint64_t now = hvt_now_ns();
+	struct hvt_msg m = {.type = HVT_MSG_HARVESTED};
+
+	m.u.harvested = (struct hvt_msg_harvested){.seq = seq,
+						   .generation = generation,
+						   .t_start_ns = now - 1000,
+						   .t_end_ns = now - 500,
+						   .t_done_ns = now,
+						   .dirty_pages = dirty_pages,
+						   .final = true};
+	send_ok(v->vmm, &m);
+}
+
+static void send_layout(struct vmm *v, uint64_t generation, uint64_t high_pages, int fd)
+{
+	struct hvt_msg m = {.type = HVT_MSG_LAYOUT};
+
+	make_layout(&m.u.layout.layout, generation, high_pages);
+	if (fd >= 0) {
+		m.u.layout.bitmap_bytes = hvt_layout_bitmap_bytes(&m.u.layout.layout);
+		m.nfds = 1;
+		m.fds[0] = fd;
+	}
+	send_ok(v->vmm, &m);
+	hvt_msg_fini(&m); /* closes fd */
+}
+
+/* Receives one message on the tracer's side, as the recorder does between deadlines. */
+static int recv_tracer(struct vmm *v, struct hvt_msg *m, struct hvt_err *err)
+{
+	return session_recv(&v->s, m, 2000, err);
+}
+
+/* Attaches in h's mode to a VMM that answers "attached" for the session's layout. */
+static void attach_ok(struct vmm *v, const struct harvester *h, uint64_t bitmap_bytes, int fd)
+{
+	struct hvt_err err = {{0}};
+	struct hvt_msg m;
+
+	send_attached(v, h->mode, v->s.layout.generation, bitmap_bytes, fd);
+	if (session_attach(&v->s, h, 3, &err))
+		fail_msg("session_attach: %s", err.msg);
+	assert_ptr_equal(v->s.harvester, h);
+	assert_non_null(v->s.harvester_state);
+	assert_int_equal(hvt_msg_recv(v->vmm, &m, 2000, &err), 0);
+	assert_int_equal(m.type, HVT_MSG_ATTACH);
+	assert_int_equal(m.u.attach.mode, h->mode);
+	assert_int_equal(m.u.attach.cpu, 3);
+	hvt_msg_fini(&m);
+}
+
+/* ---- the table ---- */
+
+static void test_table(void **state)
+{
+	uint32_t found = 0;
+	char list[64];
+
+	(void)state;
+	for (unsigned m = 0; m < 32; m++) {
+		const struct harvester *h = harvester_for_mode((enum hvt_mode)m);
+
+		if (!h)
+			continue;
+		found |= HVT_MODE_BIT(m);
+		assert_int_equal(h->mode, m);
+		/* What every mode must have: the recorder and the session call these unchecked. */
+		assert_non_null(h->attach);
+		assert_non_null(h->harvest);
+		assert_non_null(h->close);
+		assert_non_null(h->describe);
+		assert_true(h->sets & HVT_IV_WRITTEN);
+	}
+	const uint32_t dl = HVT_MODE_BIT(HVT_MODE_DIRTY_LOG), ad = HVT_MODE_BIT(HVT_MODE_AD);
+	assert_int_equal(found & (dl | ad), dl | ad);
+	assert_true(harvester_for_mode(HVT_MODE_AD)->sets & HVT_IV_ACCESSED);
+	assert_false(harvester_for_mode(HVT_MODE_DIRTY_LOG)->sets & HVT_IV_ACCESSED);
+	assert_null(harvester_for_mode(HVT_MODE_NONE));
+	assert_null(harvester_for_mode((enum hvt_mode)31));
+
+	/* auto: ad when offered (it sees accessed pages too), else dirty-log, also when nothing is. */
+	assert_int_equal(harvester_auto_mode(dl | ad), HVT_MODE_AD);
+	assert_int_equal(harvester_auto_mode(ad), HVT_MODE_AD);
+	assert_int_equal(harvester_auto_mode(dl), HVT_MODE_DIRTY_LOG);
+	assert_int_equal(harvester_auto_mode(0), HVT_MODE_DIRTY_LOG);
+	assert_int_equal(harvester_auto_mode(HVT_MODE_BIT(31)), HVT_MODE_DIRTY_LOG);
+
+	harvester_list_modes(list, sizeof(list));
+	assert_string_equal(list, "dirty-log and ad");
+	memset(list, 'x', sizeof(list));
+	harvester_list_modes(list, 6); /* cut, still terminated */
+	assert_string_equal(list, "dirty");
+}
+
+/* ---- dirty-log ---- */
+
+static void test_dirty_log_final_interval(void **state)
+{
+	struct vmm *v = *state;
+	const struct harvester *h = harvester_for_mode(HVT_MODE_DIRTY_LOG);
+	struct hvt_interval iv = {0};
+	struct hvt_err err = {{0}};
+	struct hvt_msg m;
+	char line[64];
+
+	make_layout(&v->s.layout, 1, 128);
+	attach_ok(v, h, hvt_layout_bitmap_bytes(&v->s.layout), bitmaps_with(&v->s.layout, 1, 70));
+	v->s.harvest_cpu = 3;
+	h->describe(&v->s, line, sizeof(line));
+	assert_string_equal(line, "VMM harvest thread on CPU 3");
+
+	/* A final harvested that does not follow the last harvest is not the VMM's last interval. */
+	send_final_harvested(v, 2, 1, 1);
+	assert_int_equal(recv_tracer(v, &m, &err), 0);
+	assert_int_equal(h->vmm_message(&v->s, &m, &iv, &err), 0);
+	assert_int_equal(v->s.seq, 0);
+	assert_null(iv.written);
+
+	/* The one that does is, with the page the bitmaps hold. */
+	send_final_harvested(v, 1, 1, 1);
+	assert_int_equal(recv_tracer(v, &m, &err), 0);
+	assert_int_equal(h->vmm_message(&v->s, &m, &iv, &err), 1);
+	assert_int_equal(v->s.seq, 1);
+	assert_int_equal(iv.seq, 1);
+	assert_true(iv.flags & HVT_IV_FINAL);
+	assert_int_equal(iv.generation, 1);
+	assert_int_equal(iv.nslots, 2);
+	assert_null(iv.accessed);
+	assert_true(hvt_pageset_test(&iv.written[1], 70));
+	assert_int_equal(hvt_interval_count_pages(iv.written, iv.nslots), 1);
+	hvt_interval_fini(&iv);
+}
+
+static void test_dirty_log_counts_checked(void **state)
+{
+	struct vmm *v = *state;
+	const struct harvester *h = harvester_for_mode(HVT_MODE_DIRTY_LOG);
+	struct hvt_interval iv = {0};
+	struct hvt_err err = {{0}};
+	struct hvt_msg m;
+
+	make_layout(&v->s.layout, 1, 128);
+	attach_ok(v, h, hvt_layout_bitmap_bytes(&v->s.layout), bitmaps_with(&v->s.layout, 0, 5));
+	send_final_harvested(v, 1, 1, 2); /* announces 2 pages, the bitmaps hold 1 */
+	assert_int_equal(recv_tracer(v, &m, &err), 0);
+	assert_int_equal(h->vmm_message(&v->s, &m, &iv, &err), -EPROTO);
+	assert_non_null(strstr(err.msg, "announced 2 dirty pages, its bitmaps hold 1"));
+	assert_null(iv.written);
+}
+
+static void test_dirty_log_layouts(void **state)
+{
+	struct vmm *v = *state;
+	const struct harvester *h = harvester_for_mode(HVT_MODE_DIRTY_LOG);
+	struct hvt_interval iv = {0};
+	struct hvt_err err = {{0}};
+	struct hvt_msg m;
+
+	make_layout(&v->s.layout, 1, 128);
+	attach_ok(v, h, hvt_layout_bitmap_bytes(&v->s.layout), bitmaps_with(&v->s.layout, 1, 70));
+
+	/* A layout without its memfd is refused, and the one in force stays. */
+	send_layout(v, 2, 256, -1);
+	assert_int_equal(recv_tracer(v, &m, &err), -EPROTO);
+	assert_non_null(strstr(err.msg, "layout generation 2 came without its memfd"));
+	assert_int_equal(v->s.layout.generation, 1);
+	assert_int_equal(v->s.layout.slots[1].size, 128 * PAGE);
+
+	/* With it, the harvests read the new bitmaps. */
+	struct hvt_layout next;
+	make_layout(&next, 2, 256);
+	send_layout(v, 2, 256, bitmaps_with(&next, 1, 200));
+	hvt_layout_fini(&next);
+	assert_int_equal(recv_tracer(v, &m, &err), 0);
+	assert_int_equal(m.type, HVT_MSG_LAYOUT);
+	hvt_msg_fini(&m);
+	assert_int_equal(v->s.layout.generation, 2);
+	send_final_harvested(v, 1, 2, 1);
+	assert_int_equal(recv_tracer(v, &m, &err), 0);
+	assert_int_equal(h->vmm_message(&v->s, &m, &iv, &err), 1);
+	assert_true(hvt_pageset_test(&iv.written[1], 200));
+	assert_false(hvt_pageset_test(&iv.written[1], 70));
+	hvt_interval_fini(&iv);
+
+	/* The session's close says bye, and the harvester's state goes with it (LeakSanitizer checks). */
+	session_close(&v->s, "done");
+	assert_null(v->s.harvester);
+	assert_null(v->s.harvester_state);
+	assert_int_equal(hvt_msg_recv(v->vmm, &m, 2000, &err), 0);
+	assert_int_equal(m.type, HVT_MSG_BYE);
+	assert_string_equal(m.u.bye.reason, "done");
+}
+
+static void test_dirty_log_attach_refused(void **state)
+{
+	struct vmm *v = *state;
+	const struct harvester *h = harvester_for_mode(HVT_MODE_DIRTY_LOG);
+	struct hvt_err err = {{0}};
+
+	make_layout(&v->s.layout, 1, 128);
+	send_attached(v, HVT_MODE_DIRTY_LOG, 1, hvt_layout_bitmap_bytes(&v->s.layout) + 8,
+		      bitmaps_with(&v->s.layout, 0, 0));
+	assert_int_equal(session_attach(&v->s, h, 3, &err), -EPROTO);
+	assert_non_null(strstr(err.msg, "bytes of bitmaps, layout generation 1 needs"));
+	assert_null(v->s.harvester);
+	assert_null(v->s.harvester_state);
+}
+
+/* ---- ad ---- */
+
+static void test_ad_attach_and_end(void **state)
+{
+	struct vmm *v = *state;
+	const struct harvester *h = harvester_for_mode(HVT_MODE_AD);
+	struct hvt_interval iv = {0};
+	struct hvt_err err = {{0}};
+	char line[64];
+	int status;
+
+	make_layout(&v->s.layout, 1, 128);
+	/* ad mode has no bitmaps to share. */
+	send_attached(v, HVT_MODE_AD, 1, 64, open("/dev/null", O_RDONLY | O_CLOEXEC));
+	assert_int_equal(session_attach(&v->s, h, 3, &err), -EPROTO);
+	assert_non_null(strstr(err.msg, "attached in mode ad with 64 bitmap bytes, expected 0"));
+	assert_null(v->s.harvester_state);
+	struct hvt_msg m;
+	assert_int_equal(hvt_msg_recv(v->vmm, &m, 2000, &err), 0); /* the first attach */
+	hvt_msg_fini(&m);
+
+	/* An fd that is no A/D fd: attach keeps it, and a harvest through it fails. */
+	attach_ok(v, h, 0, open("/dev/null", O_RDONLY | O_CLOEXEC));
+	h->describe(&v->s, line, sizeof(line));
+	assert_string_equal(line, "the tracer harvests the A/D bits itself");
+
+	/* After the VMM's end, the last interval is taken only while its process holds the guest's memory. */
+	pid_t child = fork();
+	if (!child)
+		_exit(0);
+	assert_true(child > 0);
+	v->s.vmm_pid = child;
+	assert_int_equal(waitid(P_PID, (id_t)child, &(siginfo_t){0}, WEXITED | WNOWAIT), 0); /* a zombie */
+	assert_int_equal(h->after_end(&v->s, &iv, &err), 0);
+	assert_int_equal(waitpid(child, &status, 0), child); /* gone */
+	assert_int_equal(h->after_end(&v->s, &iv, &err), 0);
+	assert_null(iv.written);
+
+	v->s.vmm_pid = getpid(); /* running: the harvest is tried, and fails on this fd */
+	assert_true(h->after_end(&v->s, &iv, &err) < 0);
+	assert_non_null(strstr(err.msg, "KVM_AD_HARVEST on slot 0"));
+	assert_null(iv.written);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_table),
+	    cmocka_unit_test_setup_teardown(test_dirty_log_final_interval, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_dirty_log_counts_checked, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_dirty_log_layouts, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_dirty_log_attach_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ad_attach_and_end, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
