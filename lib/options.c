@@ -14,7 +14,7 @@
 
 struct parser {
 	const struct hvt_cmdline *c;
-	FILE *out, *err;
+	FILE *err;
 	struct hvt_option *all; /* the table's entries, then -h/--help, then the end */
 	const struct hvt_option *help;
 	bool *given; /* per entry of all */
@@ -386,7 +386,7 @@ static const struct hvt_option help_option = HVT_OPT_FLAG('h', "help", (bool *)N
 
 int hvt_opts_parse_to(const struct hvt_cmdline *c, int argc, char **argv, FILE *out, FILE *err)
 {
-	struct parser p = {.c = c, .out = out, .err = err};
+	struct parser p = {.c = c, .err = err};
 	bool only_operands = false;
 	size_t n = 0;
 	int rc = 0;
