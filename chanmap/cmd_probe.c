@@ -5,7 +5,6 @@
  * demonstrations; labelled as such everywhere) or from a recorded session (--replay).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,61 +13,15 @@
 #include "hvmtrace/probe.h"
 #include "commands.h"
 #include "hvmtrace/error.h"
+#include "hvmtrace/options.h"
 #include "hvmtrace/util.h"
 
-static void usage(FILE *f)
-{
-	fprintf(
-	    f,
-	    "usage: chanmap probe [options]\n"
-	    "\n"
-	    "Finds which host-physical ranges belong to which memory channel. Run as root on an idle host,\n"
-	    "after booting with a memmap= reservation of the RAM to probe (or with --hugetlb).\n"
-	    "\n"
-	    "  -o, --output FILE      the channel map to write (default " CHANMAP_DEFAULT_MAP ")\n"
-	    "      --log FILE         write the session log (every window's counts; replayable)\n"
-	    "      --hugetlb SIZE     also probe SIZE of hugetlb pages (located through /proc/self/pagemap)\n"
-	    "      --hugetlb-page SZ  2M (default) or 1G pages\n"
-	    "      --no-devmem        do not map memmap= reservations through /dev/mem\n"
-	    "      --window DUR       measurement window (default 20ms)\n"
-	    "      --sample SIZE      bytes driven per probed block (default 2M)\n"
-	    "      --step SIZE        coarse step before bisection (default 1G)\n"
-	    "      --granule SIZE     bisection stops here (default 64M, the SKX decode granule)\n"
-	    "      --calibration N    idle windows to learn the background (default 20)\n"
-	    "      --reps N           drive each line N times (default: sized from the background)\n"
-	    "      --no-write-check   skip the write window per range\n"
-	    "      --model FILE       numbers from a MODEL memory controller (not hardware; "
-	    "docs/chanmap.md)\n"
-	    "      --check            with --model: compare the result with the model's truth, exit 1 if not "
-	    "exact\n"
-	    "      --replay FILE      numbers from a recorded session log\n"
-	    "      --sysfs-root DIR, --iomem FILE, --firmware-memmap DIR, --mem-path FILE   (tests)\n"
-	    "  -q, --quiet            no progress on stderr\n"
-	    "\n"
-	    "Exit status: 0 done; 1 the probe failed; 2 bad arguments; 3 some memory could not be "
-	    "attributed\n"
-	    "(the map is written without it).\n");
-}
-
-enum {
-	OPT_LOG = 256,
-	OPT_HUGETLB,
-	OPT_HUGETLB_PAGE,
-	OPT_NO_DEVMEM,
-	OPT_WINDOW,
-	OPT_SAMPLE,
-	OPT_STEP,
-	OPT_GRANULE,
-	OPT_CALIB,
-	OPT_REPS,
-	OPT_NO_WCHECK,
-	OPT_MODEL,
-	OPT_CHECK,
-	OPT_REPLAY,
-	OPT_SYSFS,
-	OPT_IOMEM,
-	OPT_FWMAP,
-	OPT_MEMPATH,
+/* chanmap probe's exit statuses, as its --help lists them. */
+enum probe_exit {
+	PROBE_OK = 0,
+	PROBE_FAILED = 1,       /* the probe failed (or --check found the map wrong) */
+	PROBE_USAGE = 2,        /* bad arguments */
+	PROBE_UNATTRIBUTED = 3, /* some memory could not be attributed; the map is written without it */
 };
 
 struct args {
@@ -78,155 +31,98 @@ struct args {
 	struct hvt_probe_hw_options hw;
 };
 
-static int bad_arg(const char *opt, const char *val, const char *want)
+static int hugetlb_page_arg(const struct hvt_option *opt, const char *v, char *problem, size_t len)
 {
-	fprintf(stderr, "chanmap probe: %s '%s' is not %s\n", opt, val, want);
-	return 2;
-}
+	uint64_t *page = opt->value;
 
-static int parse_count(const char *opt, const char *v, unsigned max, unsigned *out)
-{
-	char *end;
-	unsigned long n = strtoul(v, &end, 10);
-	if (!*v || *end || n < 1 || n > max) {
-		char want[48];
-		snprintf(want, sizeof(want), "a count from 1 to %u", max);
-		return bad_arg(opt, v, want);
+	if (hvt_parse_size(v, page) || (*page != (2ull << 20) && *page != (1ull << 30))) {
+		snprintf(problem, len, "not 2M or 1G");
+		return -1;
 	}
-	*out = (unsigned)n;
 	return 0;
 }
 
+/* HVT_OPTS_RUN to probe; otherwise the status to exit with (0 after --help). */
 static int parse_args(int argc, char **argv, struct args *a)
 {
-	static const struct option opts[] = {
-	    {"output", required_argument, NULL, 'o'},
-	    {"log", required_argument, NULL, OPT_LOG},
-	    {"hugetlb", required_argument, NULL, OPT_HUGETLB},
-	    {"hugetlb-page", required_argument, NULL, OPT_HUGETLB_PAGE},
-	    {"no-devmem", no_argument, NULL, OPT_NO_DEVMEM},
-	    {"window", required_argument, NULL, OPT_WINDOW},
-	    {"sample", required_argument, NULL, OPT_SAMPLE},
-	    {"step", required_argument, NULL, OPT_STEP},
-	    {"granule", required_argument, NULL, OPT_GRANULE},
-	    {"calibration", required_argument, NULL, OPT_CALIB},
-	    {"reps", required_argument, NULL, OPT_REPS},
-	    {"no-write-check", no_argument, NULL, OPT_NO_WCHECK},
-	    {"model", required_argument, NULL, OPT_MODEL},
-	    {"check", no_argument, NULL, OPT_CHECK},
-	    {"replay", required_argument, NULL, OPT_REPLAY},
-	    {"sysfs-root", required_argument, NULL, OPT_SYSFS},
-	    {"iomem", required_argument, NULL, OPT_IOMEM},
-	    {"firmware-memmap", required_argument, NULL, OPT_FWMAP},
-	    {"mem-path", required_argument, NULL, OPT_MEMPATH},
-	    {"quiet", no_argument, NULL, 'q'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	static const struct hvt_exit_status exits[] = {
+	    {PROBE_OK, "done"},
+	    {PROBE_FAILED, "the probe failed (or --check found differences)"},
+	    {PROBE_USAGE, "bad arguments"},
+	    {PROBE_UNATTRIBUTED, "some memory could not be attributed (the map is written without it)"},
+	    {0, NULL},
 	};
-	int c, rc = 0;
+	const struct hvt_option opts[] = {
+	    HVT_OPT_PATH('o', "output", &a->output, "FILE",
+			 "the channel map to write (default " CHANMAP_DEFAULT_MAP ")"),
+	    HVT_OPT_PATH(0, "log", &a->log, "FILE",
+			 "write the session log (every window's counts; replayable)"),
+	    HVT_OPT_SIZE(0, "hugetlb", &a->hw.hugetlb_bytes, 1, 0, 0, "SIZE",
+			 "also probe SIZE of hugetlb pages (located through /proc/self/pagemap)"),
+	    HVT_OPT_CALLBACK(0, "hugetlb-page", &a->hw.hugetlb_page, hugetlb_page_arg, "SZ",
+			     "2M (default) or 1G pages"),
+	    HVT_OPT_FLAG_OFF(0, "no-devmem", &a->hw.devmem,
+			     "do not map memmap= reservations through /dev/mem"),
+	    HVT_OPT_DURATION(0, "window", &a->p.window_ns, 1, "DUR", "measurement window (default 20ms)"),
+	    HVT_OPT_SIZE(0, "sample", &a->p.sample_bytes, 1, 0, 0, "SIZE",
+			 "bytes driven per probed block (default 2M)"),
+	    HVT_OPT_SIZE(0, "step", &a->p.step_bytes, 1, 0, 0, "SIZE",
+			 "coarse step before bisection (default 1G)"),
+	    HVT_OPT_SIZE(0, "granule", &a->p.granule, 1, 0, 0, "SIZE",
+			 "bisection stops here (default 64M, the SKX decode granule)"),
+	    HVT_OPT_INT(0, "calibration", &a->p.calibration_windows, 1, 10000, "N",
+			"idle windows to learn the background (default 20)"),
+	    HVT_OPT_INT(0, "reps", &a->p.reps, 1, 1024, "N",
+			"drive each line N times (default: sized from the background)"),
+	    HVT_OPT_FLAG_OFF(0, "no-write-check", &a->p.write_check, "skip the write window per range"),
+	    HVT_OPT_PATH(0, "model", &a->model, "FILE",
+			 "numbers from a MODEL memory controller (not hardware; docs/chanmap.md)"),
+	    HVT_OPT_FLAG(0, "check", &a->check,
+			 "with --model: compare the result with the model's truth, exit 1 if not exact"),
+	    HVT_OPT_PATH(0, "replay", &a->replay, "FILE", "numbers from a recorded session log"),
+	    HVT_OPT_FLAG('q', "quiet", &a->quiet, "no progress on stderr"),
+	    HVT_OPT_HEADING("Tests:"),
+	    HVT_OPT_PATH(0, "sysfs-root", &a->hw.sysfs_root, "DIR", "the PMUs' sysfs tree (default /sys)"),
+	    HVT_OPT_PATH(0, "iomem", &a->hw.iomem, "FILE", "the resource map (default /proc/iomem)"),
+	    HVT_OPT_PATH(0, "firmware-memmap", &a->hw.fwmap, "DIR",
+			 "the firmware memory map (default /sys/firmware/memmap)"),
+	    HVT_OPT_PATH(0, "mem-path", &a->hw.mem_path, "FILE", "what to map (default /dev/mem)"),
+	    HVT_OPT_END,
+	};
+	const struct hvt_cmdline cmd = {
+	    .prog = "chanmap probe",
+	    .synopsis = "[options]",
+	    .about = "Finds which host-physical ranges belong to which memory channel. Run as root\n"
+		     "on an idle host, after booting with a memmap= reservation of the RAM to probe\n"
+		     "(or with --hugetlb).",
+	    .options = opts,
+	    .exits = exits,
+	    .usage_status = PROBE_USAGE,
+	};
+	int rc;
 
 	*a = (struct args){.output = CHANMAP_DEFAULT_MAP};
 	hvt_probe_default_params(&a->p);
 	a->hw.devmem = true;
 	a->hw.hugetlb_page = 2ull << 20;
-	while (!rc && (c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			a->output = optarg;
-			break;
-		case 'q':
-			a->quiet = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		case OPT_LOG:
-			a->log = optarg;
-			break;
-		case OPT_MODEL:
-			a->model = optarg;
-			break;
-		case OPT_CHECK:
-			a->check = true;
-			break;
-		case OPT_REPLAY:
-			a->replay = optarg;
-			break;
-		case OPT_NO_DEVMEM:
-			a->hw.devmem = false;
-			break;
-		case OPT_NO_WCHECK:
-			a->p.write_check = false;
-			break;
-		case OPT_SYSFS:
-			a->hw.sysfs_root = optarg;
-			break;
-		case OPT_IOMEM:
-			a->hw.iomem = optarg;
-			break;
-		case OPT_FWMAP:
-			a->hw.fwmap = optarg;
-			break;
-		case OPT_MEMPATH:
-			a->hw.mem_path = optarg;
-			break;
-		case OPT_HUGETLB:
-			if (hvt_parse_size(optarg, &a->hw.hugetlb_bytes) || !a->hw.hugetlb_bytes)
-				rc = bad_arg("--hugetlb", optarg, "a size such as 8G");
-			break;
-		case OPT_HUGETLB_PAGE:
-			if (hvt_parse_size(optarg, &a->hw.hugetlb_page) ||
-			    (a->hw.hugetlb_page != (2ull << 20) && a->hw.hugetlb_page != (1ull << 30)))
-				rc = bad_arg("--hugetlb-page", optarg, "2M or 1G");
-			break;
-		case OPT_WINDOW:
-			if (hvt_parse_duration(optarg, &a->p.window_ns))
-				rc = bad_arg("--window", optarg, "a duration such as 20ms");
-			break;
-		case OPT_SAMPLE:
-			if (hvt_parse_size(optarg, &a->p.sample_bytes))
-				rc = bad_arg("--sample", optarg, "a size such as 2M");
-			break;
-		case OPT_STEP:
-			if (hvt_parse_size(optarg, &a->p.step_bytes))
-				rc = bad_arg("--step", optarg, "a size such as 1G");
-			break;
-		case OPT_GRANULE:
-			if (hvt_parse_size(optarg, &a->p.granule))
-				rc = bad_arg("--granule", optarg, "a size such as 64M");
-			break;
-		case OPT_CALIB:
-			rc = parse_count("--calibration", optarg, 10000, &a->p.calibration_windows);
-			break;
-		case OPT_REPS:
-			rc = parse_count("--reps", optarg, 1024, &a->p.reps);
-			break;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (rc)
+	rc = hvt_opts_parse(&cmd, argc, argv);
+	if (rc != HVT_OPTS_RUN)
 		return rc;
-	if (optind < argc) {
-		fprintf(stderr, "chanmap probe: unexpected argument '%s'\n", argv[optind]);
-		return 2;
-	}
 	if (a->model && a->replay) {
 		fprintf(stderr, "chanmap probe: --model and --replay are two different sources; give one\n");
-		return 2;
+		return PROBE_USAGE;
 	}
 	if (a->check && !a->model) {
 		fprintf(stderr,
 			"chanmap probe: --check needs --model (only a model knows the right answer)\n");
-		return 2;
+		return PROBE_USAGE;
 	}
 	if (a->hw.hugetlb_bytes % a->hw.hugetlb_page) {
 		fprintf(stderr, "chanmap probe: --hugetlb is not a whole number of %" PRIu64 " KiB pages\n",
 			a->hw.hugetlb_page >> 10);
-		return 2;
+		return PROBE_USAGE;
 	}
-	return 0;
+	return HVT_OPTS_RUN;
 }
 
 static void summarize(const struct hvt_chanmap *m, const struct hvt_probe_stats *st, const struct args *a)
@@ -281,8 +177,8 @@ int cmd_probe(int argc, char **argv)
 	FILE *log = NULL;
 	int rc = parse_args(argc, argv, &a);
 
-	if (rc)
-		return rc == 1 ? 0 : rc;
+	if (rc != HVT_OPTS_RUN)
+		return rc;
 	if (a.model)
 		rc = hvt_probe_model_open(a.model, &b, &err);
 	else if (a.replay)
@@ -291,7 +187,7 @@ int cmd_probe(int argc, char **argv)
 		rc = hvt_probe_hw_open(&a.hw, &b, &err);
 	if (rc) {
 		fprintf(stderr, "chanmap probe: %s\n", err.msg);
-		return rc == -EINVAL && (a.model || a.replay) ? 2 : 1;
+		return rc == -EINVAL && (a.model || a.replay) ? PROBE_USAGE : PROBE_FAILED;
 	}
 	if (a.model && !a.quiet)
 		fprintf(stderr, "chanmap probe: using a MODEL memory controller, not hardware (%s)\n",
@@ -300,7 +196,7 @@ int cmd_probe(int argc, char **argv)
 		fprintf(stderr, "chanmap probe: cannot create the session log %s: %s\n", a.log,
 			strerror(errno));
 		hvt_probe_backend_destroy(b);
-		return 2;
+		return PROBE_USAGE;
 	}
 	rc = hvt_probe_run(b, &a.p, a.quiet ? NULL : stderr, log, &m, &st, &err);
 	if (log && fclose(log) && !rc)
@@ -308,24 +204,24 @@ int cmd_probe(int argc, char **argv)
 	if (rc) {
 		fprintf(stderr, "chanmap probe: %s\n", err.msg);
 		hvt_probe_backend_destroy(b);
-		return 1;
+		return PROBE_FAILED;
 	}
 	hvt_format_wall_seconds(hvt_wall_now_ns(), m.created, sizeof(m.created));
 	summarize(&m, &st, &a);
-	int status = 0;
+	int status = PROBE_OK;
 	if (st.unattributed_bytes) {
 		fprintf(stderr,
 			"chanmap probe: %.1f MiB (first at 0x%" PRIx64
 			") showed no clear channel and is left out of "
 			"the map: no counter rose as expected (is the host idle? is that memory DRAM?)\n",
 			st.unattributed_bytes / (double)(1 << 20), st.first_unattributed);
-		status = 3;
+		status = PROBE_UNATTRIBUTED;
 	}
 	if (a.check && check_model(b, &m))
-		status = 1;
+		status = PROBE_FAILED;
 	if (hvt_chanmap_write(&m, a.output, &err)) {
 		fprintf(stderr, "chanmap probe: %s\n", err.msg);
-		status = 1;
+		status = PROBE_FAILED;
 	} else if (!a.quiet) {
 		fprintf(stderr, "chanmap probe: wrote %s\n", a.output);
 	}

@@ -5,7 +5,6 @@
  * /etc/default/grub, grub.cfg). Refuses what would not work: a range that crosses into another channel or an
  * interleaved region, that is not all RAM in the firmware map (holes, MMIO), or that holds the kernel.
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,25 +14,33 @@
 #include "hvmtrace/chanmap.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/iomem.h"
+#include "hvmtrace/options.h"
 #include "hvmtrace/util.h"
 
 #define MAX_CHANNELS 64
 
-static void usage(FILE *f)
+/* chanmap reserve's exit statuses, as its --help lists them. */
+enum reserve_exit {
+	RESERVE_OK = 0,
+	RESERVE_REFUSED = 1, /* the reservation would not work; the reason is printed */
+	RESERVE_USAGE = 2,   /* bad arguments, or a map that cannot be read */
+};
+
+struct channel_ids {
+	const char *id[MAX_CHANNELS];
+	unsigned n;
+};
+
+static int channel_arg(const struct hvt_option *opt, const char *v, char *problem, size_t len)
 {
-	fprintf(
-	    f,
-	    "usage: chanmap reserve --channel ID [--channel ID]... [options]\n"
-	    "\n"
-	    "  -c, --channel ID          a channel of the map (s0.mc1.ch0); repeat for several\n"
-	    "  -s, --size SIZE           reserve SIZE from the start of the channel's first range that\n"
-	    "                            holds it (default: the channel's largest range, whole)\n"
-	    "  -m, --map FILE            the channel map (default " CHANMAP_DEFAULT_MAP ")\n"
-	    "      --firmware-memmap DIR the firmware memory map (default " HVT_FWMAP_PATH ")\n"
-	    "      --iomem FILE          the resource map (default " HVT_IOMEM_PATH ")\n"
-	    "\n"
-	    "Prints the memmap= argument, then how to write it in /etc/default/grub and in grub.cfg.\n"
-	    "Exit status: 0; 1 the reservation would not work (the reason is printed); 2 bad arguments.\n");
+	struct channel_ids *ids = opt->value;
+
+	if (ids->n == MAX_CHANNELS) {
+		snprintf(problem, len, "at most %d channels at once", MAX_CHANNELS);
+		return -1;
+	}
+	ids->id[ids->n++] = v;
+	return 0;
 }
 
 /* Picks [start, start+size) inside one range of the channel. */
@@ -47,7 +54,7 @@ static int pick(const struct hvt_chanmap *m, const struct hvt_chanmap_channel *c
 		fprintf(stderr,
 			"chanmap reserve: channel %s has no memory in the map (unpopulated, or not probed)\n",
 			c->id);
-		return 1;
+		return RESERVE_REFUSED;
 	}
 	for (size_t r = 0; r < c->nranges; r++) {
 		const struct hvt_range *x = &c->ranges[r];
@@ -64,7 +71,7 @@ static int pick(const struct hvt_chanmap *m, const struct hvt_chanmap_channel *c
 			"reservation "
 			"would cross into another channel%s\n",
 			c->id, sz, m->ninterleaved ? " or an interleaved region" : "");
-		return 1;
+		return RESERVE_REFUSED;
 	}
 	*out = (struct hvt_range){best->start, want ? want : best->size};
 	return 0;
@@ -82,7 +89,7 @@ static int check_kernel(const struct hvt_iomem *io, const struct hvt_range *r)
 				" holds the running kernel ('%s' at %" PRIx64 "-%" PRIx64
 				" in %s); choose a --size that keeps clear of it or another channel\n",
 				r->start, r->size, x->name, x->start, x->end, io->source);
-			return 1;
+			return RESERVE_REFUSED;
 		}
 	}
 	return 0;
@@ -90,76 +97,60 @@ static int check_kernel(const struct hvt_iomem *io, const struct hvt_range *r)
 
 int cmd_reserve(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"channel", required_argument, NULL, 'c'},
-	    {"size", required_argument, NULL, 's'},
-	    {"map", required_argument, NULL, 'm'},
-	    {"firmware-memmap", required_argument, NULL, 'F'},
-	    {"iomem", required_argument, NULL, 'I'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	static const struct hvt_exit_status exits[] = {
+	    {RESERVE_OK, "the memmap= argument is printed"},
+	    {RESERVE_REFUSED, "the reservation would not work (the reason is printed)"},
+	    {RESERVE_USAGE, "bad arguments"},
+	    {0, NULL},
 	};
-	const char *ids[MAX_CHANNELS], *map = CHANMAP_DEFAULT_MAP, *fwdir = NULL, *iomem = NULL;
-	unsigned nids = 0;
+	struct channel_ids chans = {.n = 0};
+	const char *map = CHANMAP_DEFAULT_MAP, *fwdir = NULL, *iomem = NULL;
 	uint64_t size = 0;
-	int c;
+	const struct hvt_option opts[] = {
+	    HVT_OPT_CALLBACK('c', "channel", &chans, channel_arg, "ID",
+			     "a channel of the map (s0.mc1.ch0); repeat for several", .required = true),
+	    HVT_OPT_SIZE('s', "size", &size, 4096, 0, 4096, "SIZE",
+			 "reserve SIZE from the start of the channel's first range that\n"
+			 "holds it (default: the channel's largest range, whole)"),
+	    HVT_OPT_PATH('m', "map", &map, "FILE", "the channel map (default " CHANMAP_DEFAULT_MAP ")"),
+	    HVT_OPT_PATH(0, "firmware-memmap", &fwdir, "DIR",
+			 "the firmware memory map (default " HVT_FWMAP_PATH ")"),
+	    HVT_OPT_PATH(0, "iomem", &iomem, "FILE", "the resource map (default " HVT_IOMEM_PATH ")"),
+	    HVT_OPT_END,
+	};
+	const struct hvt_cmdline cmd = {
+	    .prog = "chanmap reserve",
+	    .synopsis = "--channel ID [--channel ID]... [options]",
+	    .options = opts,
+	    .notes =
+		"Prints the memmap= argument, then how to write it in /etc/default/grub and in grub.cfg.",
+	    .exits = exits,
+	    .usage_status = RESERVE_USAGE,
+	};
+	const char *const *ids = chans.id;
+	unsigned nids;
+	int rc = hvt_opts_parse(&cmd, argc, argv);
 
-	while ((c = getopt_long(argc, argv, "c:s:m:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			if (nids == MAX_CHANNELS) {
-				fprintf(stderr, "chanmap reserve: at most %d channels at once\n",
-					MAX_CHANNELS);
-				return 2;
-			}
-			ids[nids++] = optarg;
-			break;
-		case 's':
-			if (hvt_parse_size(optarg, &size) || !size || size % 4096) {
-				fprintf(stderr,
-					"chanmap reserve: --size '%s' is not a whole number of 4 KiB pages\n",
-					optarg);
-				return 2;
-			}
-			break;
-		case 'm':
-			map = optarg;
-			break;
-		case 'F':
-			fwdir = optarg;
-			break;
-		case 'I':
-			iomem = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (!nids || optind < argc) {
-		usage(stderr);
-		return 2;
-	}
+	if (rc != HVT_OPTS_RUN)
+		return rc;
+	nids = chans.n;
 
 	struct hvt_chanmap m;
 	struct hvt_fwmap fw;
 	struct hvt_iomem io;
 	struct hvt_err err;
 	struct hvt_range r[MAX_CHANNELS];
-	int status = 0;
+	int status = RESERVE_OK;
 
 	if (hvt_chanmap_read(map, &m, &err)) {
 		fprintf(stderr, "chanmap reserve: %s\n", err.msg);
-		return 2;
+		return RESERVE_USAGE;
 	}
 	if (hvt_fwmap_read(fwdir, &fw, &err)) {
 		fprintf(stderr, "chanmap reserve: %s; without it the range cannot be checked for holes\n",
 			err.msg);
 		hvt_chanmap_free(&m);
-		return 1;
+		return RESERVE_REFUSED;
 	}
 	err.msg[0] = '\0';
 	bool read_io = !hvt_iomem_read(iomem, &io, &err), have_io = read_io && !io.hidden;
@@ -173,7 +164,7 @@ int cmd_reserve(int argc, char **argv)
 			for (size_t k = 0; k < m.nchannels; k++)
 				fprintf(stderr, " %s", m.channels[k].id);
 			fputc('\n', stderr);
-			status = 1;
+			status = RESERVE_REFUSED;
 			break;
 		}
 		if ((status = pick(&m, &m.channels[ci], size, &r[i])))
@@ -182,21 +173,21 @@ int cmd_reserve(int argc, char **argv)
 			fprintf(stderr,
 				"chanmap reserve: %s's range starts in the first MiB, which Linux keeps\n",
 				ids[i]);
-			status = 1;
+			status = RESERVE_REFUSED;
 		} else if (hvt_fwmap_check_ram(&fw, r[i].start, r[i].size, &err)) {
 			fprintf(stderr, "chanmap reserve: %s: %s; memmap=$ there would not give a VM RAM\n",
 				ids[i], err.msg);
-			status = 1;
+			status = RESERVE_REFUSED;
 		} else if (hvt_chanmap_channel_of(&m, r[i].start, r[i].size, &err) != ci) {
 			fprintf(stderr, "chanmap reserve: %s: %s\n", ids[i], err.msg);
-			status = 1;
+			status = RESERVE_REFUSED;
 		} else if (have_io) {
 			status = check_kernel(&io, &r[i]);
 		}
 		for (unsigned k = 0; k < i && !status; k++)
 			if (r[k].start < r[i].start + r[i].size && r[i].start < r[k].start + r[k].size) {
 				fprintf(stderr, "chanmap reserve: %s is given twice\n", ids[i]);
-				status = 1;
+				status = RESERVE_REFUSED;
 			}
 	}
 	if (!status) {

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 /* chanmap show: a channel map as a table, one line per range. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,11 +8,13 @@
 #include "hvmtrace/chanmap.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/util.h"
+#include "hvmtrace/options.h"
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: chanmap show [MAP]     (MAP defaults to " CHANMAP_DEFAULT_MAP ")\n");
-}
+/* chanmap show's exit statuses, as its --help lists them. */
+enum show_exit {
+	SHOW_OK = 0,
+	SHOW_USAGE = 2, /* bad arguments, or MAP is not a readable channel map */
+};
 
 static uint64_t channel_bytes(const struct hvt_chanmap_channel *c)
 {
@@ -44,27 +45,33 @@ static void print_header(const struct hvt_chanmap *m, const char *path)
 
 int cmd_show(int argc, char **argv)
 {
-	static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+	static const struct hvt_exit_status exits[] = {
+	    {SHOW_OK, "the map was shown"},
+	    {SHOW_USAGE, "bad arguments, or MAP is not a readable channel map"},
+	    {0, NULL},
+	};
+	const char *path = CHANMAP_DEFAULT_MAP;
+	const struct hvt_option opts[] = {
+	    HVT_OPT_OPERAND(&path, "MAP", "the channel map (default " CHANMAP_DEFAULT_MAP ")"),
+	    HVT_OPT_END,
+	};
+	const struct hvt_cmdline cmd = {
+	    .prog = "chanmap show",
+	    .synopsis = "[MAP]",
+	    .about = "Prints a channel map as a table, one line per range.",
+	    .options = opts,
+	    .exits = exits,
+	    .usage_status = SHOW_USAGE,
+	};
 	struct hvt_chanmap m;
 	struct hvt_err err;
-	int c;
+	int rc = hvt_opts_parse(&cmd, argc, argv);
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			usage(stdout);
-			return 0;
-		}
-		usage(stderr);
-		return 2;
-	}
-	if (argc - optind > 1) {
-		usage(stderr);
-		return 2;
-	}
-	const char *path = optind < argc ? argv[optind] : CHANMAP_DEFAULT_MAP;
+	if (rc != HVT_OPTS_RUN)
+		return rc;
 	if (hvt_chanmap_read(path, &m, &err)) {
 		fprintf(stderr, "chanmap show: %s\n", err.msg);
-		return 2;
+		return SHOW_USAGE;
 	}
 	print_header(&m, path);
 	printf("%-14s %-18s %-38s %s\n", "CHANNEL", "PMU", "RANGE", "SIZE");
@@ -99,5 +106,5 @@ int cmd_show(int argc, char **argv)
 	if (m.advice[0])
 		printf("\nadvice   %s\n", m.advice);
 	hvt_chanmap_free(&m);
-	return 0;
+	return SHOW_OK;
 }

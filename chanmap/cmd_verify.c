@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,29 +20,16 @@
 #include "hvmtrace/error.h"
 #include "hvmtrace/iomem.h"
 #include "hvmtrace/util.h"
+#include "hvmtrace/options.h"
 
 #define PAGE 4096u
 
-static void usage(FILE *f)
-{
-	fprintf(
-	    f,
-	    "usage: chanmap verify [options]\n"
-	    "\n"
-	    "  -r, --range SIZE$START  a reservation to check (repeatable; default: every memmap=SIZE$START\n"
-	    "                          of the running kernel's command line)\n"
-	    "  -m, --map FILE          also name each range's channel from this map (it must lie in one)\n"
-	    "  -w, --write-test        write and read back one page per 64 MiB (content restored); do not\n"
-	    "                          use on memory a running VM owns\n"
-	    "      --cmdline FILE      kernel command line to read (default " HVT_CMDLINE ")\n"
-	    "      --iomem FILE        resource map (default " HVT_IOMEM_PATH
-	    "; tests: only with a --mem-path\n"
-	    "                          that is not a character device)\n"
-	    "      --mem-path FILE     what to map (default /dev/mem; tests: a regular file)\n"
-	    "\n"
-	    "Exit status: 0 every range passes; 1 a range fails (the reason is printed); 2 bad arguments or\n"
-	    "nothing to check.\n");
-}
+/* chanmap verify's exit statuses, as its --help lists them. */
+enum verify_exit {
+	VERIFY_OK = 0,     /* every range passes */
+	VERIFY_FAILED = 1, /* a range fails; the reason is printed */
+	VERIFY_USAGE = 2,  /* bad arguments, or nothing to check */
+};
 
 struct opts {
 	const char *map, *cmdline, *iomem, *mem;
@@ -89,72 +75,69 @@ static int check_mapping(const struct opts *o, int fd, const struct hvt_range *r
 	return 0;
 }
 
+static int range_arg(const struct hvt_option *opt, const char *v, char *problem, size_t len)
+{
+	struct opts *o = opt->value;
+	struct hvt_range *one = NULL, *nr;
+	struct hvt_err err;
+	char arg[300];
+	size_t n = 0;
+
+	snprintf(arg, sizeof(arg), "memmap=%s", v);
+	if (hvt_memmap_parse_cmdline(arg, &one, &n, &err) || n != 1) {
+		snprintf(problem, len, "it is not SIZE$START (as in memmap=16G$0x900000000)");
+		free(one); /* NULL after a failure; two ranges or none after a success */
+		return -1;
+	}
+	nr = realloc(o->ranges, (o->nranges + 1) * sizeof(*nr));
+	if (!nr) {
+		free(one);
+		snprintf(problem, len, "out of memory");
+		return -1;
+	}
+	o->ranges = nr;
+	nr[o->nranges++] = one[0];
+	free(one);
+	return 0;
+}
+
+/* HVT_OPTS_RUN to check; otherwise the status to exit with (0 after --help). */
 static int parse(int argc, char **argv, struct opts *o)
 {
-	static const struct option opts[] = {
-	    {"range", required_argument, NULL, 'r'}, {"map", required_argument, NULL, 'm'},
-	    {"write-test", no_argument, NULL, 'w'},  {"cmdline", required_argument, NULL, 'C'},
-	    {"iomem", required_argument, NULL, 'I'}, {"mem-path", required_argument, NULL, 'M'},
-	    {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
+	static const struct hvt_exit_status exits[] = {
+	    {VERIFY_OK, "every range passes"},
+	    {VERIFY_FAILED, "a range fails (the reason is printed)"},
+	    {VERIFY_USAGE, "bad arguments, or nothing to check"},
+	    {0, NULL},
 	};
-	struct hvt_err err;
-	int c;
+	const struct hvt_option opts[] = {
+	    HVT_OPT_CALLBACK('r', "range", o, range_arg, "SIZE$START",
+			     "a reservation to check (repeatable; default: every memmap=SIZE$START\n"
+			     "of the running kernel's command line)"),
+	    HVT_OPT_PATH('m', "map", &o->map, "FILE",
+			 "also name each range's channel from this map (it must lie in one)"),
+	    HVT_OPT_FLAG('w', "write-test", &o->write_test,
+			 "write and read back one page per 64 MiB (content restored); do not\n"
+			 "use on memory a running VM owns"),
+	    HVT_OPT_PATH(0, "cmdline", &o->cmdline, "FILE",
+			 "kernel command line to read (default " HVT_CMDLINE ")"),
+	    HVT_OPT_PATH(0, "iomem", &o->iomem, "FILE",
+			 "resource map (default " HVT_IOMEM_PATH "; tests: only with a --mem-path\n"
+			 "that is not a character device)"),
+	    HVT_OPT_PATH(0, "mem-path", &o->mem, "FILE",
+			 "what to map (default /dev/mem; tests: a regular file)"),
+	    HVT_OPT_END,
+	};
+	const struct hvt_cmdline cmd = {
+	    .prog = "chanmap verify",
+	    .synopsis = "[options]",
+	    .options = opts,
+	    .exits = exits,
+	    .usage_status = VERIFY_USAGE,
+	};
 
 	*o = (struct opts){.cmdline = HVT_CMDLINE, .mem = "/dev/mem"};
-	while ((c = getopt_long(argc, argv, "r:m:wh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'r': {
-			char arg[300];
-			struct hvt_range *one;
-			size_t n;
-			snprintf(arg, sizeof(arg), "memmap=%s", optarg);
-			if (hvt_memmap_parse_cmdline(arg, &one, &n, &err) || n != 1) {
-				fprintf(stderr,
-					"chanmap verify: --range '%s' is not SIZE$START (as in "
-					"memmap=16G$0x900000000)\n",
-					optarg);
-				if (!n)
-					free(one);
-				return 2;
-			}
-			struct hvt_range *nr = realloc(o->ranges, (o->nranges + 1) * sizeof(*nr));
-			if (!nr) {
-				free(one);
-				return 2;
-			}
-			o->ranges = nr;
-			nr[o->nranges++] = one[0];
-			free(one);
-			break;
-		}
-		case 'm':
-			o->map = optarg;
-			break;
-		case 'w':
-			o->write_test = true;
-			break;
-		case 'C':
-			o->cmdline = optarg;
-			break;
-		case 'I':
-			o->iomem = optarg;
-			break;
-		case 'M':
-			o->mem = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (optind < argc) {
-		usage(stderr);
-		return 2;
-	}
-	return 0;
+	return hvt_opts_parse(&cmd, argc, argv);
 }
 
 static int ranges_from_cmdline(struct opts *o)
@@ -164,20 +147,20 @@ static int ranges_from_cmdline(struct opts *o)
 	int rc = hvt_read_text(o->cmdline, buf, sizeof(buf), NULL);
 	if (rc) {
 		fprintf(stderr, "chanmap verify: cannot read %s: %s\n", o->cmdline, strerror(-rc));
-		return 2;
+		return VERIFY_USAGE;
 	}
 	if (hvt_memmap_parse_cmdline(buf, &o->ranges, &o->nranges, &err)) {
 		fprintf(stderr, "chanmap verify: %s: %s\n", o->cmdline, err.msg);
-		return 2;
+		return VERIFY_USAGE;
 	}
 	if (!o->nranges) {
 		fprintf(stderr,
 			"chanmap verify: %s has no memmap=SIZE$START reservation; boot with the argument "
 			"chanmap reserve printed, or name one with --range\n",
 			o->cmdline);
-		return 2;
+		return VERIFY_USAGE;
 	}
-	return 0;
+	return VERIFY_OK;
 }
 
 int cmd_verify(int argc, char **argv)
@@ -189,9 +172,9 @@ int cmd_verify(int argc, char **argv)
 	struct stat st;
 	int rc = parse(argc, argv, &o), failed = 0;
 
-	if (rc || (!o.nranges && (rc = ranges_from_cmdline(&o)))) {
+	if (rc != HVT_OPTS_RUN || (!o.nranges && (rc = ranges_from_cmdline(&o)))) {
 		free(o.ranges);
-		return rc == 1 ? 0 : rc;
+		return rc;
 	}
 	int fd = open(o.mem, (o.write_test ? O_RDWR : O_RDONLY) | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st)) {
@@ -201,7 +184,7 @@ int cmd_verify(int argc, char **argv)
 			      "Secure Boot locks /dev/mem)"
 			    : "");
 		free(o.ranges);
-		return 1;
+		return VERIFY_FAILED;
 	}
 	bool chardev = S_ISCHR(st.st_mode);
 	if (o.iomem && chardev) {
@@ -216,7 +199,7 @@ int cmd_verify(int argc, char **argv)
 		fprintf(stderr, "chanmap verify: %s\n", err.msg);
 		close(fd);
 		free(o.ranges);
-		return 2;
+		return VERIFY_USAGE;
 	}
 	if (!chardev)
 		printf("(test run: %s is a regular file, not /dev/mem; resources from %s)\n", o.mem,
@@ -249,5 +232,5 @@ int cmd_verify(int argc, char **argv)
 	hvt_iomem_free(&io);
 	close(fd);
 	free(o.ranges);
-	return failed ? 1 : 0;
+	return failed ? VERIFY_FAILED : VERIFY_OK;
 }

@@ -5,7 +5,6 @@
  * Without a memory-controller PMU it refuses and says why: it never substitutes another source.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <signal.h>
@@ -18,6 +17,7 @@
 #include "commands.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/interval_json.h"
+#include "hvmtrace/options.h"
 #include "hvmtrace/pmu.h"
 #include "hvmtrace/util.h"
 
@@ -49,93 +49,58 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-static void usage(FILE *f)
-{
-	fprintf(
-	    f, "usage: hvmtrace bw [options]\n"
-	       "\n"
-	       "Shows each memory channel's DRAM read and write bandwidth (MB/s, 10^6 bytes) per interval,\n"
-	       "per socket and for the system, from the memory controllers' CAS counters (uncore_imc_N on\n"
-	       "Intel, amd_umc_N on AMD Zen 4+; 64 bytes per CAS). Needs root or CAP_PERFMON.\n"
-	       "\n"
-	       "  --interval DUR      window length (default 1s; e.g. 100ms, 2s)\n"
-	       "  -n, --count N       stop after N intervals (default: until SIGINT/SIGTERM)\n"
-	       "  --csv FILE|-        one CSV row per channel, socket and system total per interval\n"
-	       "  --jsonl FILE|-      one JSON object per interval\n"
-	       "  -q, --quiet         no table on standard output\n"
-	       "  --sysfs-root DIR    read PMUs from another sysfs tree (for tests; its CPU model is read\n"
-	       "                      from DIR/../proc/cpuinfo)\n"
-	       "\n"
-	       "Channels marked * have a box -> (controller, channel) numbering that is inferred, not\n"
-	       "documented by the kernel (docs/bandwidth.md). Exit status: 0; 1 no usable memory-controller\n"
-	       "PMU, not permitted, or a read failed; 2 bad arguments.\n");
-}
+/* hvmtrace bw's exit statuses, as its --help lists them. */
+enum bw_exit {
+	BW_OK = 0,
+	BW_FAILED = 1, /* no usable memory-controller PMU, not permitted, or a read failed */
+	BW_USAGE = 2,  /* bad arguments, or an output that cannot be created */
+};
 
+/* HVT_OPTS_RUN to sample; otherwise the status to exit with (0 after --help). */
 static int parse_args(int argc, char **argv, struct bw_opts *o)
 {
-	enum { OPT_INTERVAL = 256, OPT_CSV, OPT_JSONL, OPT_ROOT };
-	static const struct option longopts[] = {
-	    {"interval", required_argument, NULL, OPT_INTERVAL},
-	    {"count", required_argument, NULL, 'n'},
-	    {"csv", required_argument, NULL, OPT_CSV},
-	    {"jsonl", required_argument, NULL, OPT_JSONL},
-	    {"sysfs-root", required_argument, NULL, OPT_ROOT},
-	    {"quiet", no_argument, NULL, 'q'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
+	static const struct hvt_exit_status exits[] = {
+	    {BW_OK, "stopped after --count intervals or by SIGINT/SIGTERM"},
+	    {BW_FAILED, "no usable memory-controller PMU, not permitted, or a read failed"},
+	    {BW_USAGE, "bad arguments"},
+	    {0, NULL},
 	};
-	char *end;
-	int c;
+	const struct hvt_option opts[] = {
+	    HVT_OPT_DURATION(0, "interval", &o->interval_ns, 1000000, "DUR",
+			     "window length (default 1s; e.g. 100ms, 2s)"),
+	    HVT_OPT_INT('n', "count", &o->count, 1, INT64_MAX, "N",
+			"stop after N intervals (default: until SIGINT/SIGTERM)"),
+	    HVT_OPT_PATH(0, "csv", &o->csv, "FILE|-",
+			 "one CSV row per channel, socket and system total per interval"),
+	    HVT_OPT_PATH(0, "jsonl", &o->jsonl, "FILE|-", "one JSON object per interval"),
+	    HVT_OPT_FLAG('q', "quiet", &o->quiet, "no table on standard output"),
+	    HVT_OPT_PATH(0, "sysfs-root", &o->sysfs_root, "DIR",
+			 "read PMUs from another sysfs tree (for tests; its CPU model is read\n"
+			 "from DIR/../proc/cpuinfo)"),
+	    HVT_OPT_END,
+	};
+	const struct hvt_cmdline cmd = {
+	    .prog = "hvmtrace bw",
+	    .synopsis = "[options]",
+	    .about =
+		"Shows each memory channel's DRAM read and write bandwidth (MB/s, 10^6 bytes) per interval,\n"
+		"per socket and for the system, from the memory controllers' CAS counters (uncore_imc_N on\n"
+		"Intel, amd_umc_N on AMD Zen 4+; 64 bytes per CAS). Needs root or CAP_PERFMON.",
+	    .options = opts,
+	    .notes = "Channels marked * have a box -> (controller, channel) numbering that is inferred, not\n"
+		     "documented by the kernel (docs/bandwidth.md).",
+	    .exits = exits,
+	    .usage_status = BW_USAGE,
+	};
+	int rc;
 
 	*o = (struct bw_opts){.interval_ns = HVT_NSEC_PER_SEC};
-	while ((c = getopt_long(argc, argv, "n:qh", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_INTERVAL:
-			if (hvt_parse_duration(optarg, &o->interval_ns) || o->interval_ns < 1000000) {
-				fprintf(stderr,
-					"hvmtrace bw: --interval '%s': not a duration of at least 1ms\n",
-					optarg);
-				return -1;
-			}
-			break;
-		case 'n':
-			errno = 0;
-			o->count = strtoull(optarg, &end, 10);
-			if (!*optarg || *end || errno || !o->count || optarg[0] == '-') {
-				fprintf(stderr, "hvmtrace bw: -n '%s': not a positive number of intervals\n",
-					optarg);
-				return -1;
-			}
-			break;
-		case OPT_CSV:
-			o->csv = optarg;
-			break;
-		case OPT_JSONL:
-			o->jsonl = optarg;
-			break;
-		case OPT_ROOT:
-			o->sysfs_root = optarg;
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "hvmtrace bw: unexpected argument '%s'\n", argv[optind]);
-		return -1;
-	}
-	if (o->csv && o->jsonl && !strcmp(o->csv, "-") && !strcmp(o->jsonl, "-")) {
+	rc = hvt_opts_parse(&cmd, argc, argv);
+	if (rc == HVT_OPTS_RUN && o->csv && o->jsonl && !strcmp(o->csv, "-") && !strcmp(o->jsonl, "-")) {
 		fprintf(stderr, "hvmtrace bw: --csv - and --jsonl - cannot both go to standard output\n");
-		return -1;
+		return BW_USAGE;
 	}
-	return 0;
+	return rc;
 }
 
 static FILE *open_out(const char *path)
@@ -364,23 +329,24 @@ int cmd_bw(int argc, char **argv)
 	struct sigaction sa = {.sa_handler = on_signal};
 	int rc;
 
-	if (parse_args(argc, argv, &o))
-		return 2;
+	rc = parse_args(argc, argv, &o);
+	if (rc != HVT_OPTS_RUN)
+		return rc;
 	src = (struct hvt_pmu_source){.sysfs_root = o.sysfs_root};
 	if (hvt_pmu_discover(&h, &src, &err)) {
 		fprintf(stderr, "hvmtrace bw: %s\n", err.msg);
-		return 1;
+		return BW_FAILED;
 	}
 	if (hvt_pmu_open(&s, &h, NULL, 0, &err)) {
 		fprintf(stderr, "hvmtrace bw: %s\n", err.msg);
 		hvt_pmu_host_fini(&h);
-		return 1;
+		return BW_FAILED;
 	}
 	describe(&h, hvt_pmu_nchannels(s));
 	out.csv = open_out(o.csv);
 	out.jsonl = open_out(o.jsonl);
 	if ((o.csv && !out.csv) || (o.jsonl && !out.jsonl)) {
-		rc = 2;
+		rc = BW_USAGE;
 		goto done;
 	}
 	if (!o.quiet && out.csv != stdout && out.jsonl != stdout)
@@ -391,14 +357,14 @@ int cmd_bw(int argc, char **argv)
 		      out.csv);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	rc = sample_loop(&o, &h, s, &out, &err) ? 1 : 0;
+	rc = sample_loop(&o, &h, s, &out, &err) ? BW_FAILED : BW_OK;
 	if (rc)
 		fprintf(stderr, "hvmtrace bw: %s\n", err.msg);
 done:
 	if (out.csv && out.csv != stdout && fclose(out.csv))
-		rc = 1;
+		rc = BW_FAILED;
 	if (out.jsonl && out.jsonl != stdout && fclose(out.jsonl))
-		rc = 1;
+		rc = BW_FAILED;
 	hvt_pmu_close(s);
 	hvt_pmu_host_fini(&h);
 	return rc;

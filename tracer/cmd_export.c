@@ -4,7 +4,6 @@
  * row per page run with --csv-pages). Field names are documented in docs/formats.md and stay stable.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -14,27 +13,13 @@
 #include "commands.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/interval_json.h"
+#include "hvmtrace/options.h"
 #include "trace_input.h"
 
 struct out {
 	const char *path;
 	FILE *f;
 };
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: hvmtrace export [options] [TRACE]     (TRACE defaults to hvmtrace.hvt)\n"
-		"\n"
-		"  --jsonl FILE|-       one JSON object per interval (the default, to standard output)\n"
-		"  --csv FILE|-         one CSV row per interval\n"
-		"  --csv-pages FILE|-   one CSV row per run of pages: seq,kind,first_gfn,count\n"
-		"  --no-pages           JSON Lines without the page ranges (counts only)\n"
-		"  --meta               print the trace's metadata and layouts as one JSON object and exit\n"
-		"\n"
-		"Exit status: 0; 3 the trace is incomplete (everything before the damage was exported);\n"
-		"2 bad arguments or not a trace; 1 writing the output failed.\n");
-}
 
 static int open_out(struct out *o)
 {
@@ -132,7 +117,7 @@ static int export_one(void *arg, const struct hvt_interval *iv, const struct hvt
 
 	if (x->jsonl->f && hvt_jsonl_write(x->jsonl->f, iv, l, x->jopts)) {
 		fprintf(stderr, "hvmtrace export: writing %s: %s\n", x->jsonl->path, strerror(errno));
-		return EXIT_READ_FAILED;
+		return TRACE_OUTPUT_FAILED;
 	}
 	if (x->csv)
 		csv_row(x->csv, iv, l);
@@ -164,64 +149,55 @@ static int print_meta(struct hvt_trace_reader *r)
 
 int cmd_export(int argc, char **argv)
 {
-	enum { OPT_JSONL = 256, OPT_CSV, OPT_CSV_PAGES, OPT_NO_PAGES, OPT_META };
-	static const struct option longopts[] = {
-	    {"jsonl", required_argument, NULL, OPT_JSONL},
-	    {"csv", required_argument, NULL, OPT_CSV},
-	    {"csv-pages", required_argument, NULL, OPT_CSV_PAGES},
-	    {"no-pages", no_argument, NULL, OPT_NO_PAGES},
-	    {"meta", no_argument, NULL, OPT_META},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
+	static const struct hvt_exit_status exits[] = {
+	    {TRACE_OK, "everything was exported"},
+	    {TRACE_OUTPUT_FAILED, "writing the output failed"},
+	    {TRACE_USAGE, "bad arguments, or TRACE is not a trace"},
+	    {TRACE_INCOMPLETE, "the trace is incomplete (everything before the damage was exported)"},
+	    {0, NULL},
 	};
 	struct out jsonl = {0}, csv = {0}, pages = {0};
 	struct hvt_json_opts jopts = {.page_ranges = true};
 	bool meta = false;
 	const char *path = "hvmtrace.hvt";
 	struct hvt_trace_reader *r;
-	int c, status = 0;
+	const struct hvt_option opts[] = {
+	    HVT_OPT_OPERAND(&path, "TRACE", "the trace to read (default hvmtrace.hvt)"),
+	    HVT_OPT_PATH(0, "jsonl", &jsonl.path, "FILE|-",
+			 "one JSON object per interval (the default, to standard output)"),
+	    HVT_OPT_PATH(0, "csv", &csv.path, "FILE|-", "one CSV row per interval"),
+	    HVT_OPT_PATH(0, "csv-pages", &pages.path, "FILE|-",
+			 "one CSV row per run of pages: seq,kind,first_gfn,count"),
+	    HVT_OPT_FLAG_OFF(0, "no-pages", &jopts.page_ranges,
+			     "JSON Lines without the page ranges (counts only)"),
+	    HVT_OPT_FLAG(0, "meta", &meta,
+			 "print the trace's metadata and layouts as one JSON object and exit"),
+	    HVT_OPT_END,
+	};
+	const struct hvt_cmdline cmd = {
+	    .prog = "hvmtrace export",
+	    .synopsis = "[options] [TRACE]",
+	    .options = opts,
+	    .exits = exits,
+	    .usage_status = TRACE_USAGE,
+	};
+	int status = hvt_opts_parse(&cmd, argc, argv);
 
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_JSONL:
-			jsonl.path = optarg;
-			break;
-		case OPT_CSV:
-			csv.path = optarg;
-			break;
-		case OPT_CSV_PAGES:
-			pages.path = optarg;
-			break;
-		case OPT_NO_PAGES:
-			jopts.page_ranges = false;
-			break;
-		case OPT_META:
-			meta = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return EXIT_NOT_TRACE;
-		}
-	}
-	path = trace_input_path("export", argc, argv, optind);
-	if (!path)
-		return EXIT_NOT_TRACE;
+	if (status != HVT_OPTS_RUN)
+		return status;
 	if (!jsonl.path && !csv.path && !pages.path)
 		jsonl.path = "-";
 
 	r = trace_input_open("export", path);
 	if (!r)
-		return EXIT_NOT_TRACE;
+		return TRACE_USAGE;
 	if (meta) {
 		print_meta(r);
 		hvt_trace_reader_close(r);
 		return 0;
 	}
 	if (open_out(&jsonl) || open_out(&csv) || open_out(&pages)) {
-		status = EXIT_READ_FAILED;
+		status = TRACE_OUTPUT_FAILED;
 		goto out;
 	}
 	if (csv.f)
@@ -233,7 +209,7 @@ int cmd_export(int argc, char **argv)
 	status = trace_input_each("export", path, r, export_one, &ctx);
 out:
 	if (close_out(&jsonl) | close_out(&csv) | close_out(&pages))
-		status = EXIT_READ_FAILED;
+		status = TRACE_OUTPUT_FAILED;
 	hvt_trace_reader_close(r);
 	return status;
 }

@@ -1,12 +1,6 @@
 // SPDX-License-Identifier: MIT
-/*
- * hvmtrace record: attach to a VMM, harvest page sets on an absolute-deadline schedule, write the trace.
- * Exit codes: 0 the run ended normally (duration, signal, or the VMM said bye); 1 the run failed after it
- * started (the trace is closed and holds every interval before the failure); 2 bad arguments or a peer
- * that is not a usable VMM (nothing recorded).
- */
+/* hvmtrace record: attach to a VMM, harvest page sets on an absolute-deadline schedule, write the trace. */
 #include <errno.h>
-#include <getopt.h>
 #include <json-c/json.h>
 #include <poll.h>
 #include <signal.h>
@@ -21,6 +15,7 @@
 #include "harvest.h"
 #include "host.h"
 #include "hvmtrace/interval_json.h"
+#include "hvmtrace/options.h"
 #include "hvmtrace/util.h"
 #include "hvmtrace/version.h"
 #include "hvmtrace/vm_bandwidth.h"
@@ -58,168 +53,77 @@ struct recorder {
 	int sigfd;
 };
 
-static void usage(FILE *f)
-{
-	fprintf(
-	    f,
-	    "usage: hvmtrace record --attach SOCK [options]\n"
-	    "\n"
-	    "Attaches to a VMM (patched QEMU or hvmtrace-vmm) and records, per interval, the guest pages\n"
-	    "written (and accessed, in mode ad).\n"
-	    "\n"
-	    "  --attach SOCK        the VMM's hvmtrace socket\n"
-	    "  -o, --output FILE    trace file (default hvmtrace.hvt unless only --jsonl is given)\n"
-	    "  --jsonl FILE|-       also write one JSON object per interval (- for standard output)\n"
-	    "  --interval DUR       harvest interval (default 1s; e.g. 10ms, 100ms, 1s)\n"
-	    "  --duration DUR       stop after this long (default: until SIGINT/SIGTERM or the VM ends)\n"
-	    "  --cpu N              host CPU for the tracer (default: the highest CPU no vCPU may run on)\n"
-	    "  --harvest-cpu N      host CPU for the VMM's harvest thread (default: the tracer's CPU)\n"
-	    "  --mode MODE          auto (default), dirty-log or ad\n"
-	    "  -q, --quiet          no per-interval line on a terminal\n"
-	    "  --bw-fallback resctrl  for a VM on no reserved channel, record resctrl's total DRAM bytes of\n"
-	    "                       the VMM's threads (not split into reads and writes; labelled so)\n"
-	    "  --sysfs-root DIR     read memory-controller PMUs from another sysfs tree (tests only)\n"
-	    "  --resctrl-root DIR   resctrl mount to use (tests only; default /sys/fs/resctrl)\n"
-	    "\n"
-	    "DRAM bandwidth is recorded per interval for the channels the VM's devmem extents live on\n"
-	    "(docs/bandwidth.md); other VMs record none (null) unless --bw-fallback resctrl is given.\n"
-	    "\n"
-	    "Exit status: 0 normal end; 1 the run failed after it started (the trace keeps every\n"
-	    "interval recorded before); 2 bad arguments or the socket is not a usable VMM.\n");
-}
+/* hvmtrace record's exit statuses, as its --help lists them. */
+enum record_exit {
+	RECORD_OK = 0,
+	RECORD_FAILED = 1, /* the run failed after it started; the trace is closed with what it holds */
+	RECORD_USAGE = 2,  /* bad arguments, or the peer is not a usable VMM: nothing was recorded */
+};
 
-static int parse_cpu(const char *opt, const char *v, int *cpu)
-{
-	char *end;
-	long n = strtol(v, &end, 10);
+static const struct hvt_exit_status record_exits[] = {
+    {RECORD_OK, "normal end (the duration, a signal, or the VM ended)"},
+    {RECORD_FAILED, "the run failed after it started (the trace keeps every interval recorded before)"},
+    {RECORD_USAGE, "bad arguments, or the socket is not a usable VMM (nothing recorded)"},
+    {0, NULL},
+};
 
-	if (!*v || *end || n < 0 || n >= CPU_SETSIZE) {
-		fprintf(stderr, "hvmtrace record: %s '%s': not a CPU number\n", opt, v);
-		return -1;
-	}
-	*cpu = (int)n;
-	return 0;
-}
+static const struct hvt_opt_choice mode_names[] = {
+    {"auto", HVT_MODE_NONE},
+    {"dirty-log", HVT_MODE_DIRTY_LOG},
+    {"ad", HVT_MODE_AD},
+    {NULL, 0},
+};
 
+static const struct hvt_opt_choice bw_fallbacks[] = {{"resctrl", true}, {NULL, 0}};
+
+/* HVT_OPTS_RUN to record; otherwise the status to exit with (0 after --help). */
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
-	enum {
-		OPT_ATTACH = 256,
-		OPT_JSONL,
-		OPT_INTERVAL,
-		OPT_DURATION,
-		OPT_CPU,
-		OPT_HCPU,
-		OPT_MODE,
-		OPT_BWFB,
-		OPT_SYSFS,
-		OPT_RESCTRL
+	const struct hvt_option opts[] = {
+	    HVT_OPT_PATH(0, "attach", &o->attach, "SOCK", "the VMM's hvmtrace socket", .required = true),
+	    HVT_OPT_PATH('o', "output", &o->output, "FILE",
+			 "trace file (default hvmtrace.hvt unless only --jsonl is given)"),
+	    HVT_OPT_PATH(0, "jsonl", &o->jsonl, "FILE|-",
+			 "also write one JSON object per interval (- for standard output)"),
+	    HVT_OPT_DURATION(0, "interval", &o->interval_ns, 1000000, "DUR",
+			     "harvest interval (default 1s; e.g. 10ms, 100ms, 1s)"),
+	    HVT_OPT_DURATION(0, "duration", &o->duration_ns, 1, "DUR",
+			     "stop after this long (default: until SIGINT/SIGTERM or the VM ends)"),
+	    HVT_OPT_CPU(0, "cpu", &o->cpu, "N",
+			"host CPU for the tracer (default: the highest CPU no vCPU may run on)"),
+	    HVT_OPT_CPU(0, "harvest-cpu", &o->harvest_cpu, "N",
+			"host CPU for the VMM's harvest thread (default: the tracer's CPU)"),
+	    HVT_OPT_CHOICE(0, "mode", &o->mode, mode_names, "MODE", "auto (default), dirty-log or ad"),
+	    HVT_OPT_FLAG('q', "quiet", &o->quiet, "no per-interval line on a terminal"),
+	    HVT_OPT_CHOICE(0, "bw-fallback", &o->bw_resctrl, bw_fallbacks, "resctrl",
+			   "for a VM on no reserved channel, record resctrl's total DRAM bytes of\n"
+			   "the VMM's threads (not split into reads and writes; labelled so)"),
+	    HVT_OPT_PATH(0, "sysfs-root", &o->sysfs_root, "DIR",
+			 "read memory-controller PMUs from another sysfs tree (tests only)"),
+	    HVT_OPT_PATH(0, "resctrl-root", &o->resctrl_root, "DIR",
+			 "resctrl mount to use (tests only; default /sys/fs/resctrl)"),
+	    HVT_OPT_END,
 	};
-	static const struct option longopts[] = {
-	    {"attach", required_argument, NULL, OPT_ATTACH},
-	    {"output", required_argument, NULL, 'o'},
-	    {"jsonl", required_argument, NULL, OPT_JSONL},
-	    {"interval", required_argument, NULL, OPT_INTERVAL},
-	    {"duration", required_argument, NULL, OPT_DURATION},
-	    {"cpu", required_argument, NULL, OPT_CPU},
-	    {"harvest-cpu", required_argument, NULL, OPT_HCPU},
-	    {"mode", required_argument, NULL, OPT_MODE},
-	    {"bw-fallback", required_argument, NULL, OPT_BWFB},
-	    {"sysfs-root", required_argument, NULL, OPT_SYSFS},
-	    {"resctrl-root", required_argument, NULL, OPT_RESCTRL},
-	    {"quiet", no_argument, NULL, 'q'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
+	const struct hvt_cmdline cmd = {
+	    .prog = "hvmtrace record",
+	    .synopsis = "--attach SOCK [options]",
+	    .about = "Attaches to a VMM (patched QEMU or hvmtrace-vmm) and records, per interval,\n"
+		     "the guest pages written (and accessed, in mode ad).",
+	    .options = opts,
+	    .notes = "DRAM bandwidth is recorded per interval for the channels the VM's devmem\n"
+		     "extents live on (docs/bandwidth.md); other VMs record none (null) unless\n"
+		     "--bw-fallback resctrl is given.",
+	    .exits = record_exits,
+	    .usage_status = RECORD_USAGE,
 	};
-	int c;
+	int rc;
 
 	*o = (struct record_opts){
 	    .cpu = -1, .harvest_cpu = -1, .interval_ns = HVT_NSEC_PER_SEC, .argc = argc, .argv = argv};
-	while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_ATTACH:
-			o->attach = optarg;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case OPT_JSONL:
-			o->jsonl = optarg;
-			break;
-		case OPT_INTERVAL:
-			if (hvt_parse_duration(optarg, &o->interval_ns) || o->interval_ns < 1000000) {
-				fprintf(stderr,
-					"hvmtrace record: --interval '%s': not a duration of at least 1ms "
-					"(e.g. 10ms, 1s)\n",
-					optarg);
-				return -1;
-			}
-			break;
-		case OPT_DURATION:
-			if (hvt_parse_duration(optarg, &o->duration_ns)) {
-				fprintf(stderr,
-					"hvmtrace record: --duration '%s': not a duration (e.g. 30s, 5m)\n",
-					optarg);
-				return -1;
-			}
-			break;
-		case OPT_CPU:
-			if (parse_cpu("--cpu", optarg, &o->cpu))
-				return -1;
-			break;
-		case OPT_HCPU:
-			if (parse_cpu("--harvest-cpu", optarg, &o->harvest_cpu))
-				return -1;
-			break;
-		case OPT_MODE:
-			if (strcmp(optarg, "auto")) {
-				o->mode = hvt_mode_from_name(optarg);
-				if (o->mode == HVT_MODE_NONE) {
-					fprintf(
-					    stderr,
-					    "hvmtrace record: --mode '%s': expected auto, dirty-log or ad\n",
-					    optarg);
-					return -1;
-				}
-			}
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case OPT_BWFB:
-			if (strcmp(optarg, "resctrl")) {
-				fprintf(stderr,
-					"hvmtrace record: --bw-fallback '%s': the only fallback is resctrl\n",
-					optarg);
-				return -1;
-			}
-			o->bw_resctrl = true;
-			break;
-		case OPT_SYSFS:
-			o->sysfs_root = optarg;
-			break;
-		case OPT_RESCTRL:
-			o->resctrl_root = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "hvmtrace record: unexpected argument '%s'\n", argv[optind]);
-		return -1;
-	}
-	if (!o->attach) {
-		fprintf(stderr, "hvmtrace record: --attach SOCK is required\n");
-		return -1;
-	}
-	if (!o->output && !o->jsonl)
+	rc = hvt_opts_parse(&cmd, argc, argv);
+	if (rc == HVT_OPTS_RUN && !o->output && !o->jsonl)
 		o->output = "hvmtrace.hvt";
-	return 0;
+	return rc;
 }
 
 static struct json_object *build_meta(const struct recorder *r, int tracer_cpu)
@@ -416,7 +320,7 @@ static int handle_vmm_message(struct recorder *r, struct hvt_err *err, int *stat
 	if (rc == -ETIMEDOUT || rc == -EINTR)
 		return 0;
 	if (rc) {
-		*status = r->s.said_bye ? 0 : EXIT_RUNTIME;
+		*status = r->s.said_bye ? 0 : RECORD_FAILED;
 		emit_after_end(r);
 		return 1;
 	}
@@ -429,12 +333,12 @@ static int handle_vmm_message(struct recorder *r, struct hvt_err *err, int *stat
 	hvt_msg_fini(&m);
 	if (rc < 0) {
 		hvt_interval_fini(&iv);
-		*status = EXIT_RUNTIME;
+		*status = RECORD_FAILED;
 		return 1;
 	}
 	bool final = iv.flags & HVT_IV_FINAL;
 	if (emit_harvested(r, &iv, 0, false, err)) {
-		*status = EXIT_RUNTIME;
+		*status = RECORD_FAILED;
 		return 1;
 	}
 	if (!final)
@@ -462,7 +366,7 @@ static int run(struct recorder *r, struct hvt_err *err)
 		case WAKE_SIGNAL:
 			/* Stop now, keeping the partial interval. */
 			if (harvest_and_emit(r, missed, true, err))
-				return r->s.said_bye ? 0 : EXIT_RUNTIME;
+				return r->s.said_bye ? 0 : RECORD_FAILED;
 			snprintf(r->s.end_reason, sizeof(r->s.end_reason), "stopped by a signal");
 			return 0;
 		case WAKE_SOCKET:
@@ -483,7 +387,7 @@ static int run(struct recorder *r, struct hvt_err *err)
 		bool last = deadline >= end;
 		bool cut_short = last && r->o->duration_ns % iv_ns;
 		if (harvest_and_emit(r, missed, cut_short, err))
-			return r->s.said_bye ? 0 : EXIT_RUNTIME;
+			return r->s.said_bye ? 0 : RECORD_FAILED;
 		if (last) {
 			snprintf(r->s.end_reason, sizeof(r->s.end_reason), "duration reached");
 			return 0;
@@ -618,19 +522,20 @@ int cmd_record(int argc, char **argv)
 	char ivs[32];
 	int rc, status, cpu;
 
-	if (parse_args(argc, argv, &o))
-		return EXIT_USAGE;
+	rc = parse_args(argc, argv, &o);
+	if (rc != HVT_OPTS_RUN)
+		return rc;
 	r.sigfd = block_stop_signals();
 	if (r.sigfd < 0) {
 		perror("hvmtrace record: signalfd");
-		return EXIT_RUNTIME;
+		return RECORD_FAILED;
 	}
 
 	rc = session_connect(&r.s, o.attach, &err);
 	if (rc) {
 		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
 		session_close(&r.s, "error");
-		return EXIT_USAGE;
+		return RECORD_USAGE;
 	}
 	if (o.mode == HVT_MODE_NONE)
 		o.mode = harvester_auto_mode(r.s.hello.modes);
@@ -638,14 +543,14 @@ int cmd_record(int argc, char **argv)
 	if (!(r.s.hello.modes & HVT_MODE_BIT(o.mode)) || !h) {
 		report_mode_unavailable(&r.s, o.mode);
 		session_close(&r.s, "mode not available");
-		return EXIT_USAGE;
+		return RECORD_USAGE;
 	}
 
 	cpu = choose_cpu(&r, &err);
 	if (pin_to_cpu(cpu, &err)) {
 		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
 		session_close(&r.s, "bad cpu");
-		return EXIT_USAGE;
+		return RECORD_USAGE;
 	}
 	if (lock_memory(&err))
 		fprintf(stderr, "hvmtrace record: warning: %s\n", err.msg);
@@ -656,25 +561,25 @@ int cmd_record(int argc, char **argv)
 	if (rc) {
 		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
 		session_close(&r.s, "attach failed");
-		return rc == -EPIPE ? EXIT_RUNTIME : EXIT_USAGE;
+		return rc == -EPIPE ? RECORD_FAILED : RECORD_USAGE;
 	}
 	if (open_bandwidth(&r, &err)) {
 		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
 		session_close(&r.s, "bandwidth fallback not available");
-		return EXIT_USAGE;
+		return RECORD_USAGE;
 	}
 	if (open_sinks(&r, &err, cpu)) {
 		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
 		close_sinks(&r, &err);
 		session_close(&r.s, "cannot write output");
-		return EXIT_USAGE;
+		return RECORD_USAGE;
 	}
 	/* Everything that needed privilege (the socket, outputs, memory locking) is done. */
 	if (drop_all_capabilities(&err)) {
 		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
 		close_sinks(&r, &err);
 		session_close(&r.s, "cannot drop privileges");
-		return EXIT_RUNTIME;
+		return RECORD_FAILED;
 	}
 
 	hvt_format_duration(o.interval_ns, ivs, sizeof(ivs));
@@ -692,7 +597,7 @@ int cmd_record(int argc, char **argv)
 	session_close(&r.s, status ? "tracer error" : "tracer stopped");
 	if (close_sinks(&r, &err)) {
 		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
-		status = EXIT_RUNTIME;
+		status = RECORD_FAILED;
 	}
 	hvt_vm_bw_close(r.bw);
 	fprintf(stderr, "hvmtrace record: %llu intervals recorded (%llu deadlines missed)%s%s; %s\n",

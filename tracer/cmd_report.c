@@ -3,7 +3,6 @@
  * hvmtrace report: the per-interval table of a trace and its totals. Totals are computed over guest-physical
  * page numbers, so they stay right across layout changes (slots split or merged between intervals).
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <roaring/roaring.h>
@@ -12,6 +11,7 @@
 
 #include "commands.h"
 #include "hvmtrace/error.h"
+#include "hvmtrace/options.h"
 #include "trace_input.h"
 
 #define MIB(pages, psize) ((double)(pages) * (psize) / (1 << 20))
@@ -42,21 +42,6 @@ struct totals {
 	bool table; /* print a row per interval */
 	const char *path;
 };
-
-static void usage(FILE *f)
-{
-	fprintf(
-	    f,
-	    "usage: hvmtrace report [options] [TRACE]     (TRACE defaults to hvmtrace.hvt)\n"
-	    "\n"
-	    "  --totals-only   print only the totals, not the per-interval table\n"
-	    "\n"
-	    "With DRAM bandwidth in the trace, the table has read_MBps/write_MBps columns (total_MBps for\n"
-	    "sources that do not split reads and writes, such as resctrl); MB/s = 10^6 bytes/s.\n"
-	    "\n"
-	    "Exit status: 0; 3 the trace is incomplete (the report covers everything before the damage);\n"
-	    "2 bad arguments or not a trace.\n");
-}
 
 /* The GFNs of a set, as a roaring bitmap; -1 if a GFN does not fit 32 bits (16 TiB of guest RAM). */
 static int gfns_of(const struct hvt_pageset *sets, const struct hvt_layout *l, roaring_bitmap_t *out)
@@ -184,7 +169,7 @@ static int account(void *ctx, const struct hvt_interval *iv, const struct hvt_la
 				" has a GFN above 2^32, which report "
 				"does not handle (guests over 16 TiB)\n",
 				t->path, iv->seq);
-			return EXIT_NOT_TRACE;
+			return TRACE_USAGE;
 		}
 		wp = roaring_bitmap_get_cardinality(set);
 		t->written_sum += wp;
@@ -276,37 +261,39 @@ static void print_totals(const struct totals *t, const char *mode)
 
 int cmd_report(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"totals-only", no_argument, NULL, 't'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
+	static const struct hvt_exit_status exits[] = {
+	    {TRACE_OK, "the report is complete"},
+	    {TRACE_USAGE, "bad arguments, or TRACE is not a trace"},
+	    {TRACE_INCOMPLETE, "the trace is incomplete (the report covers everything before the damage)"},
+	    {0, NULL},
 	};
 	struct totals t = {0};
 	struct json_object *v;
 	const char *path = "hvmtrace.hvt", *mode = "?";
 	struct hvt_trace_reader *r;
 	bool table = true;
-	int c, status = 0;
+	const struct hvt_option opts[] = {
+	    HVT_OPT_OPERAND(&path, "TRACE", "the trace to read (default hvmtrace.hvt)"),
+	    HVT_OPT_FLAG_OFF(0, "totals-only", &table, "print only the totals, not the per-interval table"),
+	    HVT_OPT_END,
+	};
+	const struct hvt_cmdline cmd = {
+	    .prog = "hvmtrace report",
+	    .synopsis = "[options] [TRACE]",
+	    .options = opts,
+	    .notes = "With DRAM bandwidth in the trace, the table has read_MBps/write_MBps columns\n"
+		     "(total_MBps for sources that do not split reads and writes, such as resctrl);\n"
+		     "MB/s = 10^6 bytes/s.",
+	    .exits = exits,
+	    .usage_status = TRACE_USAGE,
+	};
+	int status = hvt_opts_parse(&cmd, argc, argv);
 
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 't':
-			table = false;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return EXIT_NOT_TRACE;
-		}
-	}
-	path = trace_input_path("report", argc, argv, optind);
-	if (!path)
-		return EXIT_NOT_TRACE;
+	if (status != HVT_OPTS_RUN)
+		return status;
 	r = trace_input_open("report", path);
 	if (!r)
-		return EXIT_NOT_TRACE;
+		return TRACE_USAGE;
 	if (json_object_object_get_ex(hvt_trace_meta(r), "mode", &v))
 		mode = json_object_get_string(v);
 

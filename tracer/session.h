@@ -30,12 +30,6 @@ struct session {
 	char end_reason[400];
 };
 
-/* Exit codes of `hvmtrace record`, also used to classify session errors. */
-enum {
-	EXIT_RUNTIME = 1, /* the run failed after it started; the trace is closed with what it holds */
-	EXIT_USAGE = 2,   /* bad arguments, or the peer is not a usable VMM: nothing was recorded */
-};
-
 /* Connects, authenticates the peer and reads its hello. Fails if the peer is not a VMM or speaks another
  * protocol version (it is told why). */
 int session_connect(struct session *s, const char *path, struct hvt_err *err);

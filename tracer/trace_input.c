@@ -17,15 +17,6 @@ struct hvt_trace_reader *trace_input_open(const char *cmd, const char *path)
 	return r;
 }
 
-const char *trace_input_path(const char *cmd, int argc, char **argv, int optind_)
-{
-	if (optind_ + 1 < argc) {
-		fprintf(stderr, "hvmtrace %s: unexpected argument '%s'\n", cmd, argv[optind_ + 1]);
-		return NULL;
-	}
-	return optind_ < argc ? argv[optind_] : "hvmtrace.hvt";
-}
-
 static int say_incomplete(const char *cmd, const char *path, const struct hvt_trace_reader *r, uint64_t done)
 {
 	struct hvt_trace_status st;
@@ -37,7 +28,7 @@ static int say_incomplete(const char *cmd, const char *path, const struct hvt_tr
 		"(%" PRIu64 " of %" PRIu64 " bytes readable)\n",
 		cmd, path, st.problem[0] ? st.problem : "no index: the writer did not close it", done,
 		st.valid_bytes, st.file_bytes);
-	return EXIT_INCOMPLETE;
+	return TRACE_INCOMPLETE;
 }
 
 int trace_input_each(const char *cmd, const char *path, struct hvt_trace_reader *r, trace_input_fn fn,

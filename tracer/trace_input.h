@@ -7,17 +7,14 @@
 
 #include "hvmtrace/trace.h"
 
-/* Exit codes of the reading commands. */
-enum {
-	EXIT_READ_FAILED = 1, /* writing the output failed */
-	EXIT_NOT_TRACE = 2,   /* bad arguments, or the file is not a readable trace */
-	EXIT_INCOMPLETE = 3,  /* the trace ends early (writer killed, torn or corrupt record): what comes
-				 before that point was processed */
+/* The exit statuses of the commands that read a trace (report, export), as their --help lists them. */
+enum trace_cmd_exit {
+	TRACE_OK = 0,
+	TRACE_OUTPUT_FAILED = 1, /* writing the output failed */
+	TRACE_USAGE = 2,         /* bad arguments, or the file is not a readable trace */
+	TRACE_INCOMPLETE = 3,    /* the trace ends early (writer killed, torn or corrupt record): what comes
+				    before that point was processed */
 };
-
-/* The optional TRACE operand after the options (default hvmtrace.hvt); NULL, after saying why, if more
- * operands follow. */
-const char *trace_input_path(const char *cmd, int argc, char **argv, int optind_);
 
 /* Opens path; prints why not (and returns NULL) if it is not a trace. */
 struct hvt_trace_reader *trace_input_open(const char *cmd, const char *path);
@@ -26,7 +23,7 @@ struct hvt_trace_reader *trace_input_open(const char *cmd, const char *path);
 typedef int (*trace_input_fn)(void *ctx, const struct hvt_interval *iv, const struct hvt_layout *l);
 
 /*
- * Walks every readable interval. Returns 0; the callback's status; or EXIT_INCOMPLETE (after saying why)
+ * Walks every readable interval. Returns 0; the callback's status; or TRACE_INCOMPLETE (after saying why)
  * when the trace ends early: every interval before that point has been given to fn.
  */
 int trace_input_each(const char *cmd, const char *path, struct hvt_trace_reader *r, trace_input_fn fn,

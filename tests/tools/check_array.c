@@ -7,7 +7,6 @@
  * hold fewer than --slack (default 10 %) more pages than c. Each phase needs --min-intervals such
  * intervals. Exit 0 when all holds, 1 if not, 2 on bad input.
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <roaring/roaring.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 #include <string.h>
 
 #include "hvmtrace/error.h"
+#include "hvmtrace/options.h"
 #include "hvmtrace/trace.h"
 
 static int bad(const char *what)
@@ -23,44 +23,47 @@ static int bad(const char *what)
 	return 2;
 }
 
+static int fraction_arg(const struct hvt_option *opt, const char *v, char *problem, size_t len)
+{
+	char *end;
+	double x = strtod(v, &end);
+
+	if (!*v || *end || !(x >= 0 && x <= 10)) {
+		snprintf(problem, len, "not a fraction (e.g. 0.1 for 10 %%)");
+		return -1;
+	}
+	*(double *)opt->value = x;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"trace", required_argument, NULL, 't'},     {"console", required_argument, NULL, 'c'},
-	    {"margin-ms", required_argument, NULL, 'm'}, {"min-intervals", required_argument, NULL, 'n'},
-	    {"slack", required_argument, NULL, 's'},     {0}};
 	const char *trace = NULL, *console = NULL;
-	uint64_t margin = 100000000, copy = 0, add = 0, done = 0, c_pages = 0;
+	uint64_t margin_ms = 100, copy = 0, add = 0, done = 0, c_pages = 0;
 	double slack = 0.10;
-	int o, min_iv = 2, in_copy = 0, in_add = 0, failures = 0;
-	roaring_bitmap_t *c = roaring_bitmap_create();
+	int min_iv = 2, in_copy = 0, in_add = 0, failures = 0;
+	const struct hvt_option opts[] = {
+	    HVT_OPT_PATH(0, "trace", &trace, "FILE", "the trace", .required = true),
+	    HVT_OPT_PATH(0, "console", &console, "STAMPED-LOG", "the console log as stamp_lines wrote it",
+			 .required = true),
+	    HVT_OPT_INT(0, "margin-ms", &margin_ms, 0, 3600000, "N", "console latency allowed (default 100)"),
+	    HVT_OPT_INT(0, "min-intervals", &min_iv, 0, INT32_MAX, "N",
+			"intervals each phase needs (default 2)"),
+	    HVT_OPT_CALLBACK(0, "slack", &slack, fraction_arg, "F",
+			     "extra pages allowed over c (default 0.1)"),
+	    HVT_OPT_END,
+	};
+	const struct hvt_cmdline cmd = {.prog = "check_array", .options = opts, .usage_status = 2};
+	int rc = hvt_opts_parse(&cmd, argc, argv);
+	uint64_t margin;
+	roaring_bitmap_t *c;
 	char line[512];
 	FILE *f;
 
-	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (o) {
-		case 't':
-			trace = optarg;
-			break;
-		case 'c':
-			console = optarg;
-			break;
-		case 'm':
-			margin = strtoull(optarg, NULL, 10) * 1000000;
-			break;
-		case 'n':
-			min_iv = atoi(optarg);
-			break;
-		case 's':
-			slack = atof(optarg);
-			break;
-		default:
-			return 2;
-		}
-	}
-	if (!trace || !console)
-		return bad("usage: check_array --trace FILE --console STAMPED-LOG [--margin-ms N] "
-			   "[--min-intervals N]");
+	if (rc != HVT_OPTS_RUN)
+		return rc;
+	margin = margin_ms * 1000000;
+	c = roaring_bitmap_create();
 	f = fopen(console, "r");
 	if (!f)
 		return bad("cannot open the console log");

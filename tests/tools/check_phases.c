@@ -20,7 +20,6 @@
  * the tracer missed deadlines).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <roaring/roaring.h>
@@ -29,6 +28,7 @@
 #include <string.h>
 
 #include "hvmtrace/error.h"
+#include "hvmtrace/options.h"
 #include "hvmtrace/trace.h"
 
 #define MAX_PHASES  64
@@ -248,12 +248,8 @@ static bool check_set(const char *what, const struct hvt_pageset *sets, const st
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"trace", required_argument, NULL, 't'},      {"phase-log", required_argument, NULL, 'p'},
-	    {"min-inside", required_argument, NULL, 'm'}, {"min-exact", required_argument, NULL, 'e'},
-	    {"accessed", no_argument, NULL, 'a'},         {0}};
 	const char *trace = NULL, *log = NULL;
-	int c, min_inside = 1, min_exact = 1, failures = 0, inside[MAX_PHASES] = {0}, boundary = 0, exact = 0;
+	int min_inside = 1, min_exact = 1, failures = 0, inside[MAX_PHASES] = {0}, boundary = 0, exact = 0;
 	int too_few = 0;
 	int partial = 0, with_accessed = 0;
 	bool need_accessed = false;
@@ -261,26 +257,22 @@ int main(int argc, char **argv)
 	struct hvt_err err = {{0}};
 	struct phaselog pl;
 	uint64_t prev_snapshot = 0;
+	const struct hvt_option opts[] = {
+	    HVT_OPT_PATH(0, "trace", &trace, "FILE", "the trace", .required = true),
+	    HVT_OPT_PATH(0, "phase-log", &log, "FILE", "hvmtrace-vmm's (or qemu_phases') phase log",
+			 .required = true),
+	    HVT_OPT_INT(0, "min-inside", &min_inside, 0, INT32_MAX, "N",
+			"exact intervals each phase needs (default 1)"),
+	    HVT_OPT_INT(0, "min-exact", &min_exact, 0, INT32_MAX, "N",
+			"exact intervals needed in all (default 1)"),
+	    HVT_OPT_FLAG(0, "accessed", &need_accessed, "require accessed sets (a trace in mode ad)"),
+	    HVT_OPT_END,
+	};
+	const struct hvt_cmdline cmd = {.prog = "check_phases", .options = opts, .usage_status = 2};
+	int rc = hvt_opts_parse(&cmd, argc, argv);
 
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		if (c == 't')
-			trace = optarg;
-		else if (c == 'p')
-			log = optarg;
-		else if (c == 'm')
-			min_inside = atoi(optarg);
-		else if (c == 'e')
-			min_exact = atoi(optarg);
-		else if (c == 'a')
-			need_accessed = true;
-		else
-			return 2;
-	}
-	if (!trace || !log) {
-		fprintf(stderr, "usage: check_phases --trace FILE --phase-log FILE [--min-inside N] "
-				"[--min-exact N] [--accessed]\n");
-		return 2;
-	}
+	if (rc != HVT_OPTS_RUN)
+		return rc;
 	read_phaselog(log, &pl);
 	if (hvt_trace_open(&r, trace, &err)) {
 		fprintf(stderr, "check_phases: %s\n", err.msg);

@@ -20,7 +20,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -38,6 +37,7 @@
 #include "../vmm/script.h"
 #include "../vmm/vm.h"
 #include "hvmtrace/error.h"
+#include "hvmtrace/options.h"
 #include "hvmtrace/util.h"
 
 #define PAGE      4096ull
@@ -327,90 +327,56 @@ static void run(const struct options *o)
 	script_free(&s);
 }
 
-static uint64_t size_arg(const char *name, const char *v)
-{
-	uint64_t b;
-
-	if (hvt_parse_size(v, &b) || !b || b % (2u << 20))
-		die("%s: not a size in whole 2 MiB units", name);
-	return b;
-}
-
-static uint64_t duration_arg(const char *name, const char *v)
-{
-	uint64_t ns;
-
-	if (hvt_parse_duration(v, &ns) || !ns)
-		die("%s: not a duration", name);
-	return ns;
-}
+enum verb { PREPARE, READY, RUN };
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {{"ram", required_argument, NULL, 'r'},
-						 {"low-ram", required_argument, NULL, 'l'},
-						 {"high-ram", required_argument, NULL, 'h'},
-						 {"payload", required_argument, NULL, 'p'},
-						 {"array-size", required_argument, NULL, 'a'},
-						 {"hold", required_argument, NULL, 'H'},
-						 {"phase-log", required_argument, NULL, 'L'},
-						 {"ack-timeout", required_argument, NULL, 't'},
-						 {0}};
+	static const struct hvt_opt_choice verbs[] = {
+	    {"prepare", PREPARE}, {"ready", READY}, {"run", RUN}, {NULL, 0}};
 	struct options o = {.payload = "phases4",
 			    .low_ram = 3ull << 30,
 			    .high_ram = 1ull << 30,
 			    .array_bytes = 64ull << 20,
 			    .hold_ns = 1000000000ull,
 			    .ack_timeout_ns = 10000000000ull};
-	const char *verb = argc > 1 ? argv[1] : "";
-	int c;
+	enum verb verb = PREPARE;
+	const struct hvt_option opts[] = {
+	    HVT_OPT_CHOICE(0, NULL, &verb, verbs, "VERB", "prepare, ready or run", .required = true),
+	    HVT_OPT_PATH(0, "ram", &o.ram, "FILE", "the guest's RAM file", .required = true),
+	    HVT_OPT_SIZE(0, "low-ram", &o.low_ram, 2 << 20, 0, 2 << 20, "SIZE", "RAM at 0 (default 3G)"),
+	    HVT_OPT_SIZE(0, "high-ram", &o.high_ram, 2 << 20, 0, 2 << 20, "SIZE",
+			 "RAM at 4 GiB (default 1G)"),
+	    HVT_OPT_STRING(0, "payload", &o.payload, "NAME", "the phase script (default phases4)"),
+	    HVT_OPT_SIZE(0, "array-size", &o.array_bytes, 2 << 20, 0, 2 << 20, "SIZE",
+			 "array payload: bytes of each array (default 64M)"),
+	    HVT_OPT_DURATION(0, "hold", &o.hold_ns, 1, "DUR",
+			     "run: how long each phase is held (default 1s)"),
+	    HVT_OPT_PATH(0, "phase-log", &o.phase_log, "FILE", "run: the phase log to write"),
+	    HVT_OPT_DURATION(0, "ack-timeout", &o.ack_timeout_ns, 1, "DUR",
+			     "how long the guest may take to answer (default 10s)"),
+	    HVT_OPT_END,
+	};
+	const struct hvt_cmdline cmd = {
+	    .prog = "qemu_phases",
+	    .synopsis = "prepare|ready|run --ram FILE [options]",
+	    .options = opts,
+	    .usage_status = 2,
+	};
+	int rc = hvt_opts_parse(&cmd, argc, argv);
 
-	optind = 2;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'r':
-			o.ram = optarg;
-			break;
-		case 'l':
-			o.low_ram = size_arg("--low-ram", optarg);
-			break;
-		case 'h':
-			o.high_ram = size_arg("--high-ram", optarg);
-			break;
-		case 'p':
-			o.payload = optarg;
-			break;
-		case 'a':
-			o.array_bytes = size_arg("--array-size", optarg);
-			break;
-		case 'H':
-			o.hold_ns = duration_arg("--hold", optarg);
-			break;
-		case 'L':
-			o.phase_log = optarg;
-			break;
-		case 't':
-			o.ack_timeout_ns = duration_arg("--ack-timeout", optarg);
-			break;
-		default:
-			exit(2);
-		}
-	}
-	if (!o.ram || (strcmp(verb, "prepare") && strcmp(verb, "ready") && strcmp(verb, "run")) ||
-	    (!strcmp(verb, "run") && !o.phase_log)) {
-		fprintf(stderr,
-			"usage: qemu_phases prepare|ready|run --ram FILE [--low-ram SIZE] [--high-ram SIZE] "
-			"[--payload NAME] [--array-size SIZE] [--hold DUR --phase-log FILE] "
-			"[--ack-timeout DUR]\n");
+	if (rc != HVT_OPTS_RUN)
+		return rc;
+	if (verb == RUN && !o.phase_log) {
+		fprintf(stderr, "qemu_phases: run needs --phase-log FILE\n");
 		return 2;
 	}
 	/* microvm: RAM up to 3 GiB at 0, the rest at 4 GiB (hw/i386/microvm.c). */
 	if (o.high_ram && o.low_ram != 3ull << 30)
 		die("--low-ram %s: QEMU's microvm has RAM at 4 GiB only when 3 GiB are below it",
 		    "must be 3G");
-	if (!strcmp(verb, "prepare"))
+	if (verb == PREPARE)
 		prepare(&o);
-	else if (!strcmp(verb, "ready"))
+	else if (verb == READY)
 		ready(&o);
 	else
 		run(&o);

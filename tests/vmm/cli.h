@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hvmtrace/options.h"
+
 struct vmm_options {
 	uint64_t low_ram, high_ram;
 	const char *payload;
@@ -21,7 +23,14 @@ struct vmm_options {
 	bool verbose;
 };
 
-/* 0 to run, 1 after --help (exit 0), -1 after a usage error (already printed; exit 2). */
+/* hvmtrace-vmm's exit statuses, as its --help lists them. */
+enum vmm_exit {
+	VMM_OK = 0,     /* the script ran, or SIGINT/SIGTERM stopped it */
+	VMM_FAILED = 1, /* a guest, KVM or host error */
+	VMM_USAGE = 2,  /* a usage error */
+};
+
+/* HVT_OPTS_RUN to run; otherwise the status to exit with (0 after --help; a usage error is printed). */
 int cli_parse(int argc, char **argv, struct vmm_options *o);
 
 #endif

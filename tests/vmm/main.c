@@ -105,21 +105,24 @@ int main(int argc, char **argv)
 	struct phaselog pl = {0};
 	struct attach_server *srv = NULL;
 	struct hvt_err err = {{0}};
-	int rc;
+	const char *reason = "vmm setup failed";
+	int rc, status;
 
 	rc = cli_parse(argc, argv, &o);
-	if (rc)
-		return rc > 0 ? 0 : 2;
+	if (rc != HVT_OPTS_RUN)
+		return rc;
 	if (install_signals() < 0) {
 		perror("hvmtrace-vmm: sigaction");
-		return 1;
+		return VMM_FAILED;
 	}
+	/* From here on every exit goes through `out`, which releases what was set up. */
 	rc = setup_guest(&vm, &o, &s, &img, &err);
 	if (!rc)
 		rc = phaselog_open(&pl, o.phase_log, &err);
 	if (rc) {
 		fprintf(stderr, "hvmtrace-vmm: %s\n", err.msg);
-		return (rc == -EINVAL || rc == -E2BIG) ? 2 : 1;
+		status = (rc == -EINVAL || rc == -E2BIG) ? VMM_USAGE : VMM_FAILED;
+		goto out;
 	}
 	phaselog_script(&pl, &s, o.phase_ns, img.system_first_gfn, img.system_npages, vm.slots, vm.nslots);
 	if (o.verbose)
@@ -143,7 +146,8 @@ int main(int argc, char **argv)
 		block_stop_signals(SIG_UNBLOCK);
 		if (rc) {
 			fprintf(stderr, "hvmtrace-vmm: %s\n", err.msg);
-			return 1;
+			status = VMM_FAILED;
+			goto out;
 		}
 		if (o.verbose)
 			fprintf(stderr, "hvmtrace-vmm: listening on %s\n", o.listen);
@@ -156,9 +160,9 @@ int main(int argc, char **argv)
 		CPU_SET(o.vcpu_cpu, &set);
 		if (sched_setaffinity(0, sizeof(set), &set)) {
 			fprintf(stderr, "hvmtrace-vmm: --vcpu-cpu %d: %s\n", o.vcpu_cpu, strerror(errno));
-			attach_server_finish(srv, "bad --vcpu-cpu");
-			vm_destroy(&vm);
-			return 2;
+			reason = "bad --vcpu-cpu";
+			status = VMM_USAGE;
+			goto out;
 		}
 	}
 	if (o.wait_attach && attach_server_wait_attached(srv, &stop_requested) < 0)
@@ -174,9 +178,9 @@ int main(int argc, char **argv)
 
 		rc = vcpu_run(&vm, &s, &pl, &rc_cfg, &stop_requested, &err);
 	}
-	const char *reason = rc == RUN_FINISHED  ? "guest finished"
-			     : rc == RUN_STOPPED ? "vmm stopped by a signal"
-						 : "guest failed";
+	reason = rc == RUN_FINISHED  ? "guest finished"
+		 : rc == RUN_STOPPED ? "vmm stopped by a signal"
+				     : "guest failed";
 	if (rc < 0)
 		fprintf(stderr, "hvmtrace-vmm: %s\n", err.msg);
 	else {
@@ -184,10 +188,12 @@ int main(int argc, char **argv)
 
 		phaselog_done(&pl, now, now, rc == RUN_FINISHED ? "finished" : "signal");
 	}
+	status = rc < 0 ? VMM_FAILED : VMM_OK;
+out:
 	attach_server_finish(srv, reason);
 	phaselog_close(&pl);
 	script_free(&s);
 	signal_run = NULL;
 	vm_destroy(&vm);
-	return rc < 0 ? 1 : 0;
+	return status;
 }
