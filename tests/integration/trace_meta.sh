@@ -16,12 +16,12 @@ for f in dirtylog-nobw pmu-standin resctrl-total; do
 	assert_contains "$T/$f.report" "mode       dirty-log, interval 0.100 s"
 	"$HVT" export --meta "$FIX/$f.hvt" >"$T/$f.meta" || fail "export --meta $f"
 	jq -e '.complete and .meta.tool == "hvmtrace 0.1.0" and .meta.page_size == 4096 and
-	       .meta.interval_ns == 100000000 and .meta.tracer.command[1] == "record"' "$T/$f.meta" >/dev/null ||
+	       .meta.interval_ns == 100000000 and .meta.tracer.command[0] == "record"' "$T/$f.meta" >/dev/null ||
 		{ cat "$T/$f.meta"; fail "export --meta $f lost a field"; }
 	"$HVT" export --jsonl "$T/$f.jsonl" --csv "$T/$f.csv" "$FIX/$f.hvt" || fail "export $f"
 	[ "$(wc -l <"$T/$f.jsonl")" -ge 2 ] || fail "export $f: fewer than 2 intervals"
 done
-assert_contains "$T/dirtylog-nobw.report" "vm         'fixture-vm' (hvmtrace-vmm"
+assert_contains "$T/dirtylog-nobw.report" "vm         'fake' (fakepeer, kvm)"
 assert_contains "$T/dirtylog-nobw.report" "DRAM bandwidth                   not measured in this trace"
 assert_contains "$T/pmu-standin.report" \
 	"bandwidth  pmu-stand-in (STAND-IN: software events, not DRAM): s0.mc0.ch1, s1.mc0.ch0"

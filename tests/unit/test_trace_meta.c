@@ -404,8 +404,8 @@ static struct hvt_trace_reader *open_old(const char *name, const struct hvt_trac
 	assert_true(hvt_trace_meta_has(m, HVT_META_HOST_KERNEL) && m->host_kernel[0]);
 	assert_string_equal(m->host_machine, "x86_64");
 	assert_true(m->vm_pid > 0);
-	assert_string_equal(m->command.v[0], "/tmp/metafix/build/bin/hvmtrace");
-	assert_string_equal(m->command.v[1], "record");
+	assert_string_equal(m->command.v[0], "record");
+	assert_string_equal(m->command.v[1], "--attach");
 	assert_int_equal(m->mode, HVT_MODE_DIRTY_LOG);
 	assert_int_equal(m->interval_ns, 100000000);
 	assert_int_equal(m->page_size, 4096);
@@ -430,9 +430,10 @@ static void test_old_trace_without_bandwidth(void **state)
 	struct hvt_trace_reader *r = open_old("dirtylog-nobw.hvt", &m);
 
 	(void)state;
-	assert_string_equal(m->vm_name, "fixture-vm");
-	assert_non_null(strstr(m->vm_vmm, "hvmtrace-vmm"));
+	assert_string_equal(m->vm_name, "fake");
+	assert_string_equal(m->vm_vmm, "fakepeer");
 	assert_string_equal(m->vm_accel, "kvm");
+	assert_int_equal(m->harvest_cpu, -1);
 	assert_false(m->bandwidth_available);
 	assert_false(hvt_trace_meta_has(m, HVT_META_BANDWIDTH_SOURCE));
 	assert_int_equal(m->bandwidth_source, HVT_BW_SOURCE_NONE);
