@@ -73,43 +73,40 @@ static const char *power_of_two_page(const void *field)
 	return ps >= 4096 && !(ps & (ps - 1)) ? NULL : "not a power of two of at least 4096";
 }
 
-#define M(f) offsetof(struct hvt_trace_meta, f)
-#define STR_ROW(grp, k, f, req)                                                                              \
-	{                                                                                                    \
-		grp, k, FT_STR, M(f), 0, STR_MAX, req, "0.1.0", NULL                                         \
-	}
-#define I32_ROW(grp, k, f, lo)                                                                               \
-	{                                                                                                    \
-		grp, k, FT_I32, M(f), lo, INT32_MAX, true, "0.1.0", NULL                                     \
-	}
-#define BOOL_ROW(k, f)                                                                                       \
-	{                                                                                                    \
-		NULL, k, FT_BOOL, M(f), 0, 0, true, "0.1.0", NULL                                            \
-	}
+/* The present bits are a uint64_t. */
+_Static_assert(HVT_META_NITEMS <= 64 && HVT_MCH_NITEMS <= 64, "too many items for the present bits");
 
+/* Each row: {group, key, type, offset, min, max, required, since, check}. */
+#define M(f) offsetof(struct hvt_trace_meta, f)
 static const struct row meta_rows[HVT_META_NITEMS] = {
-    [HVT_META_TOOL] = STR_ROW(NULL, "tool", tool, true),
-    [HVT_META_CREATED] = STR_ROW(NULL, "created", created, true),
-    [HVT_META_HOST_NAME] = STR_ROW("host", "hostname", host_name, true),
-    [HVT_META_HOST_KERNEL] = STR_ROW("host", "kernel", host_kernel, false), /* absent if uname failed */
-    [HVT_META_HOST_MACHINE] = STR_ROW("host", "machine", host_machine, false),
-    [HVT_META_VM_NAME] = STR_ROW("vm", "name", vm_name, true),
-    [HVT_META_VM_UUID] = STR_ROW("vm", "uuid", vm_uuid, true),
-    [HVT_META_VM_PID] = I32_ROW("vm", "pid", vm_pid, 1),
-    [HVT_META_VM_VMM] = STR_ROW("vm", "vmm", vm_vmm, true),
-    [HVT_META_VM_ACCEL] = STR_ROW("vm", "accel", vm_accel, true),
-    [HVT_META_TRACER_VERSION] = STR_ROW("tracer", "version", tracer_version, true),
-    [HVT_META_TRACER_CPU] = I32_ROW("tracer", "cpu", tracer_cpu, 0),
-    [HVT_META_TRACER_HARVEST_CPU] = I32_ROW("tracer", "harvest_cpu", harvest_cpu, -1),
+    [HVT_META_TOOL] = {NULL, "tool", FT_STR, M(tool), 0, STR_MAX, true, "0.1.0", NULL},
+    [HVT_META_CREATED] = {NULL, "created", FT_STR, M(created), 0, STR_MAX, true, "0.1.0", NULL},
+    [HVT_META_HOST_NAME] = {"host", "hostname", FT_STR, M(host_name), 0, STR_MAX, true, "0.1.0", NULL},
+    /* absent if uname failed */
+    [HVT_META_HOST_KERNEL] = {"host", "kernel", FT_STR, M(host_kernel), 0, STR_MAX, false, "0.1.0", NULL},
+    [HVT_META_HOST_MACHINE] = {"host", "machine", FT_STR, M(host_machine), 0, STR_MAX, false, "0.1.0", NULL},
+    [HVT_META_VM_NAME] = {"vm", "name", FT_STR, M(vm_name), 0, STR_MAX, true, "0.1.0", NULL},
+    [HVT_META_VM_UUID] = {"vm", "uuid", FT_STR, M(vm_uuid), 0, STR_MAX, true, "0.1.0", NULL},
+    [HVT_META_VM_PID] = {"vm", "pid", FT_I32, M(vm_pid), 1, INT32_MAX, true, "0.1.0", NULL},
+    [HVT_META_VM_VMM] = {"vm", "vmm", FT_STR, M(vm_vmm), 0, STR_MAX, true, "0.1.0", NULL},
+    [HVT_META_VM_ACCEL] = {"vm", "accel", FT_STR, M(vm_accel), 0, STR_MAX, true, "0.1.0", NULL},
+    [HVT_META_TRACER_VERSION] = {"tracer", "version", FT_STR, M(tracer_version), 0, STR_MAX, true, "0.1.0",
+				 NULL},
+    [HVT_META_TRACER_CPU] = {"tracer", "cpu", FT_I32, M(tracer_cpu), 0, INT32_MAX, true, "0.1.0", NULL},
+    [HVT_META_TRACER_HARVEST_CPU] = {"tracer", "harvest_cpu", FT_I32, M(harvest_cpu), -1, INT32_MAX, true,
+				     "0.1.0", NULL},
     [HVT_META_TRACER_COMMAND] = {"tracer", "command", FT_STRV, M(command), 0, LIST_MAX, true, "0.1.0", NULL},
     [HVT_META_MODE] = {NULL, "mode", FT_MODE, M(mode), 0, 0, true, "0.1.0", NULL},
     [HVT_META_INTERVAL_NS] = {NULL, "interval_ns", FT_U64, M(interval_ns), 1, UINT64_MAX, true, "0.1.0",
 			      NULL},
     [HVT_META_PAGE_SIZE] = {NULL, "page_size", FT_U32, M(page_size), 0, UINT32_MAX, true, "0.1.0",
 			    power_of_two_page},
-    [HVT_META_WRITTEN_AVAILABLE] = BOOL_ROW("written_available", written_available),
-    [HVT_META_ACCESSED_AVAILABLE] = BOOL_ROW("accessed_available", accessed_available),
-    [HVT_META_BANDWIDTH_AVAILABLE] = BOOL_ROW("bandwidth_available", bandwidth_available),
+    [HVT_META_WRITTEN_AVAILABLE] = {NULL, "written_available", FT_BOOL, M(written_available), 0, 0, true,
+				    "0.1.0", NULL},
+    [HVT_META_ACCESSED_AVAILABLE] = {NULL, "accessed_available", FT_BOOL, M(accessed_available), 0, 0, true,
+				     "0.1.0", NULL},
+    [HVT_META_BANDWIDTH_AVAILABLE] = {NULL, "bandwidth_available", FT_BOOL, M(bandwidth_available), 0, 0,
+				      true, "0.1.0", NULL},
     /* given exactly when bandwidth_available (checked after the rows) */
     [HVT_META_BANDWIDTH_SOURCE] = {NULL, "bandwidth_source", FT_BW_SOURCE, M(bandwidth_source), 0, 0, false,
 				   "0.1.0", NULL},
