@@ -37,6 +37,7 @@ int main(int argc, char **argv)
 	uint8_t *file, *text, *rec;
 	size_t flen, tlen;
 	uint32_t old;
+	int rc = 0;
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: trace_set_meta IN OUT < new-meta.json\n");
@@ -54,7 +55,8 @@ int main(int argc, char **argv)
 	rec = file + HVT_FILE_HEADER_SIZE;
 	if (flen < HVT_FILE_HEADER_SIZE + HVT_REC_HEADER_SIZE || hvt_get_le32(rec) != HVT_REC_META) {
 		fprintf(stderr, "trace_set_meta: %s does not start with a META record\n", argv[1]);
-		return 2;
+		rc = 2;
+		goto out;
 	}
 	old = hvt_get_le32(rec + 4);
 	if (tlen == 0 || text[tlen - 1] != '}' || tlen > old ||
@@ -63,7 +65,8 @@ int main(int argc, char **argv)
 			"trace_set_meta: the new META (%zu bytes) is not an object or is longer than the "
 			"old (%u bytes)\n",
 			tlen, old);
-		return 1;
+		rc = 1;
+		goto out;
 	}
 	memcpy(rec + HVT_REC_HEADER_SIZE, text, tlen - 1);
 	memset(rec + HVT_REC_HEADER_SIZE + tlen - 1, ' ', old - tlen);
@@ -71,9 +74,10 @@ int main(int argc, char **argv)
 	hvt_put_le32(rec + HVT_REC_CRC_OFFSET, hvt_rec_crc(rec, rec + HVT_REC_HEADER_SIZE, old));
 	if (!(out = fopen(argv[2], "wb")) || fwrite(file, 1, flen, out) != flen || fclose(out)) {
 		perror(argv[2]);
-		return 2;
+		rc = 2;
 	}
+out:
 	free(file);
 	free(text);
-	return 0;
+	return rc;
 }
