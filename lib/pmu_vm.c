@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* A VM's bandwidth per interval: its channels' CAS counters, or resctrl's total bytes (vm_bandwidth.h). */
 #include <errno.h>
-#include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,52 +97,73 @@ int hvt_vm_bw_open(struct hvt_vm_bw **bwp, const struct hvt_layout *l, const str
 	return 0;
 }
 
-const char *hvt_vm_bw_source(const struct hvt_vm_bw *b)
+enum hvt_bw_source hvt_vm_bw_source(const struct hvt_vm_bw *b)
 {
-	return !b ? NULL : b->rdt ? "resctrl-total" : b->host.stand_in ? "pmu-stand-in" : "pmu";
+	return !b                 ? HVT_BW_SOURCE_NONE
+	       : b->rdt           ? HVT_BW_SOURCE_RESCTRL_TOTAL
+	       : b->host.stand_in ? HVT_BW_SOURCE_PMU_STAND_IN
+				  : HVT_BW_SOURCE_PMU;
 }
 
-static struct json_object *pmu_channel_json(const struct hvt_pmu_channel *c, enum hvt_pmu_gen gen)
-{
-	struct json_object *o = json_object_new_object();
+#define HAS(item) (1ull << (item))
 
-	hvt_channel_json_add(o, c->id, c->socket, c->controller, c->channel, c->pmu);
-	json_object_object_add(o, "source",
-			       json_object_new_string(c->stand_in ? "stand-in (software events, not DRAM)"
-								  : hvt_pmu_gen_name(gen)));
-	json_object_object_add(o, "cpu", json_object_new_int(c->cpu));
-	json_object_object_add(o, "inferred", json_object_new_boolean(c->inferred));
-	json_object_object_add(o, "reads_writes_split", json_object_new_boolean(1));
-	return o;
+static int pmu_channel_describe(struct hvt_meta_channel *o, const struct hvt_pmu_channel *c,
+				enum hvt_pmu_gen gen)
+{
+	o->present = HAS(HVT_MCH_SOCKET) | HAS(HVT_MCH_CONTROLLER) | HAS(HVT_MCH_CHANNEL) | HAS(HVT_MCH_PMU) |
+		     HAS(HVT_MCH_CPU) | HAS(HVT_MCH_INFERRED);
+	o->socket = c->socket;
+	o->controller = c->controller;
+	o->channel = c->channel;
+	o->cpu = c->cpu;
+	o->inferred = c->inferred;
+	o->reads_writes_split = true;
+	if (hvt_meta_set_str(&o->id, c->id) ||
+	    hvt_meta_set_str(&o->source,
+			     c->stand_in ? "stand-in (software events, not DRAM)" : hvt_pmu_gen_name(gen)) ||
+	    hvt_meta_set_str(&o->pmu, c->pmu))
+		return -ENOMEM;
+	return 0;
 }
 
-static struct json_object *rdt_domain_json(const struct hvt_resctrl_group *g, unsigned i)
+static int rdt_domain_describe(struct hvt_meta_channel *o, const struct hvt_resctrl_group *g, unsigned i)
 {
-	struct json_object *o = json_object_new_object();
 	char id[64];
 
 	snprintf(id, sizeof(id), "resctrl.%s", g->domains[i]);
-	json_object_object_add(o, "id", json_object_new_string(id));
-	json_object_object_add(o, "source", json_object_new_string("resctrl mbm_total_bytes"));
-	json_object_object_add(o, "group", json_object_new_string(g->dir));
-	json_object_object_add(o, "reads_writes_split", json_object_new_boolean(0));
-	json_object_object_add(o, "note",
-			       json_object_new_string("TOTAL bytes (reads + writes) of the VMM's threads "
-						      "in this L3 domain: intervals carry total_bytes "
-						      "(flag BW_TOTAL), read_bytes and write_bytes are "
-						      "null (not measured)"));
-	return o;
+	o->present = HAS(HVT_MCH_GROUP) | HAS(HVT_MCH_NOTE);
+	o->reads_writes_split = false;
+	if (hvt_meta_set_str(&o->id, id) || hvt_meta_set_str(&o->source, "resctrl mbm_total_bytes") ||
+	    hvt_meta_set_str(&o->group, g->dir) ||
+	    hvt_meta_set_str(&o->note, "TOTAL bytes (reads + writes) of the VMM's threads "
+				       "in this L3 domain: intervals carry total_bytes "
+				       "(flag BW_TOTAL), read_bytes and write_bytes are "
+				       "null (not measured)"))
+		return -ENOMEM;
+	return 0;
 }
 
-struct json_object *hvt_vm_bw_channels_json(const struct hvt_vm_bw *b)
+int hvt_vm_bw_describe(const struct hvt_vm_bw *b, struct hvt_trace_meta *m)
 {
-	struct json_object *a = json_object_new_array();
+	m->bandwidth_available = b != NULL;
+	m->bandwidth_source = hvt_vm_bw_source(b);
+	if (b)
+		hvt_trace_meta_set_present(m, HVT_META_BANDWIDTH_SOURCE);
+	if (!b || !b->n)
+		return 0;
+	m->channels.v = calloc(b->n, sizeof(*m->channels.v));
+	if (!m->channels.v)
+		return -ENOMEM;
+	m->channels.n = b->n;
+	for (unsigned i = 0; i < b->n; i++) {
+		int rc = b->rdt ? rdt_domain_describe(&m->channels.v[i], b->rdt, i)
+				: pmu_channel_describe(&m->channels.v[i], hvt_pmu_channel_at(b->pmu, i),
+						       b->host.gen);
 
-	for (unsigned i = 0; b && i < b->n; i++)
-		json_object_array_add(a, b->rdt
-					     ? rdt_domain_json(b->rdt, i)
-					     : pmu_channel_json(hvt_pmu_channel_at(b->pmu, i), b->host.gen));
-	return a;
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 int hvt_vm_bw_fill(struct hvt_vm_bw *b, struct hvt_interval *iv, struct hvt_err *err)

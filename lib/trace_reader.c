@@ -37,7 +37,7 @@ struct hvt_trace_reader {
 	int fd;
 	char *path;
 	uint64_t size;
-	struct json_object *meta;
+	struct hvt_trace_meta meta;
 	struct layout_entry *layouts;
 	size_t nlayouts;
 	struct interval_entry *intervals;
@@ -433,6 +433,8 @@ int hvt_trace_open(struct hvt_trace_reader **rp, const char *path, struct hvt_er
 {
 	struct hvt_trace_reader *r;
 	const uint8_t *hdr;
+	struct json_object *meta;
+	struct hvt_err merr = {{0}};
 	struct record rec;
 	struct stat sb;
 	char why[200];
@@ -477,9 +479,15 @@ int hvt_trace_open(struct hvt_trace_reader **rp, const char *path, struct hvt_er
 		return open_fail(r, err, "no intact META record: %s", why);
 	if (rec.type != HVT_REC_META)
 		return open_fail(r, err, "no intact META record: the first record has type %u", rec.type);
-	r->meta = parse_json(rec.payload, rec.length);
-	if (!r->meta || !json_object_is_type(r->meta, json_type_object))
+	meta = parse_json(rec.payload, rec.length);
+	if (!meta || !json_object_is_type(meta, json_type_object)) {
+		json_object_put(meta);
 		return open_fail(r, err, "no intact META record: its JSON is not an object");
+	}
+	rc = hvt_trace_meta_from_json(&r->meta, meta, &merr);
+	json_object_put(meta);
+	if (rc)
+		return open_fail(r, err, "%s", merr.msg);
 
 	rc = walk(r, rec.end);
 	if (rc) {
@@ -499,7 +507,7 @@ void hvt_trace_reader_close(struct hvt_trace_reader *r)
 		return;
 	if (r->fd >= 0)
 		close(r->fd);
-	json_object_put(r->meta);
+	hvt_trace_meta_fini(&r->meta);
 	for (size_t i = 0; i < r->nlayouts; i++)
 		hvt_layout_fini(&r->layouts[i].layout);
 	free(r->layouts);
@@ -514,9 +522,9 @@ void hvt_trace_get_status(const struct hvt_trace_reader *r, struct hvt_trace_sta
 	*st = r->st;
 }
 
-struct json_object *hvt_trace_meta(const struct hvt_trace_reader *r)
+const struct hvt_trace_meta *hvt_trace_meta(const struct hvt_trace_reader *r)
 {
-	return r->meta;
+	return &r->meta;
 }
 
 uint64_t hvt_trace_interval_count(const struct hvt_trace_reader *r)

@@ -15,6 +15,7 @@
 
 #include "hvmtrace/error.h"
 #include "hvmtrace/trace.h"
+#include "hvmtrace/trace_meta.h"
 #include "trace_format.h"
 
 struct interval_entry {
@@ -116,21 +117,34 @@ static int write_json_record(struct hvt_trace_writer *w, struct hvt_buf *b, size
 	return write_all_once(w, b->p, b->len, err);
 }
 
-int hvt_trace_create(struct hvt_trace_writer **wp, const char *path, struct json_object *meta,
+int hvt_trace_create(struct hvt_trace_writer **wp, const char *path, const struct hvt_trace_meta *meta,
 		     struct hvt_err *err)
 {
 	struct hvt_trace_writer *w;
-	struct json_object *empty = NULL;
+	struct hvt_trace_meta check;
+	struct json_object *json;
 	struct hvt_buf b = {0};
 	uint8_t *hdr;
 	int rc;
 
 	*wp = NULL;
-	if (meta && !json_object_is_type(meta, json_type_object))
-		return hvt_err_set(err, -EINVAL, "%s: trace metadata must be a JSON object", path);
+	if (!meta)
+		return hvt_err_set(err, -EINVAL, "%s: a trace needs its metadata", path);
+	/* What the writer writes, its reader must take: the JSON goes through the reader's checks first. */
+	json = hvt_trace_meta_to_json(meta);
+	if (!json)
+		return hvt_err_set(err, -ENOMEM, "%s: out of memory", path);
+	rc = hvt_trace_meta_from_json(&check, json, err);
+	hvt_trace_meta_fini(&check);
+	if (rc) {
+		json_object_put(json);
+		return hvt_err_prefix(err, rc,
+				      "%s: refusing to write metadata a reader would refuse: ", path);
+	}
 	w = calloc(1, sizeof(*w));
 	if (!w || !(w->path = strdup(path))) {
 		free(w);
+		json_object_put(json);
 		return hvt_err_set(err, -ENOMEM, "%s: out of memory", path);
 	}
 	/* Like perf record: an existing file is replaced. 0600: the trace shows what the guest touched. */
@@ -139,6 +153,7 @@ int hvt_trace_create(struct hvt_trace_writer **wp, const char *path, struct json
 		rc = -errno;
 		hvt_err_set(err, rc, "%s: cannot create: %s", path, strerror(errno));
 		writer_free(w);
+		json_object_put(json);
 		return rc;
 	}
 	/* The file header and META go out in one write, so any trace that exists has both or neither. */
@@ -150,17 +165,15 @@ int hvt_trace_create(struct hvt_trace_writer **wp, const char *path, struct json
 	memcpy(hdr, HVT_FILE_MAGIC, 8);
 	hvt_put_le32(hdr + 8, HVT_TRACE_VERSION);
 	hvt_put_le32(hdr + 12, 0);
-	if (!meta)
-		meta = empty = json_object_new_object();
-	rc = meta ? write_json_record(w, &b, HVT_FILE_HEADER_SIZE, HVT_REC_META, meta, err)
-		  : hvt_err_set(err, -ENOMEM, "%s: out of memory", path);
-	json_object_put(empty);
+	rc = write_json_record(w, &b, HVT_FILE_HEADER_SIZE, HVT_REC_META, json, err);
 	if (rc)
 		goto fail;
+	json_object_put(json);
 	free(b.p);
 	*wp = w;
 	return 0;
 fail:
+	json_object_put(json);
 	free(b.p);
 	close(w->fd);
 	writer_free(w);

@@ -136,7 +136,7 @@ static int print_meta(struct hvt_trace_reader *r)
 	struct hvt_trace_status st;
 
 	hvt_trace_get_status(r, &st);
-	json_object_object_add(o, "meta", json_object_get(hvt_trace_meta(r)));
+	json_object_object_add(o, "meta", hvt_trace_meta_to_json(hvt_trace_meta(r)));
 	for (uint64_t i = 0; i < st.layouts; i++)
 		json_object_array_add(layouts, hvt_layout_to_json(hvt_trace_layout_at(r, i)));
 	json_object_object_add(o, "layouts", layouts);

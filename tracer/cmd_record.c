@@ -67,18 +67,15 @@ static const struct hvt_exit_status record_exits[] = {
     {0, NULL},
 };
 
-static const struct hvt_opt_choice mode_names[] = {
-    {"auto", HVT_MODE_NONE},
-    {"dirty-log", HVT_MODE_DIRTY_LOG},
-    {"ad", HVT_MODE_AD},
-    {NULL, 0},
-};
-
 static const struct hvt_opt_choice bw_fallbacks[] = {{"resctrl", true}, {NULL, 0}};
 
 /* HVT_OPTS_RUN to record; otherwise the status to exit with (0 after --help). */
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
+	char modes[64], mode_help[96];
+
+	harvester_list_modes(modes, sizeof(modes));
+	snprintf(mode_help, sizeof(mode_help), "auto (default), or one of: %s", modes);
 	const struct hvt_option opts[] = {
 	    HVT_OPT_PATH(0, "attach", &o->attach, "SOCK", "the VMM's hvmtrace socket", .required = true),
 	    HVT_OPT_PATH('o', "output", &o->output, "FILE",
@@ -93,7 +90,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			"host CPU for the tracer (default: the highest CPU no vCPU may run on)"),
 	    HVT_OPT_CPU(0, "harvest-cpu", &o->harvest_cpu, "N",
 			"host CPU for the VMM's harvest thread (default: the tracer's CPU)"),
-	    HVT_OPT_CHOICE(0, "mode", &o->mode, mode_names, "MODE", "auto (default), dirty-log or ad"),
+	    HVT_OPT_CHOICE(0, "mode", &o->mode, harvester_mode_choices(), "MODE", mode_help),
 	    HVT_OPT_FLAG('q', "quiet", &o->quiet, "no per-interval line on a terminal"),
 	    HVT_OPT_CHOICE(0, "bw-fallback", &o->bw_resctrl, bw_fallbacks, "resctrl",
 			   "for a VM on no reserved channel, record resctrl's total DRAM bytes of\n"
@@ -126,51 +123,46 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	return rc;
 }
 
-static struct json_object *build_meta(const struct recorder *r, int tracer_cpu)
+/* The trace's metadata (trace_meta.h); -ENOMEM. */
+static int build_meta(const struct recorder *r, int tracer_cpu, struct hvt_trace_meta *m)
 {
 	const struct session *s = &r->s;
-	struct json_object *m = json_object_new_object(), *vm = json_object_new_object();
-	struct json_object *host = json_object_new_object(), *tr = json_object_new_object();
-	struct json_object *cmd = json_object_new_array();
 	char hostname[256] = "", wall[64];
 	struct utsname u;
+	bool uname_ok = !uname(&u);
 
+	*m = (struct hvt_trace_meta){
+	    .vm_pid = s->vmm_pid,
+	    .tracer_cpu = tracer_cpu,
+	    .harvest_cpu = s->harvest_cpu,
+	    .mode = s->mode,
+	    .interval_ns = r->o->interval_ns,
+	    .page_size = s->layout.page_size,
+	    .written_available = true,
+	    .accessed_available = (s->harvester->sets & HVT_IV_ACCESSED) != 0,
+	    .t_armed_ns = s->t_armed_ns,
+	};
 	gethostname(hostname, sizeof(hostname) - 1);
-	json_object_object_add(host, "hostname", json_object_new_string(hostname));
-	if (!uname(&u)) {
-		json_object_object_add(host, "kernel", json_object_new_string(u.release));
-		json_object_object_add(host, "machine", json_object_new_string(u.machine));
-	}
-	json_object_object_add(vm, "name", json_object_new_string(s->hello.vm_name));
-	json_object_object_add(vm, "uuid", json_object_new_string(s->hello.vm_uuid));
-	json_object_object_add(vm, "pid", json_object_new_int(s->vmm_pid));
-	json_object_object_add(vm, "vmm", json_object_new_string(s->hello.vmm));
-	json_object_object_add(vm, "accel", json_object_new_string(s->hello.accel));
-	json_object_object_add(tr, "version", json_object_new_string(HVT_VERSION));
-	json_object_object_add(tr, "cpu", json_object_new_int(tracer_cpu));
-	json_object_object_add(tr, "harvest_cpu", json_object_new_int(s->harvest_cpu));
-	for (int i = 0; i < r->o->argc; i++)
-		json_object_array_add(cmd, json_object_new_string(r->o->argv[i]));
-	json_object_object_add(tr, "command", cmd);
 	hvt_format_wall(hvt_wall_now_ns(), wall, sizeof(wall));
-
-	json_object_object_add(m, "tool", json_object_new_string("hvmtrace " HVT_VERSION));
-	json_object_object_add(m, "created", json_object_new_string(wall));
-	json_object_object_add(m, "host", host);
-	json_object_object_add(m, "vm", vm);
-	json_object_object_add(m, "tracer", tr);
-	json_object_object_add(m, "mode", json_object_new_string(hvt_mode_name(s->mode)));
-	json_object_object_add(m, "interval_ns", json_object_new_uint64(r->o->interval_ns));
-	json_object_object_add(m, "page_size", json_object_new_int((int)s->layout.page_size));
-	json_object_object_add(m, "written_available", json_object_new_boolean(1));
-	json_object_object_add(m, "accessed_available", json_object_new_boolean(s->mode == HVT_MODE_AD));
-	json_object_object_add(m, "bandwidth_available", json_object_new_boolean(r->bw != NULL));
-	if (r->bw)
-		json_object_object_add(m, "bandwidth_source",
-				       json_object_new_string(hvt_vm_bw_source(r->bw)));
-	json_object_object_add(m, "channels", hvt_vm_bw_channels_json(r->bw));
-	json_object_object_add(m, "t_armed_ns", json_object_new_uint64(s->t_armed_ns));
-	return m;
+	if (uname_ok) {
+		hvt_trace_meta_set_present(m, HVT_META_HOST_KERNEL);
+		hvt_trace_meta_set_present(m, HVT_META_HOST_MACHINE);
+	}
+	if (!(m->command.v = calloc(r->o->argc ? r->o->argc : 1, sizeof(char *))))
+		return -ENOMEM;
+	for (; m->command.n < (uint32_t)r->o->argc; m->command.n++)
+		if (hvt_meta_set_str(&m->command.v[m->command.n], r->o->argv[m->command.n]))
+			return -ENOMEM;
+	if (hvt_meta_set_str(&m->tool, "hvmtrace " HVT_VERSION) || hvt_meta_set_str(&m->created, wall) ||
+	    hvt_meta_set_str(&m->host_name, hostname) ||
+	    hvt_meta_set_str(&m->host_kernel, uname_ok ? u.release : NULL) ||
+	    hvt_meta_set_str(&m->host_machine, uname_ok ? u.machine : NULL) ||
+	    hvt_meta_set_str(&m->vm_name, s->hello.vm_name) ||
+	    hvt_meta_set_str(&m->vm_uuid, s->hello.vm_uuid) || hvt_meta_set_str(&m->vm_vmm, s->hello.vmm) ||
+	    hvt_meta_set_str(&m->vm_accel, s->hello.accel) ||
+	    hvt_meta_set_str(&m->tracer_version, HVT_VERSION))
+		return -ENOMEM;
+	return hvt_vm_bw_describe(r->bw, m);
 }
 
 /* Chooses the tracer's CPU and warns when a vCPU thread may share it. */
@@ -410,10 +402,14 @@ static int run(struct recorder *r, struct hvt_err *err)
 static int open_sinks(struct recorder *r, struct hvt_err *err, int tracer_cpu)
 {
 	if (r->o->output) {
-		struct json_object *meta = build_meta(r, tracer_cpu);
+		struct hvt_trace_meta meta;
 
-		r->sinks[r->nsinks] = sink_trace_open(r->o->output, meta, err);
-		json_object_put(meta);
+		if (build_meta(r, tracer_cpu, &meta)) {
+			hvt_trace_meta_fini(&meta);
+			return hvt_err_set(err, -ENOMEM, "out of memory");
+		}
+		r->sinks[r->nsinks] = sink_trace_open(r->o->output, &meta, err);
+		hvt_trace_meta_fini(&meta);
 		if (!r->sinks[r->nsinks])
 			return -1;
 		r->nsinks++;
@@ -457,11 +453,13 @@ static int open_bandwidth(struct recorder *r, struct hvt_err *err)
 		return 0;
 	}
 	if (r->bw)
-		fprintf(stderr, "hvmtrace record: bandwidth from %s%s\n", hvt_vm_bw_source(r->bw),
-			!strcmp(hvt_vm_bw_source(r->bw), "resctrl-total")
+		fprintf(stderr, "hvmtrace record: bandwidth from %s%s\n",
+			hvt_bw_source_name(hvt_vm_bw_source(r->bw)),
+			hvt_vm_bw_source(r->bw) == HVT_BW_SOURCE_RESCTRL_TOTAL
 			    ? " (TOTAL bytes of the VMM's threads, not split into reads and writes)"
-			: !strcmp(hvt_vm_bw_source(r->bw), "pmu-stand-in") ? " (STAND-IN: not DRAM traffic)"
-									   : "");
+			: hvt_vm_bw_source(r->bw) == HVT_BW_SOURCE_PMU_STAND_IN
+			    ? " (STAND-IN: not DRAM traffic)"
+			    : "");
 	return rc;
 }
 

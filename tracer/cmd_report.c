@@ -4,7 +4,6 @@
  * page numbers, so they stay right across layout changes (slots split or merged between intervals).
  */
 #include <inttypes.h>
-#include <json-c/json.h>
 #include <roaring/roaring.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,7 +21,7 @@ enum bw_kind { BW_NONE, BW_SPLIT, BW_TOTAL };
 
 struct bw_totals {
 	enum bw_kind kind;
-	const char *source;        /* metadata's bandwidth_source */
+	enum hvt_bw_source source;
 	uint64_t intervals;        /* intervals that carry bandwidth */
 	uint64_t ns;               /* their summed duration */
 	uint64_t read, write, sum; /* bytes; read/write only for split intervals */
@@ -61,24 +60,13 @@ static int gfns_of(const struct hvt_pageset *sets, const struct hvt_layout *l, r
 
 static void print_header(struct hvt_trace_reader *r, const char *path)
 {
-	struct json_object *m = hvt_trace_meta(r), *vm = NULL, *v;
+	const struct hvt_trace_meta *m = hvt_trace_meta(r);
 	struct hvt_trace_status st;
 
 	hvt_trace_get_status(r, &st);
 	printf("trace      %s (%s)\n", path, st.complete ? "complete" : "INCOMPLETE");
-	if (json_object_object_get_ex(m, "vm", &vm)) {
-		const char *name = json_object_object_get_ex(vm, "name", &v) ? json_object_get_string(v) : "";
-		const char *vmm = json_object_object_get_ex(vm, "vmm", &v) ? json_object_get_string(v) : "";
-		const char *accel =
-		    json_object_object_get_ex(vm, "accel", &v) ? json_object_get_string(v) : "";
-
-		printf("vm         '%s' (%s, %s)\n", name, vmm, accel);
-	}
-	if (json_object_object_get_ex(m, "mode", &v))
-		printf("mode       %s", json_object_get_string(v));
-	if (json_object_object_get_ex(m, "interval_ns", &v))
-		printf(", interval %.3f s", json_object_get_int64(v) / 1e9);
-	putchar('\n');
+	printf("vm         '%s' (%s, %s)\n", m->vm_name, m->vm_vmm, m->vm_accel);
+	printf("mode       %s, interval %.3f s\n", hvt_mode_name(m->mode), m->interval_ns / 1e9);
 	for (uint64_t i = 0; i < st.layouts; i++) {
 		const struct hvt_layout *l = hvt_trace_layout_at(r, i);
 
@@ -93,25 +81,18 @@ static void print_header(struct hvt_trace_reader *r, const char *path)
 }
 
 /* How the trace measured bandwidth, from its metadata; prints the source and the channels. */
-static void bw_from_meta(struct json_object *m, struct bw_totals *bw)
+static void bw_from_meta(const struct hvt_trace_meta *m, struct bw_totals *bw)
 {
-	struct json_object *v, *chans;
-
-	if (!json_object_object_get_ex(m, "bandwidth_available", &v) || !json_object_get_boolean(v))
+	if (!m->bandwidth_available)
 		return;
-	bw->source = json_object_object_get_ex(m, "bandwidth_source", &v) ? json_object_get_string(v) : "?";
-	bw->kind = !strcmp(bw->source, "resctrl-total") ? BW_TOTAL : BW_SPLIT;
-	printf("bandwidth  %s%s:", bw->source,
-	       bw->kind == BW_TOTAL                  ? " (TOTAL bytes, not split into reads and writes)"
-	       : !strcmp(bw->source, "pmu-stand-in") ? " (STAND-IN: software events, not DRAM)"
-						     : "");
-	if (json_object_object_get_ex(m, "channels", &chans))
-		for (size_t i = 0; i < json_object_array_length(chans); i++) {
-			struct json_object *c = json_object_array_get_idx(chans, i);
-
-			printf("%s %s", i ? "," : "",
-			       json_object_object_get_ex(c, "id", &v) ? json_object_get_string(v) : "?");
-		}
+	bw->source = m->bandwidth_source;
+	bw->kind = bw->source == HVT_BW_SOURCE_RESCTRL_TOTAL ? BW_TOTAL : BW_SPLIT;
+	printf("bandwidth  %s%s:", hvt_bw_source_name(bw->source),
+	       bw->kind == BW_TOTAL                       ? " (TOTAL bytes, not split into reads and writes)"
+	       : bw->source == HVT_BW_SOURCE_PMU_STAND_IN ? " (STAND-IN: software events, not DRAM)"
+							  : "");
+	for (uint32_t i = 0; i < m->channels.n; i++)
+		printf("%s %s", i ? "," : "", m->channels.v[i].id);
 	printf("\n\n");
 }
 
@@ -268,8 +249,7 @@ int cmd_report(int argc, char **argv)
 	    {0, NULL},
 	};
 	struct totals t = {0};
-	struct json_object *v;
-	const char *path = "hvmtrace.hvt", *mode = "?";
+	const char *path = "hvmtrace.hvt";
 	struct hvt_trace_reader *r;
 	bool table = true;
 	const struct hvt_option opts[] = {
@@ -294,9 +274,6 @@ int cmd_report(int argc, char **argv)
 	r = trace_input_open("report", path);
 	if (!r)
 		return TRACE_USAGE;
-	if (json_object_object_get_ex(hvt_trace_meta(r), "mode", &v))
-		mode = json_object_get_string(v);
-
 	print_header(r, path);
 	bw_from_meta(hvt_trace_meta(r), &t.bw);
 	if (table) {
@@ -312,7 +289,7 @@ int cmd_report(int argc, char **argv)
 	t.table = table;
 	t.path = path;
 	status = trace_input_each("report", path, r, account, &t);
-	print_totals(&t, mode);
+	print_totals(&t, hvt_mode_name(hvt_trace_meta(r)->mode));
 	roaring_bitmap_free(t.ever);
 	if (t.every)
 		roaring_bitmap_free(t.every);

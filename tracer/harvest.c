@@ -31,6 +31,19 @@ enum hvt_mode harvester_auto_mode(uint32_t offered)
 	return harvesters[NHARVESTERS - 1]->mode; /* not offered either: the caller says so */
 }
 
+const struct hvt_opt_choice *harvester_mode_choices(void)
+{
+	static struct hvt_opt_choice choices[NHARVESTERS + 2]; /* auto, the modes, the end */
+
+	if (!choices[0].name) {
+		choices[0] = (struct hvt_opt_choice){"auto", HVT_MODE_NONE};
+		for (size_t i = 0; i < NHARVESTERS; i++)
+			choices[i + 1] = (struct hvt_opt_choice){hvt_mode_name(harvesters[i]->mode),
+								 (int)harvesters[i]->mode};
+	}
+	return choices;
+}
+
 void harvester_list_modes(char *buf, size_t len)
 {
 	size_t at = 0, n = 0;

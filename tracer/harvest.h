@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 
+#include "hvmtrace/options.h"
 #include "hvmtrace/trace.h"
 #include "session.h"
 
@@ -60,6 +61,9 @@ const struct harvester *harvester_for_mode(enum hvt_mode mode);
 
 /* The mode `--mode auto` takes when the VMM offers `offered` (HVT_MODE_BIT()s). */
 enum hvt_mode harvester_auto_mode(uint32_t offered);
+
+/* The names --mode accepts: "auto" (HVT_MODE_NONE) and every mode of the table, ending with {NULL}. */
+const struct hvt_opt_choice *harvester_mode_choices(void);
 
 /* Writes the modes this hvmtrace implements into buf, in the protocol's order: "dirty-log and ad". */
 void harvester_list_modes(char *buf, size_t len);

@@ -21,7 +21,7 @@ struct sink {
 	int (*close)(struct sink *k, struct hvt_err *err);
 };
 
-struct sink *sink_trace_open(const char *path, struct json_object *meta, struct hvt_err *err);
+struct sink *sink_trace_open(const char *path, const struct hvt_trace_meta *meta, struct hvt_err *err);
 struct sink *sink_jsonl_open(const char *path, struct hvt_err *err); /* "-" is stdout */
 struct sink *sink_summary_open(FILE *f);
 

@@ -29,7 +29,7 @@ static int trace_close(struct sink *k, struct hvt_err *err)
 	return rc;
 }
 
-struct sink *sink_trace_open(const char *path, struct json_object *meta, struct hvt_err *err)
+struct sink *sink_trace_open(const char *path, const struct hvt_trace_meta *meta, struct hvt_err *err)
 {
 	struct trace_sink *t = calloc(1, sizeof(*t));
 

@@ -21,6 +21,7 @@
 
 #include "layout.h"
 #include "pageset.h"
+#include "trace_meta.h"
 
 struct json_object;
 struct hvt_err;
@@ -38,7 +39,7 @@ enum hvt_interval_flags {
 };
 
 struct hvt_channel_bytes {
-	uint32_t channel;     /* index into the metadata's "channels" array */
+	uint32_t channel;     /* index into the metadata's channels */
 	uint64_t read_bytes;  /* with HVT_IV_BW_TOTAL: total bytes */
 	uint64_t write_bytes; /* with HVT_IV_BW_TOTAL: 0 */
 };
@@ -68,8 +69,9 @@ uint64_t hvt_interval_count_pages(const struct hvt_pageset *sets, uint32_t nslot
 /* ---- writer ---- */
 struct hvt_trace_writer;
 
-/* Creates (truncates) path and writes the header and the META record (meta is copied as JSON text). */
-int hvt_trace_create(struct hvt_trace_writer **w, const char *path, struct json_object *meta,
+/* Creates (truncates) path and writes the header and the META record (meta's JSON form, trace_meta.h).
+ * Refuses (-EINVAL) metadata that the reader would refuse. */
+int hvt_trace_create(struct hvt_trace_writer **w, const char *path, const struct hvt_trace_meta *meta,
 		     struct hvt_err *err);
 int hvt_trace_write_layout(struct hvt_trace_writer *w, const struct hvt_layout *l, struct hvt_err *err);
 /* iv->generation must be a layout written before. */
@@ -93,13 +95,14 @@ struct hvt_trace_status {
 
 /*
  * Opens a trace. Fails (-EINVAL, with a message) only when the file is not a trace at all: unreadable,
- * bad magic, unknown version, or no intact META record. A torn or corrupt tail is not a failure: the
+ * bad magic, unknown version, or no intact META record (or one whose metadata fails the checks of
+ * hvt_trace_meta_from_json; the message names the field). A torn or corrupt tail is not a failure: the
  * reader keeps everything before it and the status says what happened.
  */
 int hvt_trace_open(struct hvt_trace_reader **r, const char *path, struct hvt_err *err);
 void hvt_trace_reader_close(struct hvt_trace_reader *r);
 void hvt_trace_get_status(const struct hvt_trace_reader *r, struct hvt_trace_status *st);
-struct json_object *hvt_trace_meta(const struct hvt_trace_reader *r); /* borrowed */
+const struct hvt_trace_meta *hvt_trace_meta(const struct hvt_trace_reader *r); /* borrowed */
 uint64_t hvt_trace_interval_count(const struct hvt_trace_reader *r);
 /* The i-th layout the trace holds (0 <= i < status.layouts), in file order; NULL past the end. */
 const struct hvt_layout *hvt_trace_layout_at(const struct hvt_trace_reader *r, uint64_t i);

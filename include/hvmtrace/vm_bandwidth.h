@@ -12,8 +12,8 @@
 
 #include "layout.h"
 #include "trace.h"
+#include "trace_meta.h"
 
-struct json_object;
 struct hvt_err;
 
 struct hvt_vm_bw_opts {
@@ -29,10 +29,10 @@ struct hvt_vm_bw;
 /* *bw is NULL (and 0 returned) when there is nothing to measure: no channel ids and no fallback. */
 int hvt_vm_bw_open(struct hvt_vm_bw **bw, const struct hvt_layout *l, const struct hvt_vm_bw_opts *o,
 		   struct hvt_err *err);
-/* The trace metadata's "channels" array (a new reference); an empty array for NULL. */
-struct json_object *hvt_vm_bw_channels_json(const struct hvt_vm_bw *bw);
-/* "pmu", "pmu-stand-in" or "resctrl-total"; NULL for NULL. */
-const char *hvt_vm_bw_source(const struct hvt_vm_bw *bw);
+/* Fills the trace metadata's bandwidth items: available, source and channels (none for NULL); -ENOMEM. */
+int hvt_vm_bw_describe(const struct hvt_vm_bw *bw, struct hvt_trace_meta *m);
+/* HVT_BW_SOURCE_NONE for NULL. */
+enum hvt_bw_source hvt_vm_bw_source(const struct hvt_vm_bw *bw);
 /* Reads the window since the previous call into iv (sets HVT_IV_BANDWIDTH, unless a counter did not count;
  * resctrl also sets HVT_IV_BW_TOTAL: its bytes are totals, not split into reads and writes). */
 int hvt_vm_bw_fill(struct hvt_vm_bw *bw, struct hvt_interval *iv, struct hvt_err *err);

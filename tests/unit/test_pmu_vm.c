@@ -46,7 +46,7 @@ static void test_channels_of_layout(void **state)
 	struct hvt_err err = {{0}};
 	struct hvt_vm_bw_opts o = {.sysfs_root = STANDIN};
 	struct hvt_interval iv = {0};
-	struct json_object *meta;
+	struct hvt_trace_meta meta = {0};
 
 	(void)state;
 	layout_with(&l, &slot, 3);
@@ -55,17 +55,14 @@ static void test_channels_of_layout(void **state)
 			skip();
 		fail_msg("%s", err.msg);
 	}
-	assert_string_equal(hvt_vm_bw_source(bw), "pmu-stand-in");
-	meta = hvt_vm_bw_channels_json(bw);
-	assert_int_equal(json_object_array_length(meta), 2);
-	assert_string_equal(
-	    json_object_get_string(json_object_object_get(json_object_array_get_idx(meta, 0), "id")),
-	    "s1.mc0.ch1");
-	assert_string_equal(
-	    json_object_get_string(json_object_object_get(json_object_array_get_idx(meta, 1), "id")),
-	    "s0.mc0.ch0");
-	assert_non_null(strstr(json_object_to_json_string(meta), "stand-in"));
-	json_object_put(meta);
+	assert_string_equal(hvt_bw_source_name(hvt_vm_bw_source(bw)), "pmu-stand-in");
+	assert_int_equal(hvt_vm_bw_describe(bw, &meta), 0);
+	assert_true(meta.bandwidth_available);
+	assert_int_equal(meta.channels.n, 2);
+	assert_string_equal(meta.channels.v[0].id, "s1.mc0.ch1");
+	assert_string_equal(meta.channels.v[1].id, "s0.mc0.ch0");
+	assert_non_null(strstr(meta.channels.v[0].source, "stand-in"));
+	hvt_trace_meta_fini(&meta);
 
 	nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
 	assert_int_equal(hvt_vm_bw_fill(bw, &iv, &err), 0);

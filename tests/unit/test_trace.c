@@ -133,13 +133,23 @@ static void make_intervals(void)
 	}
 }
 
-static struct json_object *make_meta(void)
+/* The metadata of the traces written here: what the reader requires, and no bandwidth. */
+static void make_meta(struct hvt_trace_meta *m)
 {
-	struct json_object *m = json_object_new_object();
+	static const char text[] =
+	    "{\"tool\": \"test_trace\", \"created\": \"\", \"host\": {\"hostname\": \"h\"},"
+	    " \"vm\": {\"name\": \"\", \"uuid\": \"\", \"pid\": 1, \"vmm\": \"\", \"accel\": \"kvm\"},"
+	    " \"tracer\": {\"version\": \"\", \"cpu\": 0, \"harvest_cpu\": -1, \"command\": []},"
+	    " \"mode\": \"dirty-log\", \"interval_ns\": 1000000000, \"page_size\": 4096,"
+	    " \"written_available\": true, \"accessed_available\": true, \"bandwidth_available\": false,"
+	    " \"channels\": [], \"t_armed_ns\": 0}";
+	struct json_object *o = json_tokener_parse(text);
+	struct hvt_err err = {{0}};
 
-	json_object_object_add(m, "tool", json_object_new_string("test_trace"));
-	json_object_object_add(m, "interval_ns", json_object_new_int64(1000000000));
-	return m;
+	assert_non_null(o);
+	if (hvt_trace_meta_from_json(m, o, &err))
+		fail_msg("test metadata: %s", err.msg);
+	json_object_put(o);
 }
 
 /* Writes the fixture to p; closes it, or abandons it (as a killed writer would). */
@@ -147,11 +157,12 @@ static void write_trace(const char *p, bool close_it)
 {
 	struct hvt_trace_writer *w;
 	struct hvt_err err = {{0}};
-	struct json_object *meta = make_meta();
+	struct hvt_trace_meta meta;
 
-	if (hvt_trace_create(&w, p, meta, &err))
+	make_meta(&meta);
+	if (hvt_trace_create(&w, p, &meta, &err))
 		fail_msg("create: %s", err.msg);
-	json_object_put(meta);
+	hvt_trace_meta_fini(&meta);
 	if (hvt_trace_write_layout(w, &layouts[0], &err))
 		fail_msg("layout: %s", err.msg);
 	for (int i = 0; i < NIV; i++) {
@@ -359,8 +370,7 @@ static void test_round_trip(void **state)
 	assert_int_equal(sb.st_mode & 0777, 0600);
 
 	assert_int_equal(hvt_trace_open(&r, path, &err), 0);
-	assert_string_equal(json_object_get_string(json_object_object_get(hvt_trace_meta(r), "tool")),
-			    "test_trace");
+	assert_string_equal(hvt_trace_meta(r)->tool, "test_trace");
 	assert_non_null(hvt_trace_layout(r, 1));
 	assert_int_equal(hvt_trace_layout(r, 5)->nslots, 3);
 	assert_int_equal(hvt_trace_layout(r, 5)->slots[2].size, 70 * PAGE);
@@ -664,9 +674,11 @@ static void test_writer_refuses(void **state)
 	struct hvt_err err = {{0}};
 	struct hvt_interval iv, bad;
 	struct hvt_pageset *keep;
+	struct hvt_trace_meta meta;
 
 	(void)state;
-	assert_int_equal(hvt_trace_create(&w, path, NULL, &err), 0);
+	make_meta(&meta);
+	assert_int_equal(hvt_trace_create(&w, path, &meta, &err), 0);
 	/* no layout yet */
 	assert_int_equal(hvt_trace_write_interval(w, &expected[0], &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "generation 1"));
@@ -719,9 +731,10 @@ static void test_writer_refuses(void **state)
 		hvt_trace_reader_close(r);
 	}
 	assert_int_equal(hvt_trace_close(NULL, &err), 0);
-	assert_int_equal(hvt_trace_create(&w, "/nonexistent-dir/t.hvt", NULL, &err), -ENOENT);
+	assert_int_equal(hvt_trace_create(&w, "/nonexistent-dir/t.hvt", &meta, &err), -ENOENT);
 	assert_null(w);
 	assert_non_null(strstr(err.msg, "/nonexistent-dir/t.hvt"));
+	hvt_trace_meta_fini(&meta);
 }
 
 /*
@@ -739,10 +752,12 @@ static void test_write_failure(void **state)
 	size_t len;
 	uint8_t *buf;
 	int n;
+	struct hvt_trace_meta meta;
 
 	(void)state;
+	make_meta(&meta);
 	if (!access("/dev/full", W_OK)) {
-		assert_int_equal(hvt_trace_create(&w, "/dev/full", NULL, &err), -ENOSPC);
+		assert_int_equal(hvt_trace_create(&w, "/dev/full", &meta, &err), -ENOSPC);
 		assert_null(w);
 		assert_non_null(strstr(err.msg, "/dev/full"));
 	}
@@ -758,18 +773,17 @@ static void test_write_failure(void **state)
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
 
 	/* Nothing may assert while the limit is in force: a failing assert would leave it set. */
-	struct json_object *meta = make_meta();
 	int rc_create, rc_layout, rc_iv[5], rc_close;
 	struct hvt_err errs[5];
 
-	rc_create = hvt_trace_create(&w, path2, meta, &err);
+	rc_create = hvt_trace_create(&w, path2, &meta, &err);
 	rc_layout = rc_create ? -1 : hvt_trace_write_layout(w, &layouts[0], &err);
 	for (int i = 0; i < 5; i++)
 		rc_iv[i] = rc_layout ? -1 : hvt_trace_write_interval(w, &expected[i], &errs[i]);
 	rc_close = rc_layout ? -1 : hvt_trace_close(w, &err);
 	setrlimit(RLIMIT_FSIZE, &old);
 	signal(SIGXFSZ, old_handler);
-	json_object_put(meta);
+	hvt_trace_meta_fini(&meta);
 
 	assert_int_equal(rc_create, 0);
 	assert_int_equal(rc_layout, 0);
