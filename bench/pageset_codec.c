@@ -12,6 +12,7 @@
 
 #include "hvmtrace/error.h"
 #include "hvmtrace/pageset.h"
+#include "hvmtrace/util.h"
 
 #define TARGET_NS 200000000ull /* time spent per measurement */
 #define MAX_REPS  2000
@@ -20,12 +21,7 @@ static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rng_next(void)
 {
-	/* splitmix64: fixed seed, so every run measures the same sets */
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return hvt_splitmix64(&rng_state); /* fixed seed: every run measures the same sets */
 }
 
 static double rng_unit(void)

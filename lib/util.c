@@ -305,6 +305,15 @@ int hvt_read_line(FILE *f, size_t max, char **buf, size_t *cap)
 	return c == EOF && n == 0 ? 0 : 1;
 }
 
+uint64_t hvt_splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
 void hvt_channel_json_add(struct json_object *o, const char *id, int socket, int controller, int channel,
 			  const char *pmu)
 {

@@ -69,6 +69,10 @@ int hvt_read_text(const char *path, char *buf, size_t len, struct hvt_err *e);
  */
 int hvt_read_line(FILE *f, size_t max, char **buf, size_t *cap);
 
+/* SplitMix64 (Steele, Lea and Flood, OOPSLA 2014): advances *state and returns the next 64-bit value. For
+ * the model memory controller, tests and benchmarks: reproducible from a seed, not for secrets. */
+uint64_t hvt_splitmix64(uint64_t *state);
+
 /* Adds a memory channel's identity, as every JSON output names one: "id", "socket", "controller",
  * "channel", "pmu" (chanmap.json, `bw --jsonl`, a trace's bandwidth channels). */
 void hvt_channel_json_add(struct json_object *o, const char *id, int socket, int controller, int channel,

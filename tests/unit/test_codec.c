@@ -18,6 +18,7 @@
 
 #include "hvmtrace/error.h"
 #include "hvmtrace/pageset.h"
+#include "hvmtrace/util.h"
 
 static const enum hvt_codec codecs[] = {HVT_CODEC_ROARING, HVT_CODEC_ZSTD_RUNS};
 #define NCODECS (sizeof(codecs) / sizeof(codecs[0]))
@@ -26,11 +27,7 @@ static uint64_t rng = 7;
 
 static uint64_t rnd(void)
 {
-	uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return hvt_splitmix64(&rng);
 }
 
 static double unit(void)

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "hvmtrace/pageset.h"
+#include "hvmtrace/util.h"
 
 /* Sizes around word boundaries, and a few larger ones. */
 static const uint64_t sizes[] = {1, 2, 63, 64, 65, 127, 128, 129, 1000, 4096 + 17, 70000};
@@ -20,11 +21,7 @@ static uint64_t rng = 42;
 
 static uint64_t rnd(void)
 {
-	uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return hvt_splitmix64(&rng);
 }
 
 static uint64_t below(uint64_t n)

@@ -281,6 +281,19 @@ static void test_channel_json(void **state)
 	json_object_put(o);
 }
 
+/* The reference values of SplitMix64 from seed 0 (the generator of Java's SplittableRandom and of Vigna's
+ * splitmix64.c); a changed constant or shift changes them. */
+static void test_splitmix64(void **state)
+{
+	uint64_t s = 0;
+
+	(void)state;
+	assert_int_equal(hvt_splitmix64(&s), 0xe220a8397b1dcdafull);
+	assert_int_equal(hvt_splitmix64(&s), 0x6e789e6aa1b965f4ull);
+	assert_int_equal(hvt_splitmix64(&s), 0x06c45d188009454full);
+	assert_int_equal(s, 3 * 0x9e3779b97f4a7c15ull);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -289,7 +302,7 @@ int main(void)
 	    cmocka_unit_test(test_cpulists),          cmocka_unit_test(test_read_file),
 	    cmocka_unit_test(test_read_text),         cmocka_unit_test(test_read_line),
 	    cmocka_unit_test(test_format_size),       cmocka_unit_test(test_format_wall),
-	    cmocka_unit_test(test_channel_json),
+	    cmocka_unit_test(test_channel_json),      cmocka_unit_test(test_splitmix64),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
