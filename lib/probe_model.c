@@ -312,6 +312,19 @@ static int read_touchable(struct spec *sp, struct json_object *o, struct hvt_pro
 	return 0;
 }
 
+/* The background: absent members are 0 (no noise of that kind); the seed defaults to 1. */
+static void read_noise(struct model *m, struct json_object *noise)
+{
+	m->read_rate = get_num(noise, "read_mbps", 0) * 1e6 / LINE;
+	m->write_rate = get_num(noise, "write_mbps", 0) * 1e6 / LINE;
+	m->sigma = get_num(noise, "sigma_cas", 0);
+	m->prefetch = get_num(noise, "prefetch", 0);
+	m->remote_dir = get_num(noise, "remote_dir_writes", 0);
+	m->spike_every = (uint64_t)get_num(noise, "spike_every", 0);
+	m->spike_cas = (uint64_t)get_num(noise, "spike_cas", 0);
+	m->rng = (uint64_t)get_num(noise, "seed", 1);
+}
+
 static int load(struct spec *sp, struct json_object *o, struct hvt_probe_backend *b)
 {
 	struct model *m = b->ctx;
@@ -344,14 +357,7 @@ static int load(struct spec *sp, struct json_object *o, struct hvt_probe_backend
 	    (rc = read_touchable(sp, o, b, end)))
 		return rc;
 	noise = json_object_object_get_ex(o, "noise", &v) ? v : NULL;
-	m->read_rate = get_num(noise, "read_mbps", 0) * 1e6 / LINE;
-	m->write_rate = get_num(noise, "write_mbps", 0) * 1e6 / LINE;
-	m->sigma = get_num(noise, "sigma_cas", 0);
-	m->prefetch = get_num(noise, "prefetch", 0);
-	m->remote_dir = get_num(noise, "remote_dir_writes", 0);
-	m->spike_every = (uint64_t)get_num(noise, "spike_every", 0);
-	m->spike_cas = (uint64_t)get_num(noise, "spike_cas", 0);
-	m->rng = (uint64_t)get_num(noise, "seed", 1);
+	read_noise(m, noise);
 	return 0;
 }
 
@@ -425,5 +431,22 @@ int hvt_probe_model_expected(const struct hvt_probe_backend *b, struct hvt_chanm
 		hvt_chanmap_free(out);
 		return hvt_err_set(e, rc, "out of memory");
 	}
+	return 0;
+}
+
+int hvt_probe_model_set_noise(struct hvt_probe_backend *b, const char *noise_json, uint64_t seed,
+			      struct hvt_err *e)
+{
+	struct json_object *o;
+
+	if (b->window != model_window)
+		return hvt_err_set(e, -EINVAL, "only a model has a noise level to set");
+	if (!(o = json_tokener_parse(noise_json)) || !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		return hvt_err_set(e, -EINVAL, "model noise: not a JSON object: %s", noise_json);
+	}
+	read_noise(b->ctx, o);
+	((struct model *)b->ctx)->rng = seed;
+	json_object_put(o);
 	return 0;
 }

@@ -94,6 +94,9 @@ void hvt_probe_backend_destroy(struct hvt_probe_backend *b);
 #define HVT_PROBE_MODEL_MAX_BYTES (1u << 20) /* the largest model spec read */
 
 int hvt_probe_model_open(const char *path, struct hvt_probe_backend **b, struct hvt_err *e);
+/* Replaces the model's background with a "noise" object of the spec format and reseeds it (noise sweeps). */
+int hvt_probe_model_set_noise(struct hvt_probe_backend *b, const char *noise_json, uint64_t seed,
+			      struct hvt_err *e);
 /* The model's ground truth, restricted to its touchable memory, as a map (for tests and --check). */
 int hvt_probe_model_expected(const struct hvt_probe_backend *b, struct hvt_chanmap *out, struct hvt_err *e);
 
