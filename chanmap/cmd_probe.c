@@ -47,7 +47,11 @@ static void usage(FILE *f)
 	    "\n"
 	    "Exit status: 0 done; 1 the probe failed; 2 bad arguments; 3 some memory could not be "
 	    "attributed\n"
-	    "(the map is written without it).\n");
+	    "(the map is written without it); 4 some memory stayed unresolved: its channel set was "
+	    "still\n"
+	    "ambiguous after the retries, or a second look disagreed (the map is written without it, "
+	    "nothing\n"
+	    "is guessed).\n");
 }
 
 enum {
@@ -237,11 +241,12 @@ static void summarize(const struct hvt_chanmap *m, const struct hvt_probe_stats 
 	fprintf(stderr,
 		"chanmap probe: %zu of %zu channels have memory, %zu interleaved region(s); %" PRIu64
 		" windows (calibration %" PRIu64 ", coarse %" PRIu64 ", bisection %" PRIu64
-		", retries %" PRIu64 ", socket moves %" PRIu64 ", write checks %" PRIu64 "), %" PRIu64
-		" of %" PRIu64 " blocks measured, %u rep(s) per line\n",
+		", retries and votes %" PRIu64 ", socket moves %" PRIu64 ", verified %" PRIu64
+		", write checks %" PRIu64 "), %" PRIu64 " of %" PRIu64
+		" blocks measured, %u rep(s) per line\n",
 		populated, m->nchannels, m->ninterleaved, st->windows, st->calibration, st->coarse,
-		st->bisection, st->retries, st->socket_moves, st->write_checks, st->blocks_measured,
-		st->blocks, st->reps);
+		st->bisection, st->retries, st->socket_moves, st->verified, st->write_checks,
+		st->blocks_measured, st->blocks, st->reps);
 	fprintf(stderr, "chanmap probe: %.1f GiB probed; at %.0f ms per window that is %.1f s of probing%s\n",
 		m->probe.probed_bytes / (double)(1ull << 30), m->probe.window_ns / 1e6, st->implied_seconds,
 		a->model ? " (implied: the MODEL runs instantly)" : "");
@@ -320,6 +325,15 @@ int cmd_probe(int argc, char **argv)
 			"the map: no counter rose as expected (is the host idle? is that memory DRAM?)\n",
 			st.unattributed_bytes / (double)(1 << 20), st.first_unattributed);
 		status = 3;
+	}
+	if (st.unresolved_bytes) {
+		fprintf(stderr,
+			"chanmap probe: UNRESOLVED: %.1f MiB (first at 0x%" PRIx64
+			") is left out of the map: its channel set stayed ambiguous after the retries, "
+			"or a second look disagreed with the first; nothing is guessed. Probe again "
+			"when the host is quieter (exit status 4)\n",
+			st.unresolved_bytes / (double)(1 << 20), st.first_unresolved);
+		status = 4;
 	}
 	if (a.check && check_model(b, &m))
 		status = 1;

@@ -63,7 +63,9 @@ struct hvt_probe_params {
 
 struct hvt_probe_stats {
 	uint64_t windows, calibration, coarse, bisection, retries, socket_moves, write_checks;
+	uint64_t verified; /* blocks measured again by the verification pass */
 	uint64_t blocks, blocks_measured, unattributed_bytes, first_unattributed;
+	uint64_t unresolved_bytes, first_unresolved; /* left out: their channel set stayed ambiguous */
 	unsigned reps;
 	double implied_seconds;
 };

@@ -94,7 +94,7 @@ static enum outcome probe_once(const char *spec, const char *noise, uint64_t see
 	} else {
 		o = judge(b, &want, &got);
 		/* Memory left out must be said to be left out. */
-		if (o == UNRESOLVED && !st.unattributed_bytes)
+		if (o == UNRESOLVED && !st.unattributed_bytes && !st.unresolved_bytes)
 			o = WRONG;
 		hvt_chanmap_free(&got);
 	}
@@ -132,10 +132,16 @@ static struct counts sweep(const char *spec, const char *level, const char *nois
 	return c;
 }
 
+/* The acceptance counts: never a wrong map; unresolved never when quiet, in at most 2 % of noisy runs. */
 static void sweep_host(const char *spec)
 {
-	sweep(spec, "quiet", QUIET);
-	sweep(spec, "noisy", NOISY);
+	struct counts q = sweep(spec, "quiet", QUIET), n = sweep(spec, "noisy", NOISY);
+
+	if (q.wrong || n.wrong)
+		fail_msg("%s: %u quiet and %u noisy runs gave a wrong map (first at seed %u)", spec, q.wrong,
+			 n.wrong, q.wrong ? q.first_wrong : n.first_wrong);
+	assert_int_equal(q.unresolved, 0);
+	assert_true(n.unresolved * 100 <= 2 * SEEDS);
 }
 
 static void test_sweep_unpopulated(void **state)
