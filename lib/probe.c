@@ -48,7 +48,7 @@ struct run {
 	unsigned socket; /* where the toucher runs now */
 	struct background rd, wr;
 	struct block *blocks;
-	size_t nblocks, known;
+	size_t nblocks, cap, known;
 	uint64_t last_progress;
 };
 
@@ -62,15 +62,18 @@ enum verdict { LABELLED, NO_SIGNAL, AMBIGUOUS };
  * - a first window in which exactly one channel rose, by at least half the CAS driven, names that channel:
  *   other traffic only adds counts, so it cannot hide a member of an interleave set nor invent a lone
  *   channel;
- * - anything else goes to a vote of idle/touch pairs: a channel is in the set when it rose in VOTE_MARGIN
- *   more pairs than it did not, out when the reverse; pairs are added (VOTE_MIN_PAIRS to VOTE_MAX_PAIRS)
- *   until every channel is decided, else the block is ambiguous. A burst of someone else's traffic that
- *   spans both windows of a pair cancels out in the difference; a channel that rose in the idle window
- *   itself (against its calibrated background) casts no vote in that pair.
+ * - anything else goes to a vote: touch windows each between two idle windows (idle, touch, idle, touch,
+ *   idle…), each touch compared with the mean of its two idle neighbours. A channel is in the set when it
+ *   rose in VOTE_MARGIN more touches than it did not, out when the reverse; touches are added
+ *   (VOTE_MIN_PAIRS to VOTE_MAX_PAIRS) until every channel is decided, else the block is ambiguous. A burst
+ *   of someone else's traffic that spans the three windows cancels out; a channel that rose in either
+ *   idle neighbour itself (against its calibrated background) votes "out" for that touch only if the
+ *   touch window is at its background, else not at all, so a burst lasting several windows can cast at
+ *   most one false vote: only one that begins and ends within the touch window can.
  */
 #define RISE_SIGMA     6.0
 #define VOTE_MIN_PAIRS 3u
-#define VOTE_MAX_PAIRS 11u
+#define VOTE_MAX_PAIRS 16u
 #define VOTE_MARGIN    3
 
 /* ---- labels ---- */
@@ -78,6 +81,11 @@ enum verdict { LABELLED, NO_SIGNAL, AMBIGUOUS };
 static void label_add(struct label *l, size_t c)
 {
 	l->mask[c / 64] |= 1ull << (c % 64);
+}
+
+static void label_del(struct label *l, size_t c)
+{
+	l->mask[c / 64] &= ~(1ull << (c % 64));
 }
 
 static bool label_has(const struct label *l, size_t c)
@@ -141,29 +149,53 @@ static void robust(double *v, unsigned k, double *mean, double *sd)
 	*sd = fmax(1.4826 * mad, 1.0);
 }
 
+/* Idle counts that spread by more than a quarter of their level (and 1000 CAS) had someone else's traffic
+ * in many of the windows: a burst lasting several windows can outlast the median. */
+static bool disturbed(double mean, double sd)
+{
+	return sd > 0.25 * mean + 1000;
+}
+
+/*
+ * The background: per channel the median and spread of calibration_windows idle windows. When a channel's
+ * looks disturbed, up to CALIBRATION_ROUNDS rounds are taken and every channel keeps its quietest round.
+ */
+#define CALIBRATION_ROUNDS 3
+
 static int calibrate(struct run *r)
 {
 	unsigned k = r->p.calibration_windows;
 	double *v = calloc(2 * (size_t)k * r->nch, sizeof(double));
 	uint64_t rd[HVT_PROBE_MAX_CHANNELS], wr[HVT_PROBE_MAX_CHANNELS];
 	struct hvt_probe_touch idle = {HVT_PROBE_IDLE, 0, 0, 0, r->socket, r->p.window_ns};
+	bool again = true;
 	int rc = 0;
 
 	if (!v)
 		return hvt_err_set(r->e, -ENOMEM, "out of memory");
-	/* v: per channel, k reads then k writes. */
-	for (unsigned i = 0; i < k && !rc; i++) {
-		if ((rc = window(r, "calibrate", &idle, rd, wr)))
-			break;
-		r->st->calibration++;
-		for (size_t c = 0; c < r->nch; c++) {
-			v[2 * k * c + i] = (double)rd[c];
-			v[2 * k * c + k + i] = (double)wr[c];
+	for (unsigned round = 0; round < CALIBRATION_ROUNDS && again && !rc; round++) {
+		/* v: per channel, k reads then k writes. */
+		for (unsigned i = 0; i < k && !rc; i++) {
+			if ((rc = window(r, "calibrate", &idle, rd, wr)))
+				break;
+			r->st->calibration++;
+			for (size_t c = 0; c < r->nch; c++) {
+				v[2 * k * c + i] = (double)rd[c];
+				v[2 * k * c + k + i] = (double)wr[c];
+			}
 		}
-	}
-	for (size_t c = 0; c < r->nch && !rc; c++) {
-		robust(&v[2 * k * c], k, &r->rd.mean[c], &r->rd.sd[c]);
-		robust(&v[2 * k * c + k], k, &r->wr.mean[c], &r->wr.sd[c]);
+		again = false;
+		for (size_t c = 0; c < r->nch && !rc; c++) {
+			double m, sd;
+			robust(&v[2 * k * c], k, &m, &sd);
+			if (!round || m + sd < r->rd.mean[c] + r->rd.sd[c])
+				r->rd.mean[c] = m, r->rd.sd[c] = sd;
+			robust(&v[2 * k * c + k], k, &m, &sd);
+			if (!round || m + sd < r->wr.mean[c] + r->wr.sd[c])
+				r->wr.mean[c] = m, r->wr.sd[c] = sd;
+			again |=
+			    disturbed(r->rd.mean[c], r->rd.sd[c]) || disturbed(r->wr.mean[c], r->wr.sd[c]);
+		}
 	}
 	free(v);
 	return rc;
@@ -238,42 +270,60 @@ static unsigned label_socket(const struct run *r, const struct label *l, bool *o
 static int vote(struct run *r, const char *phase, enum hvt_probe_dir dir, uint64_t hpa, uint64_t bytes,
 		const struct label *first, struct label *out, enum verdict *v, struct evidence *ev)
 {
-	uint64_t rd0[HVT_PROBE_MAX_CHANNELS], wr0[HVT_PROBE_MAX_CHANNELS], rd[HVT_PROBE_MAX_CHANNELS],
-	    wr[HVT_PROBE_MAX_CHANNELS];
+	uint64_t rd[3][HVT_PROBE_MAX_CHANNELS], wr[3][HVT_PROBE_MAX_CHANNELS], base[HVT_PROBE_MAX_CHANNELS];
 	const struct background *bg = dir == HVT_PROBE_WRITE ? &r->wr : &r->rd;
-	double expected = (double)(bytes / LINE) * r->st->reps;
+	/* A wide set shares the touch among its members: a bigger touch keeps each member's share at least
+	 * what a 4-way set's would be, well above the threshold. */
+	unsigned reps = r->st->reps * (unsigned)((label_count(first, r->nch) + 3) / 4);
+	double expected = (double)(bytes / LINE) * reps;
 	int margin[HVT_PROBE_MAX_CHANNELS] = {0};
 	unsigned missed[HVT_PROBE_MAX_CHANNELS] = {0};
 	struct label pair[VOTE_MAX_PAIRS];
+	struct hvt_probe_touch idle = {HVT_PROBE_IDLE, 0, 0, 0, r->socket, r->p.window_ns};
+	struct hvt_probe_touch t = {dir, hpa, bytes, reps, r->socket, r->p.window_ns};
 	unsigned n = 0;
 	bool decided = false;
-	char ph[48];
+	char ph[48], phi[48];
+	int rc;
 
+	snprintf(ph, sizeof(ph), "%s-vote", phase);
+	snprintf(phi, sizeof(phi), "%s-vote-idle", phase);
+	/* idle, touch, idle, touch, idle…: every touch window between two idle ones. */
+	if ((rc = window(r, phi, &idle, rd[0], wr[0])))
+		return rc;
+	r->st->retries++;
 	while (n < VOTE_MAX_PAIRS && !decided) {
-		struct hvt_probe_touch idle = {HVT_PROBE_IDLE, 0, 0, 0, r->socket, r->p.window_ns};
-		struct hvt_probe_touch t = {dir, hpa, bytes, r->st->reps, r->socket, r->p.window_ns};
-		int rc;
-
-		snprintf(ph, sizeof(ph), "%s-vote-idle", phase);
-		if ((rc = window(r, ph, &idle, rd0, wr0)))
-			return rc;
-		snprintf(ph, sizeof(ph), "%s-vote", phase);
-		if ((rc = window(r, ph, &t, rd, wr)))
+		if ((rc = window(r, ph, &t, rd[1], wr[1])) || (rc = window(r, phi, &idle, rd[2], wr[2])))
 			return rc;
 		r->st->retries += 2;
-		const uint64_t *base = dir == HVT_PROBE_WRITE ? wr0 : rd0;
-		struct label busy; /* channels with someone else's traffic in the idle window */
-		rises(bg, dir == HVT_PROBE_WRITE ? wr : rd, base, r->nch, expected, &pair[n]);
-		rises(bg, base, NULL, r->nch, expected, &busy);
+		const uint64_t *before = dir == HVT_PROBE_WRITE ? wr[0] : rd[0],
+			       *d = dir == HVT_PROBE_WRITE ? wr[1] : rd[1],
+			       *after = dir == HVT_PROBE_WRITE ? wr[2] : rd[2];
+		struct label busy_before, busy_after, bare; /* above the calibrated background */
+		for (size_t c = 0; c < r->nch; c++)
+			base[c] = (before[c] + after[c]) / 2;
+		rises(bg, d, base, r->nch, expected, &pair[n]);
+		rises(bg, before, NULL, r->nch, expected, &busy_before);
+		rises(bg, after, NULL, r->nch, expected, &busy_after);
+		rises(bg, d, NULL, r->nch, expected, &bare);
 		decided = ++n >= VOTE_MIN_PAIRS;
 		for (size_t c = 0; c < r->nch; c++) {
 			bool up = label_has(&pair[n - 1], c);
-			if (!label_has(&busy, c)) { /* else the baseline is spoilt: no vote */
+			/* Someone else's traffic in an idle window spoils the baseline: only a touch window
+			 * at the channel's background still says "not this channel". */
+			if ((label_has(&busy_before, c) || label_has(&busy_after, c)) &&
+			    (up || label_has(&bare, c))) {
+				label_del(&pair[n - 1], c);
+				if (label_has(&bare, c))
+					label_add(&pair[n - 1], c);
+			} else {
 				margin[c] += up ? 1 : -1;
 				missed[c] += !up;
 			}
 			decided &= abs(margin[c]) >= VOTE_MARGIN;
 		}
+		memcpy(rd[0], rd[2], sizeof(rd[0]));
+		memcpy(wr[0], wr[2], sizeof(wr[0]));
 	}
 	memset(out, 0, sizeof(*out));
 	bool ambiguous = false;
@@ -357,11 +407,15 @@ static int make_blocks(struct run *r)
 			uint64_t end = (a / g + 1) * g;
 			if (end > t->start + t->size)
 				end = t->start + t->size;
-			struct block *n = realloc(r->blocks, (r->nblocks + 1) * sizeof(*n));
-			if (!n)
-				return hvt_err_set(r->e, -ENOMEM, "out of memory");
-			r->blocks = n;
-			n[r->nblocks++] = (struct block){.start = a, .size = end - a};
+			if (r->nblocks == r->cap) { /* grown geometrically: a big host has thousands */
+				size_t cap = r->cap ? 2 * r->cap : 256;
+				struct block *n = realloc(r->blocks, cap * sizeof(*n));
+				if (!n)
+					return hvt_err_set(r->e, -ENOMEM, "out of memory");
+				r->blocks = n;
+				r->cap = cap;
+			}
+			r->blocks[r->nblocks++] = (struct block){.start = a, .size = end - a};
 			a = end;
 		}
 	}

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * The channel probe swept over noise seeds on the MODEL memory controller (lib/probe_model.c; not
- * hardware): every host shape at a quiet and a noisy background, seeds 1-100 each. Every run ends in one of
- * three ways, judged per 64 MiB granule against the model's truth:
- *   exact       every granule claimed, every claim true;
- *   unresolved  some granules left out of the map (the probe said so), every claim made true;
+ * hardware): every host shape at a quiet and a noisy background (and the noisy one with per-channel
+ * backgrounds, bursts lasting several windows and write bursts: "rough"), seeds 1-100 each. Every run ends in
+ * one of three ways, judged per 64 MiB granule against the model's truth: exact       every granule claimed,
+ * every claim true; unresolved  some granules left out of the map (the probe said so), every claim made true;
  *   wrong       a claim that is not true (a channel or an interleave the memory is not on), or a probe that
  *               failed.
  * The counts are asserted: no wrong map at any level, no unresolved run at the quiet level and at most 2 %
@@ -31,6 +31,13 @@ static const char QUIET[] = "{\"read_mbps\": 50, \"write_mbps\": 20, \"sigma_cas
 			    " \"remote_dir_writes\": 0.5, \"spike_every\": 40, \"spike_cas\": 200000}";
 static const char NOISY[] = "{\"read_mbps\": 120, \"write_mbps\": 60, \"sigma_cas\": 2000, \"prefetch\": 0.5,"
 			    " \"remote_dir_writes\": 0.5, \"spike_every\": 8, \"spike_cas\": 250000}";
+
+/* The noisy level as real hosts have it: every channel's background its own (±50 %), read bursts lasting up
+ * to 5 windows, write bursts. */
+static const char ROUGH[] = "{\"read_mbps\": 120, \"write_mbps\": 60, \"sigma_cas\": 2000, \"prefetch\": 0.5,"
+			    " \"remote_dir_writes\": 0.5, \"spike_every\": 8, \"spike_cas\": 250000,"
+			    " \"channel_spread\": 0.5, \"burst_windows\": 5, \"write_spike_every\": 8,"
+			    " \"write_spike_cas\": 150000}";
 
 struct counts {
 	unsigned exact, unresolved, wrong;
@@ -135,13 +142,18 @@ static struct counts sweep(const char *spec, const char *level, const char *nois
 /* The acceptance counts: never a wrong map; unresolved never when quiet, in at most 2 % of noisy runs. */
 static void sweep_host(const char *spec)
 {
-	struct counts q = sweep(spec, "quiet", QUIET), n = sweep(spec, "noisy", NOISY);
+	struct counts q = sweep(spec, "quiet", QUIET), n = sweep(spec, "noisy", NOISY),
+		      x = sweep(spec, "rough", ROUGH);
 
-	if (q.wrong || n.wrong)
-		fail_msg("%s: %u quiet and %u noisy runs gave a wrong map (first at seed %u)", spec, q.wrong,
-			 n.wrong, q.wrong ? q.first_wrong : n.first_wrong);
+	if (q.wrong || n.wrong || x.wrong)
+		fail_msg("%s: %u quiet, %u noisy and %u rough runs gave a wrong map (first at seed %u)", spec,
+			 q.wrong, n.wrong, x.wrong,
+			 q.wrong   ? q.first_wrong
+			 : n.wrong ? n.first_wrong
+				   : x.first_wrong);
 	assert_int_equal(q.unresolved, 0);
 	assert_true(n.unresolved * 100 <= 2 * SEEDS);
+	assert_true(x.unresolved * 100 <= 2 * SEEDS);
 }
 
 static void test_sweep_unpopulated(void **state)
@@ -168,13 +180,37 @@ static void test_sweep_3way(void **state)
 	sweep_host(FIX "model-3way.json");
 }
 
+static void test_sweep_bursty(void **state)
+{
+	(void)state;
+	sweep_host(FIX "model-2s6c-bursty.json");
+}
+
+static void test_sweep_two_holes(void **state)
+{
+	(void)state;
+	sweep_host(FIX "model-2holes.json");
+}
+
+static void test_sweep_nested(void **state)
+{
+	(void)state;
+	sweep_host(FIX "model-nested.json");
+}
+
+static void test_sweep_wide(void **state)
+{
+	(void)state;
+	sweep_host(FIX "model-wide.json");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_sweep_unpopulated),
-	    cmocka_unit_test(test_sweep_hole),
-	    cmocka_unit_test(test_sweep_interleaved),
-	    cmocka_unit_test(test_sweep_3way),
+	    cmocka_unit_test(test_sweep_unpopulated), cmocka_unit_test(test_sweep_hole),
+	    cmocka_unit_test(test_sweep_interleaved), cmocka_unit_test(test_sweep_3way),
+	    cmocka_unit_test(test_sweep_bursty),      cmocka_unit_test(test_sweep_two_holes),
+	    cmocka_unit_test(test_sweep_nested),      cmocka_unit_test(test_sweep_wide),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
