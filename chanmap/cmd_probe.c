@@ -235,17 +235,23 @@ static int parse_args(int argc, char **argv, struct args *a)
 
 static void summarize(const struct hvt_chanmap *m, const struct hvt_probe_stats *st, const struct args *a)
 {
-	size_t populated = 0;
-	for (size_t i = 0; i < m->nchannels; i++)
-		populated += m->channels[i].nranges > 0;
+	size_t populated = 0, only_interleaved = 0;
+	for (size_t i = 0; i < m->nchannels; i++) {
+		bool il = false;
+		for (size_t k = 0; k < m->ninterleaved; k++)
+			for (size_t j = 0; j < m->interleaved[k].nchannels; j++)
+				il |= m->interleaved[k].channels[j] == i;
+		populated += m->channels[i].nranges > 0 || il;
+		only_interleaved += !m->channels[i].nranges && il;
+	}
 	fprintf(stderr,
-		"chanmap probe: %zu of %zu channels have memory, %zu interleaved region(s); %" PRIu64
-		" windows (calibration %" PRIu64 ", coarse %" PRIu64 ", bisection %" PRIu64
-		", retries and votes %" PRIu64 ", socket moves %" PRIu64 ", verified %" PRIu64
-		", write checks %" PRIu64 "), %" PRIu64 " of %" PRIu64
+		"chanmap probe: %zu of %zu channels have memory (%zu only in interleaved regions), %zu "
+		"interleaved region(s); %" PRIu64 " windows (calibration %" PRIu64 ", coarse %" PRIu64
+		", bisection %" PRIu64 ", retries and votes %" PRIu64 ", socket moves %" PRIu64
+		", verified %" PRIu64 ", write checks %" PRIu64 "), %" PRIu64 " of %" PRIu64
 		" blocks measured, %u rep(s) per line\n",
-		populated, m->nchannels, m->ninterleaved, st->windows, st->calibration, st->coarse,
-		st->bisection, st->retries, st->socket_moves, st->verified, st->write_checks,
+		populated, m->nchannels, only_interleaved, m->ninterleaved, st->windows, st->calibration,
+		st->coarse, st->bisection, st->retries, st->socket_moves, st->verified, st->write_checks,
 		st->blocks_measured, st->blocks, st->reps);
 	fprintf(stderr, "chanmap probe: %.1f GiB probed; at %.0f ms per window that is %.1f s of probing%s\n",
 		m->probe.probed_bytes / (double)(1ull << 30), m->probe.window_ns / 1e6, st->implied_seconds,
