@@ -273,8 +273,17 @@ static int vote(struct run *r, const char *phase, enum hvt_probe_dir dir, uint64
 	uint64_t rd[3][HVT_PROBE_MAX_CHANNELS], wr[3][HVT_PROBE_MAX_CHANNELS], base[HVT_PROBE_MAX_CHANNELS];
 	const struct background *bg = dir == HVT_PROBE_WRITE ? &r->wr : &r->rd;
 	/* A wide set shares the touch among its members: a bigger touch keeps each member's share at least
-	 * what a 4-way set's would be, well above the threshold. */
-	unsigned reps = r->st->reps * (unsigned)((label_count(first, r->nch) + 3) / 4);
+	 * what a 4-way set's would be… */
+	size_t nset = label_count(first, r->nch);
+	unsigned reps = r->st->reps * (unsigned)((nset + 3) / 4);
+	/* …and at least 3 × a vote's threshold on the noisiest of them. */
+	double sd = 0;
+	for (size_t c = 0; c < r->nch; c++)
+		if (label_has(first, c))
+			sd = fmax(sd, bg->sd[c]);
+	double need = 3 * RISE_SIGMA * M_SQRT2 * sd * (double)nset / (double)(bytes / LINE);
+	if (need > reps)
+		reps = (unsigned)fmin(ceil(need), 64.0 * r->st->reps);
 	double expected = (double)(bytes / LINE) * reps;
 	int margin[HVT_PROBE_MAX_CHANNELS] = {0};
 	unsigned missed[HVT_PROBE_MAX_CHANNELS] = {0};
