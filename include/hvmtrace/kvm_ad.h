@@ -16,15 +16,17 @@
 #include <linux/ioctl.h>
 #include <linux/kvm.h>
 
-#define KVM_CAP_AD_HARVEST 0x10000
+#define KVM_CAP_AD_HARVEST	0x10000
 
 /* Report the bits but leave them set. */
-#define KVM_AD_HARVEST_NOCLEAR (1U << 0)
+#define KVM_AD_HARVEST_NOCLEAR	(1U << 0)
 /* Skip the remote TLB flush that follows clearing (testing, batching). */
-#define KVM_AD_HARVEST_NOFLUSH (1U << 1)
+#define KVM_AD_HARVEST_NOFLUSH	(1U << 1)
 /* Only fill slot_base_gfn and slot_npages; touch no SPTE. */
-#define KVM_AD_HARVEST_QUERY       (1U << 2)
-#define KVM_AD_HARVEST_VALID_FLAGS (KVM_AD_HARVEST_NOCLEAR | KVM_AD_HARVEST_NOFLUSH | KVM_AD_HARVEST_QUERY)
+#define KVM_AD_HARVEST_QUERY	(1U << 2)
+#define KVM_AD_HARVEST_VALID_FLAGS	(KVM_AD_HARVEST_NOCLEAR | \
+					 KVM_AD_HARVEST_NOFLUSH | \
+					 KVM_AD_HARVEST_QUERY)
 
 /*
  * Bit i of each bitmap (64-bit little-endian words) is page first_page + i
@@ -33,22 +35,22 @@
  * the end of the slot.  A bitmap pointer may be 0 to skip that bitmap.
  */
 struct kvm_ad_harvest {
-	__u32 slot;  /* as_id << 16 | slot id, as in kvm_dirty_log */
-	__u32 flags; /* KVM_AD_HARVEST_* */
+	__u32 slot;		/* as_id << 16 | slot id, as in kvm_dirty_log */
+	__u32 flags;		/* KVM_AD_HARVEST_* */
 	__u64 first_page;
 	__u64 num_pages;
-	__u64 accessed_bitmap; /* user pointer or 0 */
-	__u64 dirty_bitmap;    /* user pointer or 0 */
-	__u64 nr_accessed;     /* out: leaf SPTEs found accessed */
-	__u64 nr_dirty;        /* out: leaf SPTEs found dirty */
-	__u64 slot_base_gfn;   /* out */
-	__u64 slot_npages;     /* out */
-	__u64 reserved[2];     /* must be 0 */
+	__u64 accessed_bitmap;	/* user pointer or 0 */
+	__u64 dirty_bitmap;	/* user pointer or 0 */
+	__u64 nr_accessed;	/* out: leaf SPTEs found accessed */
+	__u64 nr_dirty;		/* out: leaf SPTEs found dirty */
+	__u64 slot_base_gfn;	/* out */
+	__u64 slot_npages;	/* out */
+	__u64 reserved[2];	/* must be 0 */
 };
 
 /* On the VM fd (VMM only) and on the fd from KVM_CREATE_AD_FD (any process). */
-#define KVM_AD_HARVEST _IOWR(KVMIO, 0xf0, struct kvm_ad_harvest)
+#define KVM_AD_HARVEST		_IOWR(KVMIO, 0xf0, struct kvm_ad_harvest)
 /* VM ioctl: returns a new fd whose only operation is KVM_AD_HARVEST. */
-#define KVM_CREATE_AD_FD _IO(KVMIO, 0xf1)
+#define KVM_CREATE_AD_FD	_IO(KVMIO, 0xf1)
 
 #endif /* _UAPI_LINUX_KVM_AD_H */
