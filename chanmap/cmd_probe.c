@@ -22,6 +22,8 @@ enum probe_exit {
 	PROBE_FAILED = 1,       /* the probe failed (or --check found the map wrong) */
 	PROBE_USAGE = 2,        /* bad arguments */
 	PROBE_UNATTRIBUTED = 3, /* some memory could not be attributed; the map is written without it */
+	PROBE_UNRESOLVED =
+	    4, /* some memory stayed ambiguous; the map is written without it, nothing guessed */
 };
 
 struct args {
@@ -50,6 +52,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 	    {PROBE_FAILED, "the probe failed (or --check found differences)"},
 	    {PROBE_USAGE, "bad arguments"},
 	    {PROBE_UNATTRIBUTED, "some memory could not be attributed (the map is written without it)"},
+	    {PROBE_UNRESOLVED, "some memory stayed unresolved: still ambiguous after the retries, or a "
+			       "second look\ndisagreed (the map is written without it; nothing is guessed)"},
 	    {0, NULL},
 	};
 	const struct hvt_option opts[] = {
@@ -127,17 +131,24 @@ static int parse_args(int argc, char **argv, struct args *a)
 
 static void summarize(const struct hvt_chanmap *m, const struct hvt_probe_stats *st, const struct args *a)
 {
-	size_t populated = 0;
-	for (size_t i = 0; i < m->nchannels; i++)
-		populated += m->channels[i].nranges > 0;
+	size_t populated = 0, only_interleaved = 0;
+	for (size_t i = 0; i < m->nchannels; i++) {
+		bool il = false;
+		for (size_t k = 0; k < m->ninterleaved; k++)
+			for (size_t j = 0; j < m->interleaved[k].nchannels; j++)
+				il |= m->interleaved[k].channels[j] == i;
+		populated += m->channels[i].nranges > 0 || il;
+		only_interleaved += !m->channels[i].nranges && il;
+	}
 	fprintf(stderr,
-		"chanmap probe: %zu of %zu channels have memory, %zu interleaved region(s); %" PRIu64
-		" windows (calibration %" PRIu64 ", coarse %" PRIu64 ", bisection %" PRIu64
-		", retries %" PRIu64 ", socket moves %" PRIu64 ", write checks %" PRIu64 "), %" PRIu64
-		" of %" PRIu64 " blocks measured, %u rep(s) per line\n",
-		populated, m->nchannels, m->ninterleaved, st->windows, st->calibration, st->coarse,
-		st->bisection, st->retries, st->socket_moves, st->write_checks, st->blocks_measured,
-		st->blocks, st->reps);
+		"chanmap probe: %zu of %zu channels have memory (%zu only in interleaved regions), %zu "
+		"interleaved region(s); %" PRIu64 " windows (calibration %" PRIu64 ", coarse %" PRIu64
+		", bisection %" PRIu64 ", retries and votes %" PRIu64 ", socket moves %" PRIu64
+		", verified %" PRIu64 ", write checks %" PRIu64 "), %" PRIu64 " of %" PRIu64
+		" blocks measured, %u rep(s) per line\n",
+		populated, m->nchannels, only_interleaved, m->ninterleaved, st->windows, st->calibration,
+		st->coarse, st->bisection, st->retries, st->socket_moves, st->verified, st->write_checks,
+		st->blocks_measured, st->blocks, st->reps);
 	fprintf(stderr, "chanmap probe: %.1f GiB probed; at %.0f ms per window that is %.1f s of probing%s\n",
 		m->probe.probed_bytes / (double)(1ull << 30), m->probe.window_ns / 1e6, st->implied_seconds,
 		a->model ? " (implied: the MODEL runs instantly)" : "");
@@ -216,6 +227,15 @@ int cmd_probe(int argc, char **argv)
 			"the map: no counter rose as expected (is the host idle? is that memory DRAM?)\n",
 			st.unattributed_bytes / (double)(1 << 20), st.first_unattributed);
 		status = PROBE_UNATTRIBUTED;
+	}
+	if (st.unresolved_bytes) {
+		fprintf(stderr,
+			"chanmap probe: UNRESOLVED: %.1f MiB (first at 0x%" PRIx64
+			") is left out of the map: its channel set stayed ambiguous after the retries, "
+			"or a second look disagreed with the first; nothing is guessed. Probe again "
+			"when the host is quieter (exit status 4)\n",
+			st.unresolved_bytes / (double)(1 << 20), st.first_unresolved);
+		status = PROBE_UNRESOLVED;
 	}
 	if (a.check && check_model(b, &m))
 		status = PROBE_FAILED;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* chanmap show: a channel map as a table, one line per range. */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -22,6 +23,25 @@ static uint64_t channel_bytes(const struct hvt_chanmap_channel *c)
 	for (size_t r = 0; r < c->nranges; r++)
 		n += c->ranges[r].size;
 	return n;
+}
+
+/* Whether channel ci holds memory of an interleaved region. */
+static bool interleaved_in(const struct hvt_chanmap *m, size_t ci)
+{
+	for (size_t i = 0; i < m->ninterleaved; i++)
+		for (size_t j = 0; j < m->interleaved[i].nchannels; j++)
+			if (m->interleaved[i].channels[j] == ci)
+				return true;
+	return false;
+}
+
+/* "0.97", or "-" when the map does not record it (maps from before the probe did). */
+static void format_confidence(double c, char *buf, size_t len)
+{
+	if (c < 0)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.2f", c);
 }
 
 static void print_header(const struct hvt_chanmap *m, const char *path)
@@ -74,20 +94,27 @@ int cmd_show(int argc, char **argv)
 		return SHOW_USAGE;
 	}
 	print_header(&m, path);
-	printf("%-14s %-18s %-38s %s\n", "CHANNEL", "PMU", "RANGE", "SIZE");
+	printf("%-14s %-18s %-38s %-10s %s\n", "CHANNEL", "PMU", "RANGE", "SIZE", "CONFIDENCE");
 	for (size_t i = 0; i < m.nchannels; i++) {
 		const struct hvt_chanmap_channel *ch = &m.channels[i];
-		char pmu[80], sz[32];
+		char pmu[80], sz[32], conf[16];
 		snprintf(pmu, sizeof(pmu), "%s%s", ch->pmu, ch->inferred ? " (inferred)" : "");
 		if (!ch->nranges)
-			printf("%-14s %-18s %-38s %s\n", ch->id, pmu, "-", "no memory found");
+			printf("%-14s %-18s %-38s %s\n", ch->id, pmu, "-",
+			       interleaved_in(&m, i) ? "only interleaved memory (see INTERLEAVED)"
+						     : "no memory found");
 		for (size_t r = 0; r < ch->nranges; r++) {
 			char range[64];
 			snprintf(range, sizeof(range), "0x%" PRIx64 "-0x%" PRIx64, ch->ranges[r].start,
 				 ch->ranges[r].start + ch->ranges[r].size - 1);
 			hvt_format_size(ch->ranges[r].size, sz, sizeof(sz));
-			printf("%-14s %-18s %-38s %s\n", r ? "" : ch->id, r ? "" : pmu, range, sz);
+			format_confidence(hvt_chanmap_confidence(ch, r), conf, sizeof(conf));
+			printf("%-14s %-18s %-38s %-10s %s\n", r ? "" : ch->id, r ? "" : pmu, range, sz,
+			       conf);
 		}
+		if (ch->nranges && interleaved_in(&m, i))
+			printf("%-14s %-18s %-38s %s\n", "", "", "",
+			       "and interleaved memory (see INTERLEAVED)");
 		if (ch->nranges > 1) {
 			hvt_format_size(channel_bytes(ch), sz, sizeof(sz));
 			printf("%-14s %-18s %-38s %s in all\n", "", "", "", sz);
@@ -95,13 +122,14 @@ int cmd_show(int argc, char **argv)
 	}
 	for (size_t i = 0; i < m.ninterleaved; i++) {
 		const struct hvt_chanmap_interleave *il = &m.interleaved[i];
-		char sz[32];
+		char sz[32], conf[16];
 		hvt_format_size(il->range.size, sz, sizeof(sz));
+		format_confidence(il->confidence, conf, sizeof(conf));
 		printf("INTERLEAVED    0x%" PRIx64 "-0x%" PRIx64 " (%s) over", il->range.start,
 		       il->range.start + il->range.size - 1, sz);
 		for (size_t j = 0; j < il->nchannels; j++)
 			printf("%s%s", j ? "," : " ", m.channels[il->channels[j]].id);
-		putchar('\n');
+		printf("; confidence %s\n", conf);
 	}
 	if (m.advice[0])
 		printf("\nadvice   %s\n", m.advice);

@@ -18,8 +18,10 @@ void hvt_chanmap_init(struct hvt_chanmap *m)
 
 void hvt_chanmap_free(struct hvt_chanmap *m)
 {
-	for (size_t i = 0; i < m->nchannels; i++)
+	for (size_t i = 0; i < m->nchannels; i++) {
 		free(m->channels[i].ranges);
+		free(m->channels[i].confidence);
+	}
 	for (size_t i = 0; i < m->ninterleaved; i++)
 		free(m->interleaved[i].channels);
 	free(m->channels);
@@ -71,6 +73,7 @@ int hvt_chanmap_add_channel(struct hvt_chanmap *m, const struct hvt_chanmap_chan
 	n[m->nchannels] = *c;
 	n[m->nchannels].ranges = NULL;
 	n[m->nchannels].nranges = 0;
+	n[m->nchannels].confidence = NULL;
 	return (int)m->nchannels++;
 }
 
@@ -86,8 +89,34 @@ int hvt_chanmap_add_range(struct hvt_chanmap *m, size_t ci, uint64_t start, uint
 	if (!r)
 		return -ENOMEM;
 	c->ranges = r;
+	if (c->confidence) {
+		double *x = realloc(c->confidence, (c->nranges + 1) * sizeof(*x));
+		if (!x)
+			return -ENOMEM;
+		c->confidence = x;
+		x[c->nranges] = -1;
+	}
 	r[c->nranges++] = (struct hvt_range){start, size};
 	return 0;
+}
+
+int hvt_chanmap_set_confidence(struct hvt_chanmap *m, size_t ci, size_t ri, double confidence)
+{
+	struct hvt_chanmap_channel *c = &m->channels[ci];
+
+	if (!c->confidence) {
+		if (!(c->confidence = malloc((c->nranges ? c->nranges : 1) * sizeof(double))))
+			return -ENOMEM;
+		for (size_t i = 0; i < c->nranges; i++)
+			c->confidence[i] = -1;
+	}
+	c->confidence[ri] = confidence;
+	return 0;
+}
+
+double hvt_chanmap_confidence(const struct hvt_chanmap_channel *c, size_t ri)
+{
+	return c->confidence ? c->confidence[ri] : -1;
 }
 
 static bool same_channels(const struct hvt_chanmap_interleave *il, const unsigned *ch, size_t n)
@@ -114,7 +143,7 @@ int hvt_chanmap_add_interleave(struct hvt_chanmap *m, uint64_t start, uint64_t s
 	if (!ch)
 		return -ENOMEM;
 	memcpy(ch, channels, nchannels * sizeof(*ch));
-	n[m->ninterleaved++] = (struct hvt_chanmap_interleave){{start, size}, nchannels, ch};
+	n[m->ninterleaved++] = (struct hvt_chanmap_interleave){{start, size}, nchannels, ch, -1};
 	return 0;
 }
 

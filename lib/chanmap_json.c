@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +23,15 @@ static struct json_object *hex(uint64_t v)
 	return json_object_new_string(buf);
 }
 
-static struct json_object *range_json(const struct hvt_range *r)
+/* confidence < 0: not recorded, so not written */
+static struct json_object *range_json(const struct hvt_range *r, double confidence)
 {
 	struct json_object *o = json_object_new_object();
 	json_object_object_add(o, "start", hex(r->start));
 	json_object_object_add(o, "size", hex(r->size));
+	if (confidence >= 0)
+		json_object_object_add(o, "confidence",
+				       json_object_new_double(round(confidence * 1000) / 1000));
 	return o;
 }
 
@@ -74,14 +79,15 @@ struct json_object *hvt_chanmap_to_json(const struct hvt_chanmap *m)
 		if (c->inferred)
 			json_object_object_add(co, "numbering", json_object_new_string("inferred"));
 		for (size_t r = 0; r < c->nranges; r++)
-			json_object_array_add(rs, range_json(&c->ranges[r]));
+			json_object_array_add(rs, range_json(&c->ranges[r], hvt_chanmap_confidence(c, r)));
 		json_object_object_add(co, "ranges", rs);
 		json_object_array_add(chans, co);
 	}
 	json_object_object_add(o, "channels", chans);
 	for (size_t i = 0; i < m->ninterleaved; i++) {
 		const struct hvt_chanmap_interleave *il = &m->interleaved[i];
-		struct json_object *io = range_json(&il->range), *ids = json_object_new_array();
+		struct json_object *io = range_json(&il->range, il->confidence),
+				   *ids = json_object_new_array();
 		for (size_t j = 0; j < il->nchannels; j++)
 			json_object_array_add(ids, json_object_new_string(m->channels[il->channels[j]].id));
 		json_object_object_add(io, "channels", ids);
@@ -215,9 +221,18 @@ static void get_str(struct json_object *o, const char *key, char *buf, size_t le
 	snprintf(buf, len, "%s", v ? json_object_get_string(v) : "");
 }
 
-static int read_range(struct reader *rd, struct json_object *o, const char *where, struct hvt_range *r)
+/* "confidence" is optional (maps written before the probe recorded it): *confidence < 0 without it. */
+static int read_range(struct reader *rd, struct json_object *o, const char *where, struct hvt_range *r,
+		      double *confidence)
 {
+	struct json_object *c = member(o, "confidence", json_type_double);
 	int rc = get_u64(rd, o, "start", where, &r->start);
+
+	if (!c)
+		c = member(o, "confidence", json_type_int);
+	*confidence = c ? json_object_get_double(c) : -1;
+	if (!rc && c && !(*confidence >= 0 && *confidence <= 1))
+		return bad(rd, where, "has a \"confidence\" outside 0-1");
 	return rc ? rc : get_u64(rd, o, "size", where, &r->size);
 }
 
@@ -249,9 +264,10 @@ static int read_channel(struct reader *rd, struct hvt_chanmap *m, struct json_ob
 		return hvt_err_prefix(rd->e, ci, "%s: ", rd->name);
 	for (size_t r = 0; r < json_object_array_length(rs); r++) {
 		struct hvt_range x;
+		double conf;
 		char w2[96];
 		snprintf(w2, sizeof(w2), "%s ranges[%zu]", c.id, r);
-		if ((rc = read_range(rd, json_object_array_get_idx(rs, r), w2, &x)))
+		if ((rc = read_range(rd, json_object_array_get_idx(rs, r), w2, &x, &conf)))
 			return rc;
 		/* Kept as written (not merged), so validation sees the file's own ranges. */
 		struct hvt_chanmap_channel *cc = &m->channels[ci];
@@ -259,7 +275,16 @@ static int read_channel(struct reader *rd, struct hvt_chanmap *m, struct json_ob
 		if (!nr)
 			return hvt_err_set(rd->e, -ENOMEM, "out of memory");
 		cc->ranges = nr;
+		if (cc->confidence) {
+			double *nc = realloc(cc->confidence, (cc->nranges + 1) * sizeof(*nc));
+			if (!nc)
+				return hvt_err_set(rd->e, -ENOMEM, "out of memory");
+			cc->confidence = nc;
+			nc[cc->nranges] = -1;
+		}
 		nr[cc->nranges++] = x;
+		if (conf >= 0 && hvt_chanmap_set_confidence(m, (size_t)ci, cc->nranges - 1, conf))
+			return hvt_err_set(rd->e, -ENOMEM, "out of memory");
 	}
 	return 0;
 }
@@ -270,13 +295,14 @@ static int read_interleaved(struct reader *rd, struct hvt_chanmap *m, struct jso
 		struct json_object *io = json_object_array_get_idx(arr, i),
 				   *ids = member(io, "channels", json_type_array);
 		struct hvt_range r;
+		double conf;
 		char where[48];
 		unsigned idx[256];
 		size_t n = 0;
 		int rc;
 
 		snprintf(where, sizeof(where), "interleaved[%zu]", i);
-		if ((rc = read_range(rd, io, where, &r)))
+		if ((rc = read_range(rd, io, where, &r, &conf)))
 			return rc;
 		if (!ids || json_object_array_length(ids) > 256)
 			return bad(rd, where, "has no \"channels\" array of channel ids");
@@ -298,7 +324,7 @@ static int read_interleaved(struct reader *rd, struct hvt_chanmap *m, struct jso
 		if (!ch)
 			return hvt_err_set(rd->e, -ENOMEM, "out of memory");
 		memcpy(ch, idx, n * sizeof(*ch));
-		ni[m->ninterleaved++] = (struct hvt_chanmap_interleave){r, n, ch};
+		ni[m->ninterleaved++] = (struct hvt_chanmap_interleave){r, n, ch, conf};
 	}
 	return 0;
 }

@@ -18,10 +18,20 @@ struct label {
 	uint64_t mask[HVT_PROBE_MAX_CHANNELS / 64]; /* the channels the lines went to; none: no signal */
 };
 
+/* What the measurements of one block (or one range) said: how many independent measurements were taken
+ * and how many showed exactly the channel set decided on. */
+struct evidence {
+	unsigned seen, agree;
+	bool split; /* a vote in which some member of the decided set did not rise in every pair */
+};
+
 struct block {
 	uint64_t start, size;
 	struct label label;
 	bool known;
+	bool measured;   /* by a window of its own (else its label was filled in from measured neighbours) */
+	bool unresolved; /* measured, but its channel set stayed ambiguous, or a second look disagreed */
+	struct evidence ev;
 };
 
 struct background {
@@ -38,17 +48,44 @@ struct run {
 	unsigned socket; /* where the toucher runs now */
 	struct background rd, wr;
 	struct block *blocks;
-	size_t nblocks, known;
+	size_t nblocks, cap, known;
 	uint64_t last_progress;
 };
 
-enum verdict { CLEAR, UNCLEAR, NO_SIGNAL };
+enum verdict { LABELLED, NO_SIGNAL, AMBIGUOUS };
+
+/*
+ * The decision rule (docs/chanmap.md states it for users):
+ * - a channel rose over a window when its count exceeds the baseline by more than RISE_SIGMA standard
+ *   deviations of its background and by 1 % of the CAS driven; the baseline is its calibrated median, or
+ *   in a vote the idle window just before (then the spread of a difference: √2 σ);
+ * - a first window in which exactly one channel rose, by at least half the CAS driven, names that channel:
+ *   other traffic only adds counts, so it cannot hide a member of an interleave set nor invent a lone
+ *   channel;
+ * - anything else goes to a vote: touch windows each between two idle windows (idle, touch, idle, touch,
+ *   idle…), each touch compared with the mean of its two idle neighbours. A channel is in the set when it
+ *   rose in VOTE_MARGIN more touches than it did not, out when the reverse; touches are added
+ *   (VOTE_MIN_PAIRS to VOTE_MAX_PAIRS) until every channel is decided, else the block is ambiguous. A burst
+ *   of someone else's traffic that spans the three windows cancels out; a channel that rose in either
+ *   idle neighbour itself (against its calibrated background) votes "out" for that touch only if the
+ *   touch window is at its background, else not at all, so a burst lasting several windows can cast at
+ *   most one false vote: only one that begins and ends within the touch window can.
+ */
+#define RISE_SIGMA     6.0
+#define VOTE_MIN_PAIRS 3u
+#define VOTE_MAX_PAIRS 16u
+#define VOTE_MARGIN    3
 
 /* ---- labels ---- */
 
 static void label_add(struct label *l, size_t c)
 {
 	l->mask[c / 64] |= 1ull << (c % 64);
+}
+
+static void label_del(struct label *l, size_t c)
+{
+	l->mask[c / 64] &= ~(1ull << (c % 64));
 }
 
 static bool label_has(const struct label *l, size_t c)
@@ -112,29 +149,53 @@ static void robust(double *v, unsigned k, double *mean, double *sd)
 	*sd = fmax(1.4826 * mad, 1.0);
 }
 
+/* Idle counts that spread by more than a quarter of their level (and 1000 CAS) had someone else's traffic
+ * in many of the windows: a burst lasting several windows can outlast the median. */
+static bool disturbed(double mean, double sd)
+{
+	return sd > 0.25 * mean + 1000;
+}
+
+/*
+ * The background: per channel the median and spread of calibration_windows idle windows. When a channel's
+ * looks disturbed, up to CALIBRATION_ROUNDS rounds are taken and every channel keeps its quietest round.
+ */
+#define CALIBRATION_ROUNDS 3
+
 static int calibrate(struct run *r)
 {
 	unsigned k = r->p.calibration_windows;
 	double *v = calloc(2 * (size_t)k * r->nch, sizeof(double));
 	uint64_t rd[HVT_PROBE_MAX_CHANNELS], wr[HVT_PROBE_MAX_CHANNELS];
 	struct hvt_probe_touch idle = {HVT_PROBE_IDLE, 0, 0, 0, r->socket, r->p.window_ns};
+	bool again = true;
 	int rc = 0;
 
 	if (!v)
 		return hvt_err_set(r->e, -ENOMEM, "out of memory");
-	/* v: per channel, k reads then k writes. */
-	for (unsigned i = 0; i < k && !rc; i++) {
-		if ((rc = window(r, "calibrate", &idle, rd, wr)))
-			break;
-		r->st->calibration++;
-		for (size_t c = 0; c < r->nch; c++) {
-			v[2 * k * c + i] = (double)rd[c];
-			v[2 * k * c + k + i] = (double)wr[c];
+	for (unsigned round = 0; round < CALIBRATION_ROUNDS && again && !rc; round++) {
+		/* v: per channel, k reads then k writes. */
+		for (unsigned i = 0; i < k && !rc; i++) {
+			if ((rc = window(r, "calibrate", &idle, rd, wr)))
+				break;
+			r->st->calibration++;
+			for (size_t c = 0; c < r->nch; c++) {
+				v[2 * k * c + i] = (double)rd[c];
+				v[2 * k * c + k + i] = (double)wr[c];
+			}
 		}
-	}
-	for (size_t c = 0; c < r->nch && !rc; c++) {
-		robust(&v[2 * k * c], k, &r->rd.mean[c], &r->rd.sd[c]);
-		robust(&v[2 * k * c + k], k, &r->wr.mean[c], &r->wr.sd[c]);
+		again = false;
+		for (size_t c = 0; c < r->nch && !rc; c++) {
+			double m, sd;
+			robust(&v[2 * k * c], k, &m, &sd);
+			if (!round || m + sd < r->rd.mean[c] + r->rd.sd[c])
+				r->rd.mean[c] = m, r->rd.sd[c] = sd;
+			robust(&v[2 * k * c + k], k, &m, &sd);
+			if (!round || m + sd < r->wr.mean[c] + r->wr.sd[c])
+				r->wr.mean[c] = m, r->wr.sd[c] = sd;
+			again |=
+			    disturbed(r->rd.mean[c], r->rd.sd[c]) || disturbed(r->wr.mean[c], r->wr.sd[c]);
+		}
 	}
 	free(v);
 	return rc;
@@ -174,35 +235,23 @@ static int size_reps(struct run *r)
 }
 
 /*
- * Which channels rose above their background, given that `expected` CAS were driven. CLEAR: the rise is
- * about the expected size and ≥ 90 % of it is in the label's channels (one channel, or an interleave set
- * of channels with ≥ 10 % each); UNCLEAR: too much or spread oddly (another process's burst); NO_SIGNAL:
- * far too little arrived at DRAM.
+ * The channels whose counts d rose over the window against their baseline: the calibrated median, or (base
+ * not NULL) the counts of an idle window just before. Returns the sum of the rises.
  */
-static enum verdict classify(const struct background *bg, const uint64_t *d, size_t nch, double expected,
-			     struct label *out)
+static double rises(const struct background *bg, const uint64_t *d, const uint64_t *base, size_t nch,
+		    double expected, struct label *out)
 {
-	double x[HVT_PROBE_MAX_CHANNELS], total = 0;
-	bool rose[HVT_PROBE_MAX_CHANNELS];
+	double total = 0;
 
 	memset(out, 0, sizeof(*out));
 	for (size_t c = 0; c < nch; c++) {
-		x[c] = (double)d[c] - bg->mean[c];
-		rose[c] = x[c] > fmax(6 * bg->sd[c], 0.02 * expected);
-		if (rose[c])
-			total += x[c];
-	}
-	if (total < 0.5 * expected)
-		return NO_SIGNAL;
-	if (total > 2.5 * expected)
-		return UNCLEAR;
-	double share = 0;
-	for (size_t c = 0; c < nch; c++)
-		if (rose[c] && x[c] >= 0.1 * total) {
+		double x = (double)d[c] - (base ? (double)base[c] : bg->mean[c]);
+		if (x > fmax(RISE_SIGMA * bg->sd[c] * (base ? M_SQRT2 : 1), 0.01 * expected)) {
 			label_add(out, c);
-			share += x[c];
+			total += x;
 		}
-	return share >= 0.9 * total ? CLEAR : UNCLEAR;
+	}
+	return total;
 }
 
 static unsigned label_socket(const struct run *r, const struct label *l, bool *one)
@@ -217,23 +266,109 @@ static unsigned label_socket(const struct run *r, const struct label *l, bool *o
 	return s;
 }
 
+/* The vote (see the decision rule above) after a first window that showed first. */
+static int vote(struct run *r, const char *phase, enum hvt_probe_dir dir, uint64_t hpa, uint64_t bytes,
+		const struct label *first, struct label *out, enum verdict *v, struct evidence *ev)
+{
+	uint64_t rd[3][HVT_PROBE_MAX_CHANNELS], wr[3][HVT_PROBE_MAX_CHANNELS], base[HVT_PROBE_MAX_CHANNELS];
+	const struct background *bg = dir == HVT_PROBE_WRITE ? &r->wr : &r->rd;
+	/* A wide set shares the touch among its members: a bigger touch keeps each member's share at least
+	 * what a 4-way set's would be… */
+	size_t nset = label_count(first, r->nch);
+	unsigned reps = r->st->reps * (unsigned)((nset + 3) / 4);
+	/* …and at least 3 × a vote's threshold on the noisiest of them. */
+	double sd = 0;
+	for (size_t c = 0; c < r->nch; c++)
+		if (label_has(first, c))
+			sd = fmax(sd, bg->sd[c]);
+	double need = 3 * RISE_SIGMA * M_SQRT2 * sd * (double)nset / (double)(bytes / LINE);
+	if (need > reps)
+		reps = (unsigned)fmin(ceil(need), 64.0 * r->st->reps);
+	double expected = (double)(bytes / LINE) * reps;
+	int margin[HVT_PROBE_MAX_CHANNELS] = {0};
+	unsigned missed[HVT_PROBE_MAX_CHANNELS] = {0};
+	struct label pair[VOTE_MAX_PAIRS];
+	struct hvt_probe_touch idle = {HVT_PROBE_IDLE, 0, 0, 0, r->socket, r->p.window_ns};
+	struct hvt_probe_touch t = {dir, hpa, bytes, reps, r->socket, r->p.window_ns};
+	unsigned n = 0;
+	bool decided = false;
+	char ph[48], phi[48];
+	int rc;
+
+	snprintf(ph, sizeof(ph), "%s-vote", phase);
+	snprintf(phi, sizeof(phi), "%s-vote-idle", phase);
+	/* idle, touch, idle, touch, idle…: every touch window between two idle ones. */
+	if ((rc = window(r, phi, &idle, rd[0], wr[0])))
+		return rc;
+	r->st->retries++;
+	while (n < VOTE_MAX_PAIRS && !decided) {
+		if ((rc = window(r, ph, &t, rd[1], wr[1])) || (rc = window(r, phi, &idle, rd[2], wr[2])))
+			return rc;
+		r->st->retries += 2;
+		const uint64_t *before = dir == HVT_PROBE_WRITE ? wr[0] : rd[0],
+			       *d = dir == HVT_PROBE_WRITE ? wr[1] : rd[1],
+			       *after = dir == HVT_PROBE_WRITE ? wr[2] : rd[2];
+		struct label busy_before, busy_after, bare; /* above the calibrated background */
+		for (size_t c = 0; c < r->nch; c++)
+			base[c] = (before[c] + after[c]) / 2;
+		rises(bg, d, base, r->nch, expected, &pair[n]);
+		rises(bg, before, NULL, r->nch, expected, &busy_before);
+		rises(bg, after, NULL, r->nch, expected, &busy_after);
+		rises(bg, d, NULL, r->nch, expected, &bare);
+		decided = ++n >= VOTE_MIN_PAIRS;
+		for (size_t c = 0; c < r->nch; c++) {
+			bool up = label_has(&pair[n - 1], c);
+			/* Someone else's traffic in an idle window spoils the baseline: only a touch window
+			 * at the channel's background still says "not this channel". */
+			if ((label_has(&busy_before, c) || label_has(&busy_after, c)) &&
+			    (up || label_has(&bare, c))) {
+				label_del(&pair[n - 1], c);
+				if (label_has(&bare, c))
+					label_add(&pair[n - 1], c);
+			} else {
+				margin[c] += up ? 1 : -1;
+				missed[c] += !up;
+			}
+			decided &= abs(margin[c]) >= VOTE_MARGIN;
+		}
+		memcpy(rd[0], rd[2], sizeof(rd[0]));
+		memcpy(wr[0], wr[2], sizeof(wr[0]));
+	}
+	memset(out, 0, sizeof(*out));
+	bool ambiguous = false;
+	for (size_t c = 0; c < r->nch; c++) {
+		if (margin[c] >= VOTE_MARGIN)
+			label_add(out, c);
+		ambiguous |= abs(margin[c]) < VOTE_MARGIN;
+	}
+	ev->seen += 1 + n;
+	ev->agree += label_eq(first, out);
+	for (unsigned k = 0; k < n; k++)
+		ev->agree += label_eq(&pair[k], out);
+	for (size_t c = 0; c < r->nch; c++)
+		ev->split |= label_has(out, c) && missed[c];
+	*v = ambiguous ? AMBIGUOUS : label_count(out, r->nch) ? LABELLED : NO_SIGNAL;
+	return 0;
+}
+
 /*
- * Drives [hpa, hpa+bytes) in direction dir and labels it. A single channel is accepted at once (a burst of
- * other traffic cannot fake it: it would add a second channel and make the result UNCLEAR); an interleave
- * set must be seen twice. When the lines belong to another socket the window is repeated from a CPU
- * there, so the result never includes remote-access side effects (directory writes).
+ * Drives [hpa, hpa+bytes) in direction dir and decides which channels its lines went to (the decision rule
+ * above). When the lines belong to another socket the window is repeated from a CPU there, so the result
+ * never includes remote-access side effects (directory writes). ev gets the measurements and their
+ * agreement; *v whether a set was decided (out), nothing arrived, or the set stayed ambiguous.
  */
 static int measure(struct run *r, const char *phase, enum hvt_probe_dir dir, uint64_t hpa, uint64_t bytes,
-		   struct label *out)
+		   struct label *out, enum verdict *v, struct evidence *ev)
 {
 	uint64_t rd[HVT_PROBE_MAX_CHANNELS], wr[HVT_PROBE_MAX_CHANNELS];
-	struct label seen = {0};
-	bool have_seen = false, moved = false;
+	const struct background *bg = dir == HVT_PROBE_WRITE ? &r->wr : &r->rd;
+	bool moved = false;
 	char ph[48];
 
 	memset(out, 0, sizeof(*out));
 	bytes -= bytes % LINE;
-	for (unsigned attempt = 0; attempt <= r->p.max_retries;) {
+	double expected = (double)(bytes / LINE) * r->st->reps;
+	for (unsigned attempt = 0;;) {
 		struct hvt_probe_touch t = {dir, hpa, bytes, r->st->reps, r->socket, r->p.window_ns};
 		struct label l;
 		bool one;
@@ -242,10 +377,8 @@ static int measure(struct run *r, const char *phase, enum hvt_probe_dir dir, uin
 		snprintf(ph, sizeof(ph), "%s%s", phase, attempt ? "-retry" : moved ? "-socket" : "");
 		if ((rc = window(r, ph, &t, rd, wr)))
 			return rc;
-		enum verdict v =
-		    classify(dir == HVT_PROBE_WRITE ? &r->wr : &r->rd, dir == HVT_PROBE_WRITE ? wr : rd,
-			     r->nch, (double)(bytes / LINE) * r->st->reps, &l);
-		if (v == CLEAR) {
+		double total = rises(bg, dir == HVT_PROBE_WRITE ? wr : rd, NULL, r->nch, expected, &l);
+		if (label_count(&l, r->nch) && total >= 0.5 * expected) {
 			unsigned s = label_socket(r, &l, &one);
 			if (one && s != r->socket && !moved) {
 				r->socket = s;
@@ -253,20 +386,22 @@ static int measure(struct run *r, const char *phase, enum hvt_probe_dir dir, uin
 				moved = true;
 				continue; /* not a retry: the same question, asked from the right socket */
 			}
-			if (label_count(&l, r->nch) == 1 || (have_seen && label_eq(&l, &seen))) {
+			if (label_count(&l, r->nch) == 1) {
 				*out = l;
+				ev->seen++;
+				ev->agree++;
+				*v = LABELLED;
 				return 0;
 			}
-			seen = l;
-			have_seen = true;
+			return vote(r, phase, dir, hpa, bytes, &l, out, v, ev);
 		}
-		if (++attempt <= r->p.max_retries)
-			r->st->retries++;
+		ev->seen++;
+		if (attempt++ >= r->p.max_retries) {
+			*v = NO_SIGNAL;
+			return 0;
+		}
+		r->st->retries++;
 	}
-	if (have_seen)
-		*out = seen; /* an interleave set seen once, nothing clear since: keep it, it is flagged
-				anyway */
-	return 0;
 }
 
 /* ---- blocks ---- */
@@ -281,11 +416,15 @@ static int make_blocks(struct run *r)
 			uint64_t end = (a / g + 1) * g;
 			if (end > t->start + t->size)
 				end = t->start + t->size;
-			struct block *n = realloc(r->blocks, (r->nblocks + 1) * sizeof(*n));
-			if (!n)
-				return hvt_err_set(r->e, -ENOMEM, "out of memory");
-			r->blocks = n;
-			n[r->nblocks++] = (struct block){.start = a, .size = end - a};
+			if (r->nblocks == r->cap) { /* grown geometrically: a big host has thousands */
+				size_t cap = r->cap ? 2 * r->cap : 256;
+				struct block *n = realloc(r->blocks, cap * sizeof(*n));
+				if (!n)
+					return hvt_err_set(r->e, -ENOMEM, "out of memory");
+				r->blocks = n;
+				r->cap = cap;
+			}
+			r->blocks[r->nblocks++] = (struct block){.start = a, .size = end - a};
 			a = end;
 		}
 	}
@@ -310,11 +449,15 @@ static int probe_block(struct run *r, size_t i, const char *phase)
 {
 	struct block *b = &r->blocks[i];
 	uint64_t n = b->size < r->p.sample_bytes ? b->size : r->p.sample_bytes;
-	int rc = measure(r, phase, HVT_PROBE_READ, b->start, n, &b->label);
+	enum verdict v;
+	int rc = measure(r, phase, HVT_PROBE_READ, b->start, n, &b->label, &v, &b->ev);
 
 	if (rc)
 		return rc;
-	b->known = true;
+	b->known = b->measured = true;
+	b->unresolved = v == AMBIGUOUS;
+	if (b->unresolved)
+		memset(&b->label, 0, sizeof(b->label));
 	r->known++;
 	r->st->blocks_measured++;
 	if (!strcmp(phase, "coarse"))
@@ -331,7 +474,9 @@ static int fill(struct run *r, size_t i, size_t j)
 {
 	if (j - i <= 1)
 		return 0;
-	if (label_eq(&r->blocks[i].label, &r->blocks[j].label)) {
+	/* An ambiguous end vouches for nothing: bisect towards it. */
+	if (!r->blocks[i].unresolved && !r->blocks[j].unresolved &&
+	    label_eq(&r->blocks[i].label, &r->blocks[j].label)) {
 		for (size_t k = i + 1; k < j; k++) {
 			r->blocks[k].label = r->blocks[i].label;
 			r->blocks[k].known = true;
@@ -384,6 +529,119 @@ static int copy_proto(const struct hvt_chanmap *p, struct hvt_chanmap *m, struct
 	return 0;
 }
 
+/* ---- the second look ---- */
+
+static bool contiguous(const struct run *r, size_t i)
+{
+	return i + 1 < r->nblocks && r->blocks[i].start + r->blocks[i].size == r->blocks[i + 1].start;
+}
+
+static bool multi(const struct run *r, size_t i)
+{
+	return !r->blocks[i].unresolved && label_count(&r->blocks[i].label, r->nch) > 1;
+}
+
+/* Block i's label is in doubt: it and the blocks whose labels were filled in from it are unresolved. */
+static void dispute(struct run *r, size_t i)
+{
+	r->blocks[i].unresolved = true;
+	for (size_t k = i; k > 0 && contiguous(r, k - 1) && !r->blocks[k - 1].measured; k--)
+		r->blocks[k - 1].unresolved = true;
+	for (size_t k = i; contiguous(r, k) && !r->blocks[k + 1].measured; k++)
+		r->blocks[k + 1].unresolved = true;
+}
+
+/*
+ * The verification pass: every block on either side of a boundary, and the first, middle and last block of
+ * every interleaved region, is measured again from scratch; an answer that differs from the first (or
+ * stays ambiguous) leaves the block, and what was inferred from it, unresolved.
+ */
+static int verify(struct run *r)
+{
+	bool *again = calloc(r->nblocks ? r->nblocks : 1, sizeof(*again));
+	int rc = 0;
+
+	if (!again)
+		return hvt_err_set(r->e, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < r->nblocks; i++) {
+		if (contiguous(r, i) && (r->blocks[i].unresolved != r->blocks[i + 1].unresolved ||
+					 !label_eq(&r->blocks[i].label, &r->blocks[i + 1].label)))
+			again[i] = again[i + 1] = true;
+		if (multi(r, i) && (i == 0 || !contiguous(r, i - 1) ||
+				    !label_eq(&r->blocks[i - 1].label, &r->blocks[i].label))) {
+			size_t last = i;
+			while (contiguous(r, last) && multi(r, last + 1) &&
+			       label_eq(&r->blocks[last + 1].label, &r->blocks[i].label))
+				last++;
+			again[i] = again[(i + last) / 2] = again[last] = true;
+		}
+	}
+	for (size_t i = 0; i < r->nblocks && !rc; i++) {
+		struct block *b = &r->blocks[i];
+		struct label l;
+		enum verdict v;
+
+		if (!again[i] || b->unresolved || !label_count(&b->label, r->nch))
+			continue;
+		rc = measure(r, "verify", HVT_PROBE_READ, b->start,
+			     b->size < r->p.sample_bytes ? b->size : r->p.sample_bytes, &l, &v, &b->ev);
+		r->st->verified++;
+		b->measured = true;
+		if (!rc && (v != LABELLED || !label_eq(&l, &b->label)))
+			dispute(r, i);
+	}
+	free(again);
+	return rc;
+}
+
+/*
+ * An interleave that spans sockets, or names a channel with no memory of its own anywhere in the map, is
+ * what a burst of other traffic would fake: it stands only if every member rose in every pair of every vote
+ * on the region.
+ */
+static void check_unusual_interleaves(struct run *r)
+{
+	bool own[HVT_PROBE_MAX_CHANNELS] = {0};
+
+	for (size_t i = 0; i < r->nblocks; i++)
+		if (!r->blocks[i].unresolved && label_count(&r->blocks[i].label, r->nch) == 1)
+			own[label_first(&r->blocks[i].label, r->nch)] = true;
+	for (size_t i = 0; i < r->nblocks;) {
+		size_t last = i;
+		if (!multi(r, i)) {
+			i++;
+			continue;
+		}
+		while (contiguous(r, last) && multi(r, last + 1) &&
+		       label_eq(&r->blocks[last + 1].label, &r->blocks[i].label))
+			last++;
+		bool one, unusual = false, split = false;
+		label_socket(r, &r->blocks[i].label, &one);
+		unusual = !one;
+		for (size_t c = 0; c < r->nch; c++)
+			unusual |= label_has(&r->blocks[i].label, c) && !own[c];
+		for (size_t k = i; k <= last; k++)
+			split |= r->blocks[k].ev.split;
+		for (size_t k = i; unusual && split && k <= last; k++)
+			r->blocks[k].unresolved = true;
+		i = last + 1;
+	}
+}
+
+/* ---- the map ---- */
+
+/* The share of the measurements in [start, start+size) that showed exactly the reported channel set. */
+static double confidence(const struct run *r, uint64_t start, uint64_t size)
+{
+	unsigned seen = 0, agree = 0;
+	for (size_t i = 0; i < r->nblocks; i++)
+		if (r->blocks[i].start >= start && r->blocks[i].start < start + size) {
+			seen += r->blocks[i].ev.seen;
+			agree += r->blocks[i].ev.agree;
+		}
+	return seen ? (double)agree / seen : 0;
+}
+
 static int build_map(struct run *r, struct hvt_chanmap *m)
 {
 	int rc = copy_proto(&r->b->proto, m, r->e);
@@ -391,7 +649,11 @@ static int build_map(struct run *r, struct hvt_chanmap *m)
 	for (size_t i = 0; i < r->nblocks && rc >= 0; i++) {
 		const struct block *b = &r->blocks[i];
 		size_t n = label_count(&b->label, r->nch);
-		if (n == 0) {
+		if (b->unresolved) {
+			if (!r->st->unresolved_bytes)
+				r->st->first_unresolved = b->start;
+			r->st->unresolved_bytes += b->size;
+		} else if (n == 0) {
 			if (!r->st->unattributed_bytes)
 				r->st->first_unattributed = b->start;
 			r->st->unattributed_bytes += b->size;
@@ -405,6 +667,14 @@ static int build_map(struct run *r, struct hvt_chanmap *m)
 			rc = hvt_chanmap_add_interleave(m, b->start, b->size, ch, k);
 		}
 	}
+	for (size_t c = 0; c < m->nchannels && rc >= 0; c++)
+		for (size_t i = 0; i < m->channels[c].nranges && rc >= 0; i++)
+			rc = hvt_chanmap_set_confidence(
+			    m, c, i,
+			    confidence(r, m->channels[c].ranges[i].start, m->channels[c].ranges[i].size));
+	for (size_t i = 0; i < m->ninterleaved; i++)
+		m->interleaved[i].confidence =
+		    confidence(r, m->interleaved[i].range.start, m->interleaved[i].range.size);
 	return rc < 0 ? hvt_err_set(r->e, rc, "out of memory") : 0;
 }
 
@@ -420,29 +690,42 @@ static void describe(const struct run *r, const struct label *l, char *buf, size
 		snprintf(buf, len, "no channel");
 }
 
-/* One write window per range: the write counters must rise on the channel the reads named. */
-static int write_checks(struct run *r, const struct hvt_chanmap *m)
+/*
+ * One write window at the start of every channel range about to be reported: the write counters must rise
+ * on the channel the reads named. A write check that stays ambiguous leaves its block unresolved.
+ */
+static int write_checks(struct run *r)
 {
-	for (size_t c = 0; c < m->nchannels; c++)
-		for (size_t i = 0; i < m->channels[c].nranges; i++) {
-			const struct hvt_range *x = &m->channels[c].ranges[i];
-			struct label l;
-			int rc = measure(r, "write-check", HVT_PROBE_WRITE, x->start,
-					 x->size < r->p.sample_bytes ? x->size : r->p.sample_bytes, &l);
-			if (rc)
-				return rc;
-			r->st->write_checks++;
-			if (label_count(&l, r->nch) != 1 || label_first(&l, r->nch) != c) {
-				char got[256];
-				describe(r, &l, got, sizeof(got));
-				return hvt_err_set(
-				    r->e, -EPROTO,
-				    "write check failed: reads of 0x%" PRIx64 " rose on %s's counters, "
-				    "non-temporal writes there on %s's: the PMU's read/write events "
-				    "or its channel numbering are inconsistent",
-				    x->start, m->channels[c].id, got);
-			}
+	for (size_t i = 0; i < r->nblocks; i++) {
+		struct block *b = &r->blocks[i];
+		if (b->unresolved || label_count(&b->label, r->nch) != 1 ||
+		    (i && contiguous(r, i - 1) && !r->blocks[i - 1].unresolved &&
+		     label_eq(&r->blocks[i - 1].label, &b->label)))
+			continue;
+		size_t c = label_first(&b->label, r->nch);
+		struct label l;
+		struct evidence ev = {0};
+		enum verdict v;
+		int rc = measure(r, "write-check", HVT_PROBE_WRITE, b->start,
+				 b->size < r->p.sample_bytes ? b->size : r->p.sample_bytes, &l, &v, &ev);
+		if (rc)
+			return rc;
+		r->st->write_checks++;
+		if (v == AMBIGUOUS) {
+			dispute(r, i);
+			continue;
 		}
+		if (label_count(&l, r->nch) != 1 || label_first(&l, r->nch) != c) {
+			char got[256];
+			describe(r, &l, got, sizeof(got));
+			return hvt_err_set(r->e, -EPROTO,
+					   "write check failed: reads of 0x%" PRIx64
+					   " rose on %s's counters, "
+					   "non-temporal writes there on %s's: the PMU's read/write events "
+					   "or its channel numbering are inconsistent",
+					   b->start, r->b->proto.channels[c].id, got);
+		}
+	}
 	return 0;
 }
 
@@ -555,9 +838,10 @@ int hvt_probe_run(struct hvt_probe_backend *b, const struct hvt_probe_params *pa
 		first = i + 1;
 	}
 	progress(r, true);
-	if ((rc = build_map(r, out)))
+	if ((rc = verify(r)) || (r->p.write_check && (rc = write_checks(r))))
 		goto out;
-	if (r->p.write_check && (rc = write_checks(r, out)))
+	check_unusual_interleaves(r);
+	if ((rc = build_map(r, out)))
 		goto out;
 	advise(out);
 	st->implied_seconds = st->windows * (double)r->p.window_ns / 1e9;

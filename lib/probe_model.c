@@ -21,20 +21,36 @@
 #define LINE       64u
 #define MAX_TARGET 16
 
+/*
+ * A piece of the layout. Interleaved (targets > 1): consecutive granules go to consecutive groups of
+ * `group` targets, and within a group consecutive inner granules go to consecutive targets (nested
+ * interleave, e.g. controllers at 4 KiB and their channels at 256 B); group 1 is a plain interleave.
+ */
 struct segment {
-	uint64_t start, size, granule; /* granule: interleave unit in bytes (targets > 1) */
-	unsigned ntargets;
+	uint64_t start, size, granule, inner_granule;
+	unsigned ntargets, group;
 	unsigned targets[MAX_TARGET];
 };
+
+/* Someone else's traffic on one counter: a burst of cas per window for `left` more windows. */
+struct burst {
+	uint64_t cas;
+	unsigned left;
+};
+
+#define MAX_HOLES 8
 
 struct model {
 	struct segment *seg;
 	size_t nseg;
-	double read_rate, write_rate; /* background CAS per second per channel */
-	double sigma;                 /* spread of the background per window, in CAS */
-	double prefetch;              /* reads overshoot by up to this fraction */
-	double remote_dir;            /* directory writes per remote line read */
-	uint64_t spike_every, spike_cas;
+	/* background CAS per second, and its spread per window in CAS, per channel */
+	double read_rate[HVT_PROBE_MAX_CHANNELS], write_rate[HVT_PROBE_MAX_CHANNELS];
+	double sigma[HVT_PROBE_MAX_CHANNELS];
+	double prefetch;   /* reads overshoot by up to this fraction */
+	double remote_dir; /* directory writes per remote line read */
+	uint64_t spike_every, spike_cas, write_spike_every, write_spike_cas;
+	unsigned burst_windows; /* a burst lasts 1 to this many windows */
+	struct burst rd_burst[HVT_PROBE_MAX_CHANNELS], wr_burst[HVT_PROBE_MAX_CHANNELS];
 	uint64_t rng;
 };
 
@@ -42,10 +58,7 @@ struct model {
 
 static uint64_t next_u64(struct model *m)
 {
-	uint64_t z = (m->rng += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return hvt_splitmix64(&m->rng);
 }
 
 static double uniform(struct model *m)
@@ -82,20 +95,49 @@ static void lines_per_channel(const struct model *m, uint64_t a, uint64_t n, dou
 			lines[s->targets[0]] += (double)((hi - lo) / LINE);
 			continue;
 		}
+		/* The fast path: whole periods of the interleave spread evenly over its targets. */
+		uint64_t period = s->granule * (s->ntargets / s->group);
+		if (lo % period == 0 && (hi - lo) % period == 0 &&
+		    (s->group == 1 || s->granule % (s->inner_granule * s->group) == 0)) {
+			for (unsigned k = 0; k < s->ntargets; k++)
+				lines[s->targets[k]] += (double)((hi - lo) / s->ntargets / LINE);
+			continue;
+		}
+		uint64_t step = s->group > 1 && s->inner_granule < s->granule ? s->inner_granule : s->granule;
 		for (uint64_t x = lo; x < hi;) {
-			uint64_t next = (x / s->granule + 1) * s->granule;
+			uint64_t next = (x / step + 1) * step;
 			if (next > hi)
 				next = hi;
-			lines[s->targets[(x / s->granule) % s->ntargets]] += (double)((next - x) / LINE);
+			unsigned g = (unsigned)((x / s->granule) % (s->ntargets / s->group)),
+				 k = (unsigned)((x / s->inner_granule) % s->group);
+			lines[s->targets[g * s->group + k]] += (double)((next - x) / LINE);
 			x = next;
 		}
 	}
 }
 
-static uint64_t background(struct model *m, double rate, uint64_t window_ns)
+static uint64_t background(struct model *m, double rate, double sigma, uint64_t window_ns)
 {
-	double v = rate * (double)window_ns / 1e9 + m->sigma * gaussian(m);
+	double v = rate * (double)window_ns / 1e9 + sigma * gaussian(m);
 	return v > 0 ? (uint64_t)llround(v) : 0;
+}
+
+/* Other traffic: running bursts go on; one window in `every` starts a burst of cas on a random channel,
+ * lasting 1 to burst_windows windows. */
+static void bursts(struct model *m, struct burst *b, uint64_t *count, size_t nch, uint64_t every,
+		   uint64_t cas)
+{
+	for (size_t c = 0; c < nch; c++)
+		if (b[c].left) {
+			count[c] += b[c].cas;
+			b[c].left--;
+		}
+	if (every && next_u64(m) % every == 0) {
+		size_t c = next_u64(m) % nch;
+		unsigned len = m->burst_windows > 1 ? 1 + (unsigned)(next_u64(m) % m->burst_windows) : 1;
+		count[c] += cas;
+		b[c] = (struct burst){cas, len - 1};
+	}
 }
 
 static int model_window(struct hvt_probe_backend *b, const struct hvt_probe_touch *t, uint64_t *rd,
@@ -106,8 +148,8 @@ static int model_window(struct hvt_probe_backend *b, const struct hvt_probe_touc
 	double lines[HVT_PROBE_MAX_CHANNELS] = {0};
 
 	for (size_t c = 0; c < nch; c++) {
-		rd[c] = background(m, m->read_rate, t->window_ns);
-		wr[c] = background(m, m->write_rate, t->window_ns);
+		rd[c] = background(m, m->read_rate[c], m->sigma[c], t->window_ns);
+		wr[c] = background(m, m->write_rate[c], m->sigma[c], t->window_ns);
 	}
 	if (t->dir != HVT_PROBE_IDLE) {
 		if (!inside_touchable(b, t->hpa, t->bytes))
@@ -127,8 +169,8 @@ static int model_window(struct hvt_probe_backend *b, const struct hvt_probe_touc
 				wr[c] += (uint64_t)(n * m->remote_dir);
 		}
 	}
-	if (m->spike_every && next_u64(m) % m->spike_every == 0)
-		rd[next_u64(m) % nch] += m->spike_cas;
+	bursts(m, m->rd_burst, rd, nch, m->spike_every, m->spike_cas);
+	bursts(m, m->wr_burst, wr, nch, m->write_spike_every, m->write_spike_cas);
 	return 0;
 }
 
@@ -221,45 +263,119 @@ static int add_segment(struct model *m, const struct segment *s)
 }
 
 /* Lays the pieces out from 0, skipping the hole; returns the end of DRAM in *end. */
+/* "hole" (one) and/or "holes" (several): MMIO holes, sorted; at most MAX_HOLES. */
+static int read_holes(struct spec *sp, struct json_object *o, uint64_t *hs, uint64_t *he, size_t *n)
+{
+	struct json_object *one, *many;
+	int rc;
+
+	*n = 0;
+	if (json_object_object_get_ex(o, "hole", &one)) {
+		if ((rc = get_addr(sp, one, "start", "hole", &hs[0])) ||
+		    (rc = get_addr(sp, one, "end", "hole", &he[0])))
+			return rc;
+		(*n)++;
+	}
+	if (json_object_object_get_ex(o, "holes", &many)) {
+		if (!json_object_is_type(many, json_type_array) ||
+		    json_object_array_length(many) + *n > MAX_HOLES)
+			return spec_bad(sp, "\"holes\" is not an array of at most 8 {\"start\", \"end\"}");
+		for (size_t i = 0; i < json_object_array_length(many); i++, (*n)++)
+			if ((rc = get_addr(sp, json_object_array_get_idx(many, i), "start", "holes",
+					   &hs[*n])) ||
+			    (rc = get_addr(sp, json_object_array_get_idx(many, i), "end", "holes", &he[*n])))
+				return rc;
+	}
+	for (size_t i = 0; i < *n; i++)
+		if (he[i] <= hs[i] || (i && hs[i] < he[i - 1]))
+			return spec_bad(sp,
+					"holes must be sorted, not overlapping, each ending after it starts");
+	return 0;
+}
+
+/* The next address at or after at that is not in a hole, and where the next hole starts (or UINT64_MAX). */
+static uint64_t skip_holes(const uint64_t *hs, const uint64_t *he, size_t n, uint64_t at, uint64_t *next_hole)
+{
+	for (size_t i = 0; i < n; i++)
+		if (at >= hs[i] && at < he[i])
+			at = he[i];
+	*next_hole = UINT64_MAX;
+	for (size_t i = 0; i < n; i++)
+		if (hs[i] >= at) {
+			*next_hole = hs[i];
+			break;
+		}
+	return at;
+}
+
+/* A piece's channels: "channels" (a list: one channel, or a plain interleave) or "groups" (a list of lists
+ * of equal length: nested interleave, "granule" between groups, "inner_granule" within one). */
+static int read_targets(struct spec *sp, struct json_object *it, const struct hvt_chanmap *p,
+			struct segment *s)
+{
+	struct json_object *chs, *groups;
+	size_t ng = 1;
+
+	if (json_object_object_get_ex(it, "groups", &groups)) {
+		if (!json_object_is_type(groups, json_type_array) || !(ng = json_object_array_length(groups)))
+			return spec_bad(sp, "\"groups\" must be a list of channel lists");
+		s->group = 0;
+	} else {
+		s->group = 1;
+	}
+	for (size_t g = 0; g < ng; g++) {
+		chs = NULL;
+		if (s->group == 0 || g)
+			chs = json_object_array_get_idx(groups, g);
+		else
+			json_object_object_get_ex(it, "channels", &chs);
+		if (!chs || !json_object_is_type(chs, json_type_array) || !json_object_array_length(chs) ||
+		    s->ntargets + json_object_array_length(chs) > MAX_TARGET)
+			return spec_bad(sp,
+					"a layout piece needs \"channels\" or \"groups\" (1-16 ids in all)");
+		if (ng > 1 && g && json_object_array_length(chs) != s->ntargets / g)
+			return spec_bad(sp, "the \"groups\" of a layout piece must be of equal size");
+		for (size_t j = 0; j < json_object_array_length(chs); j++) {
+			int ci =
+			    hvt_chanmap_find(p, json_object_get_string(json_object_array_get_idx(chs, j)));
+			if (ci < 0)
+				return spec_bad(sp, "a layout piece names a channel the model does not have");
+			s->targets[s->ntargets++] = (unsigned)ci;
+		}
+	}
+	if (s->group == 0)
+		s->group = s->ntargets / (unsigned)ng;
+	return 0;
+}
+
 static int read_layout(struct spec *sp, struct json_object *o, const struct hvt_chanmap *p, struct model *m,
 		       uint64_t *end)
 {
-	struct json_object *layout, *hole, *v;
-	uint64_t hs = 0, he = 0, at = 0;
+	struct json_object *layout;
+	uint64_t hs[MAX_HOLES], he[MAX_HOLES], at = 0;
+	size_t nholes;
 	int rc;
 
-	if (json_object_object_get_ex(o, "hole", &hole) && ((rc = get_addr(sp, hole, "start", "hole", &hs)) ||
-							    (rc = get_addr(sp, hole, "end", "hole", &he))))
+	if ((rc = read_holes(sp, o, hs, he, &nholes)))
 		return rc;
 	if (!json_object_object_get_ex(o, "layout", &layout) || !json_object_is_type(layout, json_type_array))
 		return spec_bad(sp, "no \"layout\" array");
 	for (size_t i = 0; i < json_object_array_length(layout); i++) {
-		struct json_object *it = json_object_array_get_idx(layout, i), *chs;
-		struct segment s = {.granule = (uint64_t)get_num(it, "granule", 256)};
-		uint64_t left;
+		struct json_object *it = json_object_array_get_idx(layout, i);
+		struct segment s = {.granule = (uint64_t)get_num(it, "granule", 256),
+				    .inner_granule = (uint64_t)get_num(it, "inner_granule", 256)};
+		uint64_t left, next_hole;
 		char where[32];
 
 		snprintf(where, sizeof(where), "layout[%zu]", i);
-		if ((rc = get_addr(sp, it, "size", where, &left)))
+		if ((rc = get_addr(sp, it, "size", where, &left)) || (rc = read_targets(sp, it, p, &s)))
 			return rc;
-		if (!json_object_object_get_ex(it, "channels", &chs) ||
-		    !json_object_is_type(chs, json_type_array) || !json_object_array_length(chs) ||
-		    json_object_array_length(chs) > MAX_TARGET || !s.granule || s.granule % LINE)
-			return spec_bad(
-			    sp, "a layout piece needs \"channels\" (1-16 ids) and a granule that is a "
-				"multiple of 64");
-		for (size_t j = 0; j < json_object_array_length(chs); j++) {
-			v = json_object_array_get_idx(chs, j);
-			int ci = hvt_chanmap_find(p, json_object_get_string(v));
-			if (ci < 0)
-				return spec_bad(sp, "a layout piece names a channel the model does not have");
-			s.targets[s.ntargets++] = (unsigned)ci;
-		}
+		if (!s.granule || s.granule % LINE || !s.inner_granule || s.inner_granule % LINE)
+			return spec_bad(sp, "a layout piece's granules must be multiples of 64");
 		while (left) {
-			if (at >= hs && at < he)
-				at = he;
+			at = skip_holes(hs, he, nholes, at, &next_hole);
 			s.start = at;
-			s.size = at < hs && at + left > hs ? hs - at : left;
+			s.size = at + left > next_hole ? next_hole - at : left;
 			if (add_segment(m, &s))
 				return hvt_err_set(sp->e, -ENOMEM, "out of memory");
 			at += s.size;
@@ -312,6 +428,40 @@ static int read_touchable(struct spec *sp, struct json_object *o, struct hvt_pro
 	return 0;
 }
 
+/*
+ * The background: absent members are 0 (no noise of that kind); the seed defaults to 1. Per channel:
+ * "channel_spread" s scales every channel's rates and spread by its own factor drawn from [1-s, 1+s], and
+ * "channels": {"<id>": {"read_mbps", "write_mbps", "sigma_cas"}} sets a channel's outright.
+ */
+static void read_noise(struct model *m, const struct hvt_chanmap *p, struct json_object *noise)
+{
+	double spread = fmin(fmax(get_num(noise, "channel_spread", 0), 0), 0.9);
+	struct json_object *per = NULL;
+
+	m->prefetch = get_num(noise, "prefetch", 0);
+	m->remote_dir = get_num(noise, "remote_dir_writes", 0);
+	m->spike_every = (uint64_t)get_num(noise, "spike_every", 0);
+	m->spike_cas = (uint64_t)get_num(noise, "spike_cas", 0);
+	m->write_spike_every = (uint64_t)get_num(noise, "write_spike_every", 0);
+	m->write_spike_cas = (uint64_t)get_num(noise, "write_spike_cas", 0);
+	m->burst_windows = (unsigned)fmax(get_num(noise, "burst_windows", 1), 1);
+	m->rng = (uint64_t)get_num(noise, "seed", 1);
+	memset(m->rd_burst, 0, sizeof(m->rd_burst));
+	memset(m->wr_burst, 0, sizeof(m->wr_burst));
+	if (noise)
+		json_object_object_get_ex(noise, "channels", &per);
+	for (size_t c = 0; c < p->nchannels; c++) {
+		double f = spread ? 1 + spread * (2 * uniform(m) - 1) : 1;
+		struct json_object *own = NULL;
+		if (per)
+			json_object_object_get_ex(per, p->channels[c].id, &own);
+		m->read_rate[c] = get_num(own, "read_mbps", f * get_num(noise, "read_mbps", 0)) * 1e6 / LINE;
+		m->write_rate[c] =
+		    get_num(own, "write_mbps", f * get_num(noise, "write_mbps", 0)) * 1e6 / LINE;
+		m->sigma[c] = get_num(own, "sigma_cas", f * get_num(noise, "sigma_cas", 0));
+	}
+}
+
 static int load(struct spec *sp, struct json_object *o, struct hvt_probe_backend *b)
 {
 	struct model *m = b->ctx;
@@ -344,14 +494,7 @@ static int load(struct spec *sp, struct json_object *o, struct hvt_probe_backend
 	    (rc = read_touchable(sp, o, b, end)))
 		return rc;
 	noise = json_object_object_get_ex(o, "noise", &v) ? v : NULL;
-	m->read_rate = get_num(noise, "read_mbps", 0) * 1e6 / LINE;
-	m->write_rate = get_num(noise, "write_mbps", 0) * 1e6 / LINE;
-	m->sigma = get_num(noise, "sigma_cas", 0);
-	m->prefetch = get_num(noise, "prefetch", 0);
-	m->remote_dir = get_num(noise, "remote_dir_writes", 0);
-	m->spike_every = (uint64_t)get_num(noise, "spike_every", 0);
-	m->spike_cas = (uint64_t)get_num(noise, "spike_cas", 0);
-	m->rng = (uint64_t)get_num(noise, "seed", 1);
+	read_noise(m, &b->proto, noise);
 	return 0;
 }
 
@@ -425,5 +568,24 @@ int hvt_probe_model_expected(const struct hvt_probe_backend *b, struct hvt_chanm
 		hvt_chanmap_free(out);
 		return hvt_err_set(e, rc, "out of memory");
 	}
+	return 0;
+}
+
+int hvt_probe_model_set_noise(struct hvt_probe_backend *b, const char *noise_json, uint64_t seed,
+			      struct hvt_err *e)
+{
+	struct json_object *o;
+
+	if (b->window != model_window)
+		return hvt_err_set(e, -EINVAL, "only a model has a noise level to set");
+	if (!(o = json_tokener_parse(noise_json)) || !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		return hvt_err_set(e, -EINVAL, "model noise: not a JSON object: %s", noise_json);
+	}
+	((struct model *)b->ctx)->rng = seed; /* the per-channel spread is drawn from the seed too */
+	json_object_object_del(o, "seed");
+	json_object_object_add(o, "seed", json_object_new_int64((int64_t)seed));
+	read_noise(b->ctx, &b->proto, o);
+	json_object_put(o);
 	return 0;
 }

@@ -35,6 +35,9 @@ struct hvt_chanmap_channel {
 	bool inferred; /* the PMU's box → (controller, channel) numbering is an inference, not kernel fact */
 	size_t nranges; /* 0: unpopulated, or none of its memory was touchable when probed */
 	struct hvt_range *ranges;
+	/* Per range, the share (0-1) of the probe's measurements there that showed exactly this channel;
+	 * NULL when not recorded (maps from before the probe recorded it), a range's entry < 0 likewise. */
+	double *confidence;
 };
 
 /* A range whose lines are spread over several channels (BIOS channel/IMC/socket interleave). */
@@ -42,6 +45,7 @@ struct hvt_chanmap_interleave {
 	struct hvt_range range;
 	size_t nchannels;
 	unsigned *channels; /* indices into hvt_chanmap.channels */
+	double confidence;  /* as a channel range's; < 0: not recorded */
 };
 
 /* How the map was made (the probe's parameters and effort). */
@@ -80,6 +84,10 @@ void hvt_chanmap_free(struct hvt_chanmap *m);
 int hvt_chanmap_add_channel(struct hvt_chanmap *m, const struct hvt_chanmap_channel *c, struct hvt_err *e);
 /* Appends a range to channel ci, merging it with the channel's last range when adjacent. */
 int hvt_chanmap_add_range(struct hvt_chanmap *m, size_t ci, uint64_t start, uint64_t size);
+/* Records range ri of channel ci's confidence (0-1); after its ranges are added. -ENOMEM. */
+int hvt_chanmap_set_confidence(struct hvt_chanmap *m, size_t ci, size_t ri, double confidence);
+/* Range ri of channel ci's confidence, or < 0 when the map does not record it. */
+double hvt_chanmap_confidence(const struct hvt_chanmap_channel *c, size_t ri);
 /* Adds an interleaved region over the channel indices given; merges with the previous one when adjacent
  * and over the same channels. */
 int hvt_chanmap_add_interleave(struct hvt_chanmap *m, uint64_t start, uint64_t size, const unsigned *channels,

@@ -63,7 +63,9 @@ struct hvt_probe_params {
 
 struct hvt_probe_stats {
 	uint64_t windows, calibration, coarse, bisection, retries, socket_moves, write_checks;
+	uint64_t verified; /* blocks measured again by the verification pass */
 	uint64_t blocks, blocks_measured, unattributed_bytes, first_unattributed;
+	uint64_t unresolved_bytes, first_unresolved; /* left out: their channel set stayed ambiguous */
 	unsigned reps;
 	double implied_seconds;
 };
@@ -94,6 +96,9 @@ void hvt_probe_backend_destroy(struct hvt_probe_backend *b);
 #define HVT_PROBE_MODEL_MAX_BYTES (1u << 20) /* the largest model spec read */
 
 int hvt_probe_model_open(const char *path, struct hvt_probe_backend **b, struct hvt_err *e);
+/* Replaces the model's background with a "noise" object of the spec format and reseeds it (noise sweeps). */
+int hvt_probe_model_set_noise(struct hvt_probe_backend *b, const char *noise_json, uint64_t seed,
+			      struct hvt_err *e);
 /* The model's ground truth, restricted to its touchable memory, as a map (for tests and --check). */
 int hvt_probe_model_expected(const struct hvt_probe_backend *b, struct hvt_chanmap *out, struct hvt_err *e);
 

@@ -110,6 +110,31 @@ static void test_round_trip(void **state)
 }
 
 /* Each broken document is refused and the message names the problem. */
+/* A range's confidence is optional, range by range: the ones without read as unknown. */
+static void test_confidence(void **state)
+{
+	const char *text =
+	    "{\"schema\":\"hvmtrace-chanmap\",\"version\":1,\"sockets\":1,\"channels\":[{\"id\":\"s0.mc0."
+	    "ch0\","
+	    "\"socket\":0,\"controller\":0,\"channel\":0,\"ranges\":[{\"start\":\"0x0\",\"size\":\"0x1000\"},"
+	    "{\"start\":\"0x2000\",\"size\":\"0x1000\",\"confidence\":0.75},{\"start\":\"0x4000\",\"size\":"
+	    "\"0x1000\"}]}]}";
+	struct hvt_chanmap m;
+	struct hvt_err e;
+
+	(void)state;
+	assert_int_equal(hvt_chanmap_parse(text, "doc.json", &m, &e), 0);
+	assert_true(hvt_chanmap_confidence(&m.channels[0], 0) < 0);
+	assert_true(hvt_chanmap_confidence(&m.channels[0], 1) == 0.75);
+	assert_true(hvt_chanmap_confidence(&m.channels[0], 2) < 0);
+	char *out = hvt_chanmap_to_string(&m);
+	assert_non_null(strstr(out, "\"confidence\": 0.75"));
+	assert_null(
+	    strstr(strstr(out, "\"confidence\"") + 1, "\"confidence\"")); /* written only where known */
+	free(out);
+	hvt_chanmap_free(&m);
+}
+
 static void test_refusals(void **state)
 {
 	static const struct {
@@ -149,6 +174,10 @@ static void test_refusals(void **state)
 	     "\"socket\":0,\"controller\":0,\"channel\":0,\"ranges\":[{\"start\":\"-1\",\"size\":\"0x1000\"}]"
 	     "}]}",
 	     "\"start\""},
+	    {"{\"schema\":\"hvmtrace-chanmap\",\"version\":1,\"sockets\":1,\"channels\":[{\"id\":\"s0.mc0."
+	     "ch0\",\"socket\":0,\"controller\":0,\"channel\":0,\"ranges\":[{\"start\":\"0x0\",\"size\":"
+	     "\"0x1000\",\"confidence\":1.5}]}]}",
+	     "\"confidence\" outside 0-1"},
 	};
 	struct hvt_chanmap m;
 	struct hvt_err e;
@@ -166,10 +195,9 @@ static void test_refusals(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_build_and_lookup),
-	    cmocka_unit_test(test_ids),
-	    cmocka_unit_test(test_round_trip),
-	    cmocka_unit_test(test_refusals),
+	    cmocka_unit_test(test_build_and_lookup), cmocka_unit_test(test_ids),
+	    cmocka_unit_test(test_round_trip),       cmocka_unit_test(test_refusals),
+	    cmocka_unit_test(test_confidence),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
