@@ -7,11 +7,18 @@
  *   qemu_phases prepare --ram FILE --low-ram SIZE --high-ram SIZE --payload NAME [--array-size SIZE]
  *       creates FILE (low RAM at offset 0, high RAM, which starts at 4 GiB, right after it: QEMU's order),
  *       writes the script where the payload looks for it and the "wait" command. Start QEMU after this.
- *   qemu_phases ready --ram FILE [--ack-timeout DUR]
+ *   qemu_phases ready --ram FILE [--pid PID] [--ack-timeout DUR]
  *       waits until the guest has booted and waits for its first command: attach the tracer after this,
  *       or the firmware's boot-time writes land in its first intervals.
- *   qemu_phases run (same options as prepare) --hold DUR --phase-log FILE [--ack-timeout DUR]
- *       holds each phase DUR after the guest confirmed it, then asks for the next; logs everything.
+ *   qemu_phases run (same options as prepare) --hold DUR [--hold-intervals N --follow FILE]
+ *                   --phase-log FILE [--pid PID] [--ack-timeout DUR]
+ *       holds each phase DUR after the guest confirmed it (and, following the tracer's JSON Lines, until
+ *       the tracer has harvested N whole intervals inside it: ../vmm/phase_hold.h), then asks for the
+ *       next; logs everything.
+ *
+ * A wait for the guest ends as soon as its outcome is known: the guest confirmed, reported a vector, or
+ * QEMU (--pid) exited. Only a guest that does none of these meets --ack-timeout, a bound for a machine busy
+ * with other work (default 300 s), not a guess at how long a boot takes.
  *
  * The guest has no doorbell here, so times come from watching the ack page (phases_abi.h): a phase began
  * between the command and the ack that shows it (logged as those bounds), and between two samples whose
@@ -21,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -34,6 +42,7 @@
 
 #include "../guest/phases_abi.h"
 #include "../vmm/guest_abi.h"
+#include "../vmm/phase_hold.h"
 #include "../vmm/phaselog.h"
 #include "../vmm/script.h"
 #include "../vmm/vm.h"
@@ -47,8 +56,10 @@
 #define PASS_MASK ((1ull << PHASES_ACK_SHIFT) - 1)
 
 struct options {
-	const char *ram, *payload, *phase_log;
+	const char *ram, *payload, *phase_log, *follow;
 	uint64_t low_ram, high_ram, array_bytes, hold_ns, ack_timeout_ns;
+	unsigned hold_intervals;
+	pid_t qemu_pid; /* 0: not watched */
 };
 
 struct guest {
@@ -182,6 +193,16 @@ static void die_if_fault(const struct guest *g, uint64_t ack)
 	exit(1);
 }
 
+/* Fails at once when QEMU (--pid) has exited: the guest will not answer. */
+static void die_if_qemu_gone(const struct options *o, const char *waiting_for)
+{
+	if (o->qemu_pid > 0 && kill(o->qemu_pid, 0) && errno == ESRCH) {
+		fprintf(stderr, "qemu_phases: QEMU (pid %d) exited while waiting for %s\n", (int)o->qemu_pid,
+			waiting_for);
+		exit(1);
+	}
+}
+
 /* The ack word, after checking that no vector reached the guest. */
 static uint64_t read_ack(const struct guest *g)
 {
@@ -206,6 +227,7 @@ static uint64_t command(const struct guest *g, const struct options *o, uint32_t
 		ack = read_ack(g);
 		if (ack >> PHASES_ACK_SHIFT == want)
 			break;
+		die_if_qemu_gone(o, "the guest's confirmation");
 		if (hvt_now_ns() > deadline) {
 			fprintf(stderr,
 				"qemu_phases: the guest did not confirm phase %" PRIu64
@@ -221,21 +243,29 @@ static uint64_t command(const struct guest *g, const struct options *o, uint32_t
 }
 
 /*
- * Samples the ack page until `end`, logging passes of phase k: if the count was still c at time t1 (just
- * before the last read that saw c) and is >= c + 2 at t2 (just after a later read), pass c + 2 began after
- * pass c + 1 ended, which was after t1, and ended before t2. So each logged pass lies wholly inside [t1, t2],
- * whatever a pass's length.
+ * Samples the ack page until the phase's hold is over, logging passes of phase k: if the count was still c
+ * at time t1 (just before the last read that saw c) and is >= c + 2 at t2 (just after a later read), pass
+ * c + 2 began after pass c + 1 ended, which was after t1, and ended before t2. So each logged pass lies
+ * wholly inside [t1, t2], whatever a pass's length.
  */
-static void watch_passes(const struct guest *g, struct phaselog *pl, unsigned k, uint64_t count, uint64_t t,
-			 uint64_t end)
+static void watch_passes(const struct guest *g, const struct options *o, struct phaselog *pl,
+			 struct phase_hold *hold, unsigned k, uint64_t count, uint64_t t)
 {
+	struct hvt_err err = {{0}};
 	struct sample {
 		uint64_t count, t_last;
 	} hist[HISTORY] = {{count, t}};
 	unsigned nhist = 1;
 	uint64_t logged = count + 1; /* passes <= logged are logged or began before the phase was seen */
 
-	while (hvt_now_ns() < end) {
+	for (;;) {
+		int over = phase_hold_over(hold, hvt_now_ns(), &err);
+
+		if (over < 0)
+			die("phase %u: %s", k, err.msg);
+		if (over)
+			break;
+		die_if_qemu_gone(o, "the phase to end");
 		sleep_ns(SAMPLE_NS);
 		/* The count was c at `before` at the latest and had become c by `now`. */
 		uint64_t before = hvt_now_ns(), ack = read_ack(g), now = hvt_now_ns(), c = ack & PASS_MASK;
@@ -250,6 +280,8 @@ static void watch_passes(const struct guest *g, struct phaselog *pl, unsigned k,
 			if (hist[i].count + 2 <= c) {
 				if (hist[i].count + 2 > logged) {
 					phaselog_pass(pl, k, 0, hist[i].count + 2, hist[i].t_last, now);
+					if (phase_hold_pass(hold, hist[i].t_last, now))
+						die("%s", "out of memory");
 					logged = hist[i].count + 2;
 				}
 				break;
@@ -279,6 +311,7 @@ static void ready(const struct options *o)
 
 	map_ram(&g, o, false);
 	while (read_ack(&g) >> PHASES_ACK_SHIFT != PHASES_ACK_READY) {
+		die_if_qemu_gone(o, "the guest to boot");
 		if (hvt_now_ns() > deadline) {
 			fprintf(stderr,
 				"qemu_phases: the guest on --ram %s is not ready within --ack-timeout\n",
@@ -295,6 +328,7 @@ static void run(const struct options *o)
 					 {.id = 1, .gpa = HIGH_GPA, .size = o->high_ram}};
 	struct hvt_err err = {{0}};
 	struct phaselog pl;
+	struct phase_hold hold;
 	struct guest g;
 	struct script s = {0};
 	uint64_t t_cmd, t_read, t_seen;
@@ -307,7 +341,8 @@ static void run(const struct options *o)
 	if (memcmp(gpa_to_host(&g, o, PHASES_SCRIPT_GPA, len), bytes, len))
 		die("--ram %s: holds another script (prepare with the same options)", o->ram);
 	free(bytes);
-	if (phaselog_open(&pl, o->phase_log, &err))
+	if (phaselog_open(&pl, o->phase_log, &err) ||
+	    phase_hold_init(&hold, o->hold_ns, o->hold_intervals, o->follow, &err))
 		die("%s", err.msg);
 	add_ack_page(&s);
 	phaselog_script(&pl, &s, o->hold_ns, PHASES_IMAGE_GPA / PAGE,
@@ -315,15 +350,17 @@ static void run(const struct options *o)
 
 	for (unsigned k = 0; k < s.nphases; k++) {
 		t_cmd = hvt_now_ns();
-		uint64_t ack = command(&g, o, k, k, &t_read, &t_seen), end = t_seen + o->hold_ns;
+		uint64_t ack = command(&g, o, k, k, &t_read, &t_seen);
 
 		phaselog_phase(&pl, k, 0, t_cmd, t_seen);
-		watch_passes(&g, &pl, k, ack & PASS_MASK, t_read, end);
+		phase_hold_begin(&hold, t_seen); /* where the phase surely ran from */
+		watch_passes(&g, o, &pl, &hold, k, ack & PASS_MASK, t_read);
 	}
 	t_cmd = hvt_now_ns();
 	command(&g, o, s.nphases, PHASES_ACK_DONE, &t_read, &t_seen);
 	phaselog_done(&pl, t_cmd, t_seen, "finished");
 	phaselog_close(&pl);
+	phase_hold_fini(&hold);
 	script_free(&s);
 }
 
@@ -334,6 +371,18 @@ static uint64_t size_arg(const char *name, const char *v)
 	if (hvt_parse_size(v, &b) || !b || b % (2u << 20))
 		die("%s: not a size in whole 2 MiB units", name);
 	return b;
+}
+
+static uint64_t count_arg(const char *name, const char *v)
+{
+	char *end;
+	unsigned long long n;
+
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno || !*v || *end || !n || n > 1u << 30)
+		die("%s: not a positive count", name);
+	return n;
 }
 
 static uint64_t duration_arg(const char *name, const char *v)
@@ -355,13 +404,16 @@ int main(int argc, char **argv)
 						 {"hold", required_argument, NULL, 'H'},
 						 {"phase-log", required_argument, NULL, 'L'},
 						 {"ack-timeout", required_argument, NULL, 't'},
+						 {"hold-intervals", required_argument, NULL, 'n'},
+						 {"follow", required_argument, NULL, 'f'},
+						 {"pid", required_argument, NULL, 'P'},
 						 {0}};
 	struct options o = {.payload = "phases4",
 			    .low_ram = 3ull << 30,
 			    .high_ram = 1ull << 30,
 			    .array_bytes = 64ull << 20,
 			    .hold_ns = 1000000000ull,
-			    .ack_timeout_ns = 10000000000ull};
+			    .ack_timeout_ns = 300000000000ull};
 	const char *verb = argc > 1 ? argv[1] : "";
 	int c;
 
@@ -392,16 +444,25 @@ int main(int argc, char **argv)
 		case 't':
 			o.ack_timeout_ns = duration_arg("--ack-timeout", optarg);
 			break;
+		case 'n':
+			o.hold_intervals = (unsigned)count_arg("--hold-intervals", optarg);
+			break;
+		case 'f':
+			o.follow = optarg;
+			break;
+		case 'P':
+			o.qemu_pid = (pid_t)count_arg("--pid", optarg);
+			break;
 		default:
 			exit(2);
 		}
 	}
 	if (!o.ram || (strcmp(verb, "prepare") && strcmp(verb, "ready") && strcmp(verb, "run")) ||
-	    (!strcmp(verb, "run") && !o.phase_log)) {
+	    (!strcmp(verb, "run") && !o.phase_log) || !o.hold_intervals != !o.follow) {
 		fprintf(stderr,
 			"usage: qemu_phases prepare|ready|run --ram FILE [--low-ram SIZE] [--high-ram SIZE] "
-			"[--payload NAME] [--array-size SIZE] [--hold DUR --phase-log FILE] "
-			"[--ack-timeout DUR]\n");
+			"[--payload NAME] [--array-size SIZE] [--hold DUR [--hold-intervals N --follow FILE] "
+			"--phase-log FILE] [--pid PID] [--ack-timeout DUR]\n");
 		return 2;
 	}
 	/* microvm: RAM up to 3 GiB at 0, the rest at 4 GiB (hw/i386/microvm.c). */

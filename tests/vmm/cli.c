@@ -30,6 +30,10 @@ static void usage(FILE *f)
 	    "  --payload NAME         built-in script: phases4 (default; the test pattern), array, idle\n"
 	    "  --array-size SIZE      array payload: bytes of each array a, b, c (default 64M)\n"
 	    "  --phase-time DURATION  how long each phase lasts (default 3.5s; ns, us, ms, s, m, h)\n"
+	    "  --hold-intervals N     also hold each phase until the tracer has harvested N whole intervals\n"
+	    "                         inside it (a logged pass inside each), as --follow shows them\n"
+	    "  --follow FILE          the tracer's JSON Lines (hvmtrace record --jsonl FILE), read as it "
+	    "grows\n"
 	    "  --repeat N             run the script N times, 0 = until killed (default 1)\n"
 	    "\n"
 	    "Logging:\n"
@@ -85,6 +89,8 @@ enum {
 	OPT_ARRAY,
 	OPT_PHASE_TIME,
 	OPT_REPEAT,
+	OPT_HOLD_INTERVALS,
+	OPT_FOLLOW,
 	OPT_PHASE_LOG,
 	OPT_PASS_GAP,
 	OPT_LISTEN,
@@ -101,6 +107,8 @@ static const struct option long_opts[] = {
     {"array-size", required_argument, NULL, OPT_ARRAY},
     {"phase-time", required_argument, NULL, OPT_PHASE_TIME},
     {"repeat", required_argument, NULL, OPT_REPEAT},
+    {"hold-intervals", required_argument, NULL, OPT_HOLD_INTERVALS},
+    {"follow", required_argument, NULL, OPT_FOLLOW},
     {"phase-log", required_argument, NULL, OPT_PHASE_LOG},
     {"pass-log-gap", required_argument, NULL, OPT_PASS_GAP},
     {"listen", required_argument, NULL, OPT_LISTEN},
@@ -150,6 +158,14 @@ static int parse_one(int c, const char *val, struct vmm_options *o)
 	case OPT_REPEAT:
 		if (parse_u64(val, &o->repeat))
 			return bad("--repeat", val, "not a count (0 = until killed)");
+		return 0;
+	case OPT_HOLD_INTERVALS:
+		if (parse_u64(val, &v) || v > 1000)
+			return bad("--hold-intervals", val, "not a count up to 1000");
+		o->hold_intervals = (unsigned)v;
+		return 0;
+	case OPT_FOLLOW:
+		o->follow = val;
 		return 0;
 	case OPT_PHASE_LOG:
 		o->phase_log = val;
@@ -220,6 +236,10 @@ int cli_parse(int argc, char **argv, struct vmm_options *o)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "hvmtrace-vmm: unexpected argument '%s' (see --help)\n", argv[optind]);
+		return -1;
+	}
+	if (!o->hold_intervals != !o->follow) {
+		fprintf(stderr, "hvmtrace-vmm: --hold-intervals and --follow go together\n");
 		return -1;
 	}
 	if (o->wait_attach && !o->listen) {
