@@ -280,8 +280,14 @@ static void watch_passes(const struct guest *g, const struct options *o, struct 
 
 		if (over < 0)
 			die("phase %u: %s", k, err.msg);
-		if (over)
+		if (over) {
+			if (hold->want)
+				fprintf(
+				    stderr,
+				    "qemu_phases: phase %u held %.3f s, until %u whole intervals inside it\n",
+				    k, (double)(hvt_now_ns() - hold->begin_ns) / 1e9, hold->have);
 			break;
+		}
 		die_if_qemu_gone(o, "the phase to end");
 		sleep_ns(SAMPLE_NS);
 		/* The count was c at `before` at the latest and had become c by `now`. */

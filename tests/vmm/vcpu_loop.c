@@ -104,6 +104,10 @@ static int handle_doorbell(struct vm *vm, const struct script *s, struct phaselo
 
 		if (over < 0)
 			return hvt_err_prefix(err, over, "phase %d: ", p->phase);
+		if (over && c->verbose && c->hold->want)
+			fprintf(stderr,
+				"hvmtrace-vmm: phase %d held %.3f s, until %u whole intervals inside it\n",
+				p->phase, (double)(t_exit - c->hold->begin_ns) / 1e9, c->hold->have);
 		value = (uint32_t)over;
 		memcpy(run->mmio.data, &value, 4);
 		if (log_pass(pl, c, p, t_exit, over, err))
