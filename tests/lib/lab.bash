@@ -58,7 +58,7 @@ LAB_PROGRESS='^(LAB|CHECK|BENCH|EVIDENCE|lab:|harvest:)'
 # above, and fails unless it reported "LAB-RESULT PASS". Its serial log, without carriage returns, is kept
 # as $T/lab-K.log (and each failed boot's as $T/lab-K.bootN.log); the caller counts its CHECK lines.
 lab_boot() {
-	local k=$1 start wall pid how first seen n last_news try
+	local k=$1 start wall pid how first seen n last_news try first_how=""
 	for try in 1 2; do
 		start=$SECONDS
 		rm -f "$T/l1-$k.qmp" "$T/serial-$k.log" "$T/sections-$k.txt"
@@ -100,6 +100,7 @@ lab_boot() {
 		if [ -n "$first" ]; then tail -n "+$first" "$T/lab-$k.log" | head -n 60; else tail -n 40 "$T/lab-$k.log"; fi |
 			sed 's/^/  | /'
 		cp "$T/lab-$k.log" "$T/lab-$k.boot$try.log"
+		first_how=$how
 		[ "$try" = 1 ] && echo "lab $k: booting L1 once more (the retry rule: $how)" || fail "lab $k: $how, twice"
 	done
 	if ! grep -q '^LAB-RESULT PASS' "$T/lab-$k.log"; then
@@ -107,7 +108,7 @@ lab_boot() {
 		grep -E '^\[ *[0-9]+\.[0-9]+\]' "$T/lab-$k.log" | head -n 30 | sed "s/^/lab $k: L1 kernel: /"
 		fail "lab $k: $(grep -E '^(CHECK .*FAIL|LAB.*FAIL)' "$T/lab-$k.log" | head -5)"
 	fi
-	echo "lab $k: LAB-RESULT PASS in $wall s wall$([ "$try" = 2 ] && echo " (on the second boot; the first: $how)")"
+	echo "lab $k: LAB-RESULT PASS in $wall s wall$([ "$try" = 2 ] && echo " (on the second boot; the first: $first_how)")"
 }
 
 # lab_expect K PATTERN N WHAT: L1's log (lab_boot) has exactly N lines matching the extended regex PATTERN.
