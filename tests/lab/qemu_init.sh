@@ -49,6 +49,7 @@ run_one() {
 	check=$?
 	files="qemu.err driver.err record.err"
 	grep -E "attached" "$d/record.err" | sed 's|^|lab: |' | head -2
+	grep -E "held" "$d/driver.err" | sed 's|^|lab: |'
 	rm -f "$ram"
 }
 

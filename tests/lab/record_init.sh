@@ -31,6 +31,7 @@ run_one() {
 	check=$?
 	files="record.err vmm.out"
 	grep -E "harvest_ns|attached" "$d/record.err" | sed 's|^|lab: |' | head -3
+	grep -E "held" "$d/vmm.out" | sed 's|^|lab: |'
 }
 
 for npt in 1 0; do
