@@ -136,6 +136,28 @@ static void test_partial_lines_and_harvest_end(void **state)
 	assert_int_equal(x->h.have, 0);
 }
 
+/* Lines hundreds of kilobytes long (the page ranges) are read by their head, one interval each. */
+static void test_long_lines(void **state)
+{
+	struct fixture *x = *state;
+
+	assert_int_equal(phase_hold_init(&x->h, 0, 3, x->path, NULL), 0);
+	phase_hold_begin(&x->h, 1000 * MS);
+	for (uint64_t t = 1000; t < 1400; t += 100) {
+		assert_int_equal(phase_hold_pass(&x->h, (t + 10) * MS, (t + 20) * MS), 0);
+		fprintf(x->f,
+			"{\"seq\":1,\"t_start_ns\":%llu,\"t_end_ns\":%llu,\"harvest_us\":10.0,\"written\":[",
+			(unsigned long long)(t * MS), (unsigned long long)((t + 100) * MS));
+		for (int i = 0; i < 20000; i++)
+			fprintf(x->f, "%s[%d,1]", i ? "," : "", 64 * i);
+		fputs("]}\n", x->f);
+	}
+	fflush(x->f);
+	assert_int_equal(over(x, 1500), 1);
+	assert_int_equal(x->h.intervals, 4);
+	assert_int_equal(x->h.have, 4);
+}
+
 /* The hold time still applies; without --follow it is the whole rule. */
 static void test_hold_time(void **state)
 {
@@ -177,6 +199,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_window_opens_at_previous_end, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_needs_a_pass_inside, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_partial_lines_and_harvest_end, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_long_lines, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_hold_time, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_gives_up_with_a_reason, setup, teardown),
 	};

@@ -4,12 +4,15 @@
  * line counts once it is complete, and each interval is judged as check_phases judges it, with one
  * simplification on the safe side: the phase has not ended yet, so an interval whose harvest ended before
  * now ends before the phase does.
+ * Only each line's head is kept and read: the times come first (lib/interval_json.c writes its keys in a
+ * fixed order), while the page ranges after them run to hundreds of kilobytes an interval, more than a JSON
+ * parser in the nested lab's L1 (TCG, sanitizers) reads in the time the tracer takes to write them.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <json-c/json.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -21,6 +24,7 @@
 #define HOLD_POLL_NS 1000000ull /* read the tracer's file at most once a millisecond */
 #define HOLD_STALL_S 120        /* no interval for this long: the tracer is gone or stuck */
 #define HOLD_IN_VAIN 50         /* this many intervals inside a phase without a pass: they never will */
+#define HOLD_HEAD    1024       /* bytes of a line kept: its times, well before its page ranges */
 
 int phase_hold_init(struct phase_hold *h, uint64_t min_ns, unsigned want, const char *follow,
 		    struct hvt_err *err)
@@ -33,6 +37,8 @@ int phase_hold_init(struct phase_hold *h, uint64_t min_ns, unsigned want, const 
 	if (want && !follow)
 		return hvt_err_set(err, -EINVAL,
 				   "--hold-intervals needs --follow FILE (the tracer's --jsonl)");
+	if (follow && !(h->head = malloc(HOLD_HEAD + 1)))
+		return hvt_err_set(err, -ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -40,7 +46,7 @@ void phase_hold_fini(struct phase_hold *h)
 {
 	if (h->fd >= 0)
 		close(h->fd);
-	free(h->line);
+	free(h->head);
 	free(h->passes);
 	memset(h, 0, sizeof(*h));
 	h->fd = -1;
@@ -72,38 +78,47 @@ int phase_hold_pass(struct phase_hold *h, uint64_t t_start_ns, uint64_t t_end_ns
 	return 0;
 }
 
-static bool get_u64(struct json_object *o, const char *key, uint64_t *v)
+/* Where the value of "key": begins in the line's head; NULL if the head does not hold it. */
+static const char *value_of(const char *head, const char *key)
 {
-	struct json_object *x;
+	char pattern[32];
+	const char *p;
 
-	if (!json_object_object_get_ex(o, key, &x) || !json_object_is_type(x, json_type_int))
+	snprintf(pattern, sizeof(pattern), "\"%s\":", key);
+	p = strstr(head, pattern);
+	return p ? p + strlen(pattern) : NULL;
+}
+
+static bool get_u64(const char *head, const char *key, uint64_t *v)
+{
+	const char *p = value_of(head, key);
+	char *end;
+
+	if (!p || *p < '0' || *p > '9')
 		return false;
-	*v = json_object_get_uint64(x);
-	return true;
+	errno = 0;
+	*v = strtoull(p, &end, 10);
+	return !errno && (*end == ',' || *end == '}');
 }
 
 /* One interval of the tracer: counts it if it lies wholly inside the phase with a logged pass inside. */
-static int take_interval(struct phase_hold *h, const char *line, uint64_t now_ns, struct hvt_err *err)
+static int take_interval(struct phase_hold *h, const char *head, uint64_t now_ns, struct hvt_err *err)
 {
-	struct json_object *o = json_tokener_parse(line), *x;
+	const char *harvest = value_of(head, "harvest_us");
 	uint64_t t_start, t_end, harvest_ns = 0;
 	size_t keep = 0;
 
-	if (!o || !get_u64(o, "t_start_ns", &t_start) || !get_u64(o, "t_end_ns", &t_end)) {
-		json_object_put(o);
+	if (head[0] != '{' || !get_u64(head, "t_start_ns", &t_start) || !get_u64(head, "t_end_ns", &t_end))
 		return hvt_err_set(err, -EINVAL,
 				   "--follow %s: line %" PRIu64
 				   " is not an interval of hvmtrace record --jsonl",
 				   h->path, h->intervals + 1);
-	}
-	if (json_object_object_get_ex(o, "harvest_us", &x))
-		harvest_ns = (uint64_t)ceil(json_object_get_double(x) * 1e3);
-	json_object_put(o);
+	if (harvest)
+		harvest_ns = (uint64_t)ceil(strtod(harvest, NULL) * 1e3);
 	h->intervals++;
 	h->last_news_ns = now_ns;
 
-	/* check_phases: the interval's window opens at the previous interval's end (its own start at first)
-	 */
+	/* check_phases: an interval's window opens at the previous interval's end (its own start at first) */
 	uint64_t window_start = h->have_prev ? h->prev_end_ns : t_start;
 	bool pass_inside = false;
 
@@ -123,7 +138,7 @@ static int take_interval(struct phase_hold *h, const char *line, uint64_t now_ns
 	return 0;
 }
 
-/* Reads what the tracer added to its file; takes every complete line. */
+/* Reads what the tracer added to its file; takes every complete line by its head. */
 static int follow(struct phase_hold *h, uint64_t now_ns, struct hvt_err *err)
 {
 	char buf[65536];
@@ -145,24 +160,20 @@ static int follow(struct phase_hold *h, uint64_t now_ns, struct hvt_err *err)
 	}
 	while ((n = pread(h->fd, buf, sizeof(buf), (off_t)h->offset)) > 0) {
 		h->offset += (uint64_t)n;
-		for (ssize_t i = 0; i < n; i++) {
-			if (h->len + 1 >= h->cap) {
-				size_t cap = h->cap ? 2 * h->cap : 4096;
-				char *l = realloc(h->line, cap);
+		for (size_t i = 0; i < (size_t)n;) {
+			const char *nl = memchr(buf + i, '\n', (size_t)n - i);
+			size_t upto = nl ? (size_t)(nl - buf) : (size_t)n, take = upto - i;
 
-				if (!l)
-					return hvt_err_set(err, -ENOMEM, "out of memory following %s",
-							   h->path);
-				h->line = l;
-				h->cap = cap;
-			}
-			if (buf[i] != '\n') {
-				h->line[h->len++] = buf[i];
-				continue;
-			}
-			h->line[h->len] = 0;
+			if (take > HOLD_HEAD - h->len)
+				take = HOLD_HEAD - h->len;
+			memcpy(h->head + h->len, buf + i, take);
+			h->len += take;
+			i = upto + 1;
+			if (!nl)
+				break;
+			h->head[h->len] = 0;
 			h->len = 0;
-			int rc = take_interval(h, h->line, now_ns, err);
+			int rc = take_interval(h, h->head, now_ns, err);
 
 			if (rc)
 				return rc;

@@ -27,8 +27,8 @@ struct phase_hold {
 	const char *path; /* the tracer's JSON Lines; NULL: not followed */
 	int fd;           /* -1 until the tracer has created the file */
 	uint64_t offset;  /* bytes of the file read so far */
-	char *line;       /* the start of a line not yet complete */
-	size_t len, cap;
+	char *head;       /* the head (HOLD_HEAD bytes at most) of the line being read */
+	size_t len;
 	bool have_prev; /* prev_end_ns holds the last interval's end */
 	uint64_t prev_end_ns;
 	uint64_t intervals;    /* lines read */
