@@ -48,7 +48,7 @@ run_one() {
 		>"$d/check.out" 2>&1
 	check=$?
 	files="qemu.err driver.err record.err"
-	grep -E "attached" "$d/record.err" | sed 's|^|lab: |' | head -2
+	grep -E "attached|intervals recorded" "$d/record.err" | sed 's|^|lab: |' | head -3
 	grep -E "held" "$d/driver.err" | sed 's|^|lab: |'
 	rm -f "$ram"
 }
