@@ -75,8 +75,14 @@ $(BUILD)/tests/unit/test_harvest: $(BUILD)/obj/tests/unit/test_harvest.o \
 	@mkdir -p $(@D)
 	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LIBS_ALL)
 
+# The test of the test VMM's phase hold, which qemu_phases shares.
+$(BUILD)/tests/unit/test_phase_hold: $(BUILD)/obj/tests/unit/test_phase_hold.o $(call obj,tests/vmm/phase_hold.c) $(LIBHVT)
+	@mkdir -p $(@D)
+	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LIBS_ALL)
+
 # The QEMU driver of the phase payload shares hvmtrace-vmm's scripts and phase log.
-$(BUILD)/tests/tools/qemu_phases: $(call obj,tests/tools/qemu_phases.c tests/vmm/script.c tests/vmm/phaselog.c) \
+$(BUILD)/tests/tools/qemu_phases: $(call obj,tests/tools/qemu_phases.c tests/vmm/script.c tests/vmm/phaselog.c \
+				  tests/vmm/phase_hold.c) \
 				  $(LIBHVT)
 	@mkdir -p $(@D)
 	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL)
@@ -95,7 +101,8 @@ $(BUILD)/guest/%: tests/guest/%.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -static -O2 $(WARN) -Wno-missing-prototypes -o $@ $<
 
-# The nested KVM lab (tests/lab/run.sh): replacement KVM modules for a kernel, and the in-L1 test program.
+# The nested KVM lab (tests/lib/lab.bash): replacement KVM modules for a kernel, and the in-L1 test program.
+# make lab boots L1 under the QEMU 10.0 that make qemu builds (cached), like every lab test.
 KVER ?= $(shell uname -r)
 .PHONY: kvm-modules lab
 kvm-modules:
@@ -106,8 +113,9 @@ $(BUILD)/tests/lab/ad_check: tests/lab/ad_check.c include/hvmtrace/kvm_ad.h
 	$(CC) -std=c11 -D_GNU_SOURCE -Iinclude -static -O2 $(WARN) -o $@ $<
 
 lab: $(BUILD)/tests/lab/ad_check
-	AD_CHECK=$(BUILD)/tests/lab/ad_check tests/lab/run.sh 6.1
-	AD_CHECK=$(BUILD)/tests/lab/ad_check tests/lab/run.sh 6.12
+	scripts/build-qemu.sh >/dev/null
+	BUILD=$(BUILD) tests/lab/run.sh 6.1
+	BUILD=$(BUILD) tests/lab/run.sh 6.12
 
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIBHVT)
 	@mkdir -p $(@D)
@@ -126,11 +134,11 @@ check: config.mk format-check
 bench: all $(BENCHES)
 	bench/run.sh $(BUILD)
 
+# The user's programs only: hvmtrace-vmm (tests/vmm) is the tests' VMM, run from $(BUILD)/bin.
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/hvmtrace
+	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BUILD)/bin/hvmtrace $(DESTDIR)$(PREFIX)/bin/hvmtrace
 	$(if $(CHANMAP_SRCS),install -m 0755 $(BUILD)/bin/chanmap $(DESTDIR)$(PREFIX)/bin/chanmap)
-	install -m 0755 $(BUILD)/bin/hvmtrace-vmm $(DESTDIR)$(PREFIX)/libexec/hvmtrace/hvmtrace-vmm
 
 clean:
 	rm -rf build

@@ -1,8 +1,10 @@
 #!/bin/bash
 # Runs every test tier this machine can run against the programs in BUILD (default build/check) and ends
-# with one line "N passed, N failed, N skipped". Unit tests are cmocka programs (counted per test case via
-# their TAP output); integration tests are scripts in tests/integration/ (exit 0 pass, 77 skip with the
-# reason as the last line of output, anything else fails). Logs go to BUILD/test-logs/.
+# with one line "N passed, N failed, N skipped". Tiers: unit tests are cmocka programs (counted per test case
+# via their TAP output); the integration (tests/integration/*.sh), e2e (tests/e2e/*.sh) and lab
+# (tests/lab/test_*.sh) tiers are scripts, each one test (exit 0 pass, 77 skip with the reason as the last
+# line of output, anything else fails). Their shared helpers are tests/lib/*.bash. Logs go to
+# BUILD/test-logs/.
 set -u
 BUILD=${1:-build/check}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,7 +43,7 @@ for t in "$BUILD"/tests/unit/test_*; do
 	fi
 done
 
-for t in tests/integration/*.sh tests/e2e/*.sh; do
+for t in tests/integration/*.sh tests/e2e/*.sh tests/lab/test_*.sh; do
 	[ -f "$t" ] || continue
 	tier=$(basename "$(dirname "$t")")
 	name=$tier/$(basename "$t" .sh)

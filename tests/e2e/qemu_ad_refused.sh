@@ -4,7 +4,8 @@
 # anyway gets error "mode" naming TCG; the object then serves the next tracer in dirty-log mode. Under
 # this host's KVM (no KVM_CAP_AD_HARVEST) the refusal names the missing capability instead.
 # (Mode ad itself needs the patched KVM: the nested lab.)
-source "$(dirname "$0")/../integration/common.bash"
+source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/qemu.bash"
 need_qemu
 
 # raw_attach SOCK MODE: speaks the attach protocol by hand (hvmtrace record never asks for a mode the
@@ -46,8 +47,8 @@ timeout 300 "$QEMU" "${QEMU_L[@]}" -M pc -accel tcg -m 256M -S -nic none -displa
 	-monitor none -qmp "unix:$T/qmp.sock,server=on,wait=off" -object "hvmtrace,id=tr0,path=$T/vm.sock" \
 	2>"$T/qemu.err" &
 BG_PIDS+=($!)
-wait_socket "$T/vm.sock" 20
-wait_socket "$T/qmp.sock" 20
+wait_socket "$T/vm.sock"
+wait_socket "$T/qmp.sock"
 
 expect 2 "mode ad is not available (the VMM offers: dirty-log;" \
 	"$BIN/hvmtrace" record --attach "$T/vm.sock" --mode ad -o "$T/ad.hvt"
@@ -58,8 +59,7 @@ cat "$T/raw"
 assert_contains "$T/raw" "hello hello tcg dirty-log"
 grep -q '^hello .*ad' "$T/raw" && fail "hello offers ad under TCG"
 assert_contains "$T/raw" "answer error mode mode ad is not available: this VM runs under tcg, not KVM"
-for _ in $(seq 50); do grep -q 'asked for mode ad' "$T/qemu.err" && break; sleep 0.1; done
-assert_contains "$T/qemu.err" "hvmtrace: tracer asked for mode ad: this VM runs under tcg, not KVM"
+wait_contains "$T/qemu.err" "hvmtrace: tracer asked for mode ad: this VM runs under tcg, not KVM" "${BG_PIDS[-1]}"
 
 "$TOOLS/qmp" "$T/qmp.sock" '{"execute":"query-hvmtrace"}' >"$T/q" || fail "query-hvmtrace"
 grep -q '"attached":false' "$T/q" || fail "still attached after the refusal: $(cat "$T/q")"
@@ -82,7 +82,7 @@ fi
 timeout 300 "$QEMU" "${QEMU_L[@]}" -M pc -accel kvm -m 256M -S -nic none -display none -serial none \
 	-monitor none -object "hvmtrace,id=tr1,path=$T/kvm.sock" 2>"$T/qemu-kvm.err" &
 BG_PIDS+=($!)
-wait_socket "$T/kvm.sock" 20
+wait_socket "$T/kvm.sock"
 raw_attach "$T/kvm.sock" ad >"$T/raw-kvm" || fail "raw attach (KVM): $(cat "$T/raw-kvm") $(cat "$T/qemu-kvm.err")"
 cat "$T/raw-kvm"
 assert_contains "$T/raw-kvm" "hello hello kvm dirty-log"

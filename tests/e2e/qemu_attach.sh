@@ -3,21 +3,21 @@
 # guest RAM around the PCI hole; a second tracer is told "busy"; while a tracer is attached migration is
 # blocked with the object's reason (a second tracer, after retrying "busy" for 3 s, gives up); after the tracer says bye the blocker is gone (migration runs) and
 # query-hvmtrace reports what was harvested.
-source "$(dirname "$0")/../integration/common.bash"
+source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/qemu.bash"
 need_qemu
 
 timeout 300 "$QEMU" "${QEMU_L[@]}" -M pc -accel tcg -m 4G -S -nic none -display none -serial none -monitor none \
 	-qmp "unix:$T/qmp.sock,server=on,wait=off" -object "hvmtrace,id=tr0,path=$T/vm.sock,cpu=0" 2>"$T/qemu.err" &
 QEMU_PID=$!
 BG_PIDS+=("$QEMU_PID")
-wait_socket "$T/vm.sock" 20
-wait_socket "$T/qmp.sock" 20
+wait_socket "$T/vm.sock"
+wait_socket "$T/qmp.sock"
 [ "$(stat -c %a "$T/vm.sock")" = 600 ] || fail "the socket is not mode 0600"
 
 "$BIN/hvmtrace" record --attach "$T/vm.sock" --interval 200ms --duration 6s -o "$T/t.hvt" 2>"$T/record.err" &
 REC=$!
-for _ in $(seq 100); do grep -q 'attached to VM' "$T/record.err" && break; sleep 0.1; done
-assert_contains "$T/record.err" "attached to VM"
+wait_contains "$T/record.err" "attached to VM" $REC
 qpid=$(pgrep -P "$QEMU_PID" -f qemu-system)
 assert_contains "$T/record.err" "(pid $qpid, QEMU 10.0"
 

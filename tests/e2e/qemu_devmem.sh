@@ -5,7 +5,8 @@
 # the file offset the extent list predicts. Extents that overlap System RAM, cross a Reserved boundary,
 # are unaligned, overlap each other or are claimed by a driver are refused with a message naming the
 # extent (checked against a recorded /proc/iomem through x-iomem-path, which a character device refuses).
-source "$(dirname "$0")/../integration/common.bash"
+source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/qemu.bash"
 need_qemu
 GiB=$((1 << 30))
 
@@ -107,8 +108,8 @@ EOT
 	-object '{"qom-type":"memory-backend-devmem","id":"m0","size":1073741824,"mem-path":"'"$T/mem.img"'","chanmap":"'"$T/chanmap.json"'","channels":["s0.mc0.ch1","s0.mc0.ch0"]}' \
 	2>"$T/qemu2.err" &
 BG_PIDS+=($!)
-wait_socket "$T/qmp.sock" 20
-wait_socket "$T/vm.sock" 20
+wait_socket "$T/qmp.sock"
+wait_socket "$T/vm.sock"
 "$TOOLS/qmp" "$T/qmp.sock" '{"execute":"query-memdev"}' >"$T/memdev" || fail "query-memdev: $(cat "$T/memdev")"
 grep -o '"extents":\[[^]]*\]' "$T/memdev" | grep '"phys":4294967296' | grep '"size":1073741824' |
 	grep -q '"channel":"s0.mc0.ch1"' ||

@@ -2,14 +2,15 @@
 # The PVH phase payload reports a vector that reaches it instead of dying on a triple fault: an NMI injected
 # through QMP (which IF=0 does not hold off) must make `qemu_phases run` fail at once, naming vector 2 and
 # the guest's CPL3 RIP inside the phase loop, and QEMU must still be running (the guest halted, not reset).
-source "$(dirname "$0")/../integration/common.bash"
+source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/qemu.bash"
 need_kvm
 need_qemu
 start_phases_qemu "$T"
 qemu=$QEMU_PID ram=$RAM
-"$TOOLS/qemu_phases" ready --ram "$ram" || fail "the guest did not boot: $(cat "$T/qemu.err")"
+"$TOOLS/qemu_phases" ready --ram "$ram" --pid "$qemu" || fail "the guest did not boot: $(cat "$T/qemu.err")"
 "$TOOLS/qemu_phases" run --ram "$ram" --low-ram 3G --high-ram 1G --payload phases4 --hold 30s \
-	--phase-log "$T/phases.jsonl" 2>"$T/run.err" &
+	--phase-log "$T/phases.jsonl" --pid "$qemu" 2>"$T/run.err" &
 run=$!
 sleep 1
 "$TOOLS/qmp" "$T/qmp.sock" '{"execute":"inject-nmi"}' >/dev/null || fail "QMP inject-nmi failed"

@@ -2,8 +2,11 @@
 # Patched QEMU under KVM (-enable-kvm -M microvm) running the hvmtrace-vmm phase payload as a PVH image
 # (build/…/guest/phases.elf, driven by tests/tools/qemu_phases through guest RAM shared as a file), traced
 # through the hvmtrace object in dirty-log mode at 1 s and 100 ms: the foundation test's exact sets, page by
-# page (check_phases), around the PCI hole (RAM at 0-3 GiB and 4-5 GiB).
-source "$(dirname "$0")/../integration/common.bash"
+# page (check_phases), around the PCI hole (RAM at 0-3 GiB and 4-5 GiB). Each phase lasts HOLD and until the
+# tracer has harvested MIN_INSIDE whole intervals inside it (qemu_phases follows its JSON Lines), and the
+# waits for QEMU and the guest end when QEMU exits: a busy machine makes the run longer, not shorter.
+source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/qemu.bash"
 need_kvm
 need_qemu
 
@@ -12,16 +15,15 @@ phases_case() {
 	local d=$T/$1
 	start_phases_qemu "$d" -object "hvmtrace,id=tr0,path=$d/vm.sock"
 	local qemu=$QEMU_PID ram=$RAM
-	wait_socket "$d/vm.sock" 20
+	wait_socket "$d/vm.sock"
 	# Attach once the guest waits at CPL3: the firmware's boot writes are not the payload's.
-	"$TOOLS/qemu_phases" ready --ram "$ram" || fail "the guest did not boot: $(cat "$d/qemu.err")"
+	"$TOOLS/qemu_phases" ready --ram "$ram" --pid "$qemu" || fail "the guest did not boot: $(cat "$d/qemu.err")"
 	"$BIN/hvmtrace" record --attach "$d/vm.sock" --cpu $TRACER_CPU --interval "$1" -o "$d/t.hvt" \
 		--jsonl "$d/rec.jsonl" 2>"$d/record.err" &
 	local rec=$!
-	for _ in $(seq 100); do grep -q 'attached to VM' "$d/record.err" && break; sleep 0.1; done
-	assert_contains "$d/record.err" "attached to VM"
+	wait_contains "$d/record.err" "attached to VM" $rec
 	"$TOOLS/qemu_phases" run --ram "$ram" --low-ram 3G --high-ram 1G --payload phases4 --hold "$2" \
-		--phase-log "$d/phases.jsonl" || fail "the phase payload did not run: $(cat "$d/qemu.err")"
+		--hold-intervals "$3" --follow "$d/rec.jsonl" --phase-log "$d/phases.jsonl" --pid "$qemu" || fail "the phase payload did not run: $(cat "$d/qemu.err")"
 	"$TOOLS/qmp" "$d/qmp.sock" '{"execute":"quit"}' >/dev/null
 	wait $rec || fail "record failed: $(cat "$d/record.err")"
 	wait $qemu

@@ -3,7 +3,8 @@
 # writing objects, then a "link") in a Linux guest under patched QEMU (TCG), traced at 1 s: every interval
 # inside the build writes at least a few hundred pages (the compilers' heaps alone are 4 MiB each), the
 # guest finishes, and the trace ends with the guest's final interval.
-source "$(dirname "$0")/../integration/common.bash"
+source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/qemu.bash"
 need_qemu
 [ "$(id -u)" = 0 ] || skip "needs root (the initramfs needs /dev/console)"
 
@@ -14,7 +15,7 @@ timeout 300 "$QEMU" "${QEMU_L[@]}" -M pc -accel tcg -cpu max -m 512M -smp 1 -ker
 	-display none -serial stdio -monitor none -object "hvmtrace,id=t0,path=$T/vm.sock" 2>"$T/qemu.err" </dev/null |
 	"$TOOLS/stamp_lines" >"$T/console" &
 BG_PIDS+=($!)
-wait_socket "$T/vm.sock" 20
+wait_socket "$T/vm.sock"
 "$BIN/hvmtrace" record --attach "$T/vm.sock" --interval 1s -o "$T/t.hvt" --jsonl "$T/t.jsonl" 2>"$T/record.err" ||
 	{ cat "$T/record.err"; fail "record failed"; }
 grep -q 'HVT EXIT 0' "$T/console" || { tail -20 "$T/console"; fail "the build load did not finish"; }

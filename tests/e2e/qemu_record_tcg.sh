@@ -5,7 +5,8 @@
 # prints them from /proc/self/pagemap) and fewer than 10 % more. While the tracer is attached, migrate and
 # calc-dirty-rate in dirty-bitmap mode are refused with the blocker's reason and query-hvmtrace reports the
 # attachment; once the tracer has left, the blocker is gone and migration starts.
-source "$(dirname "$0")/../integration/common.bash"
+source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/qemu.bash"
 need_qemu
 [ "$(id -u)" = 0 ] || skip "needs root (the initramfs needs /dev/console)"
 SIZE=$((32 << 20)) PHASE=6
@@ -19,13 +20,12 @@ timeout 300 "$QEMU" "${QEMU_L[@]}" -M pc -accel tcg -cpu max -m 512M -smp 1 -ker
 	-object "hvmtrace,id=t0,path=$T/vm.sock" 2>"$T/qemu.err" </dev/null | "$TOOLS/stamp_lines" >"$T/console" &
 QEMU_PID=$!
 BG_PIDS+=("$QEMU_PID")
-wait_socket "$T/vm.sock" 20
-wait_socket "$T/qmp.sock" 20
+wait_socket "$T/vm.sock"
+wait_socket "$T/qmp.sock"
 
 "$BIN/hvmtrace" record --attach "$T/vm.sock" --interval 1s -o "$T/t.hvt" --jsonl "$T/t.jsonl" 2>"$T/record.err" &
 REC=$!
-for _ in $(seq 100); do grep -q 'attached to VM' "$T/record.err" && break; sleep 0.1; done
-assert_contains "$T/record.err" "attached to VM"
+wait_contains "$T/record.err" "attached to VM" $REC
 
 # While attached: migration, snapshots' precondition, and dirty-bitmap rate measurement are refused.
 "$TOOLS/qmp" "$T/qmp.sock" '{"execute":"query-hvmtrace"}' >"$T/q1" || fail "query-hvmtrace: $(cat "$T/q1")"

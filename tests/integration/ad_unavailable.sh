@@ -1,8 +1,9 @@
 #!/bin/bash
 # On a KVM without our KVM_AD_HARVEST patch (this host's), hvmtrace-vmm offers only dirty-log: asking for
 # mode ad is refused with a message naming the modes on offer, and --mode auto records in dirty-log mode.
-# (Mode ad itself runs in the nested lab: lab_record.sh.)
-source "$(dirname "$0")/common.bash"
+# (Mode ad itself runs in the nested lab: tests/lab/test_record.sh.)
+source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/vmm.bash"
 need_kvm
 
 start_vmm "$T/vmm.sock" --payload idle --low-ram 64M --high-ram 2M --wait-attach

@@ -3,7 +3,7 @@
 # controller PMU (this host, a VM, for real), counters the kernel will not open for lack of privilege (root
 # with CAP_SYS_ADMIN and CAP_PERFMON removed, for real, at this host's perf_event_paranoid), trees it cannot
 # map, and bad arguments. It never falls back to another source.
-source "$(dirname "$0")/common.bash"
+source "$(dirname "$0")/../lib/assert.bash"
 STANDIN=tests/fixtures/sysfs/standin/sys
 
 if [ -e /sys/bus/event_source/devices/uncore_imc_0 ] || [ -e /sys/bus/event_source/devices/amd_umc_0 ]; then

@@ -6,7 +6,7 @@
 # CAS writes = context switches), so perf_event_open/read/deltas run for real but the figures are not DRAM.
 # cpu-clock makes the reads checkable: a channel's read CAS over a window is that window's nanoseconds, so
 # the recorded deltas must add up to the time the intervals cover.
-source "$(dirname "$0")/common.bash"
+source "$(dirname "$0")/../lib/assert.bash"
 [ "$(id -u)" = 0 ] || skip "needs root (CPU-wide perf events at perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid))"
 [ "$(nproc)" -ge 2 ] || skip "the stand-in tree needs CPUs 0 and 1"
 command -v jq >/dev/null || skip "jq is not installed (scripts/install-deps.sh)"

@@ -5,7 +5,8 @@
 # tests/fixtures/resctrl (this host has no resctrl); a background loop plays the kernel, raising the
 # group's mbm_total_bytes, so the recorded deltas must add up to exactly what it added. Without the option
 # the same VM records no bandwidth (null), and the trace says so.
-source "$(dirname "$0")/common.bash"
+source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/vmm.bash"
 need_kvm
 command -v jq >/dev/null || skip "jq is not installed (scripts/install-deps.sh)"
 

@@ -4,7 +4,7 @@
 # CAS writes = context-switches. perf_event_open, read, deltas and scaling all run for real; the figures
 # are labelled as a stand-in, not DRAM. cpu-clock gives an independent check: a channel's read "CAS" delta
 # is the nanoseconds that elapsed in its window.
-source "$(dirname "$0")/common.bash"
+source "$(dirname "$0")/../lib/assert.bash"
 [ "$(id -u)" = 0 ] || skip "needs root (CPU-wide perf events at perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid))"
 [ "$(nproc)" -ge 2 ] || skip "the stand-in tree needs CPUs 0 and 1"
 command -v jq >/dev/null || skip "jq is not installed (scripts/install-deps.sh)"

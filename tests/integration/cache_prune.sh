@@ -2,7 +2,7 @@
 # scripts/cache-prune.sh on a cache tree of its own: keyed entries (directories and initramfs archives)
 # unused for more than --days go, recent ones stay, and so do the unkeyed sources and ccache, however old;
 # cache_path marks an entry used, so an old entry that a build looks up again is kept.
-source "$(dirname "$0")/common.bash"
+source "$(dirname "$0")/../lib/assert.bash"
 export HVMTRACE_CACHE=$T/cache
 c=$HVMTRACE_CACHE
 mkdir -p "$c/qemu-0123456789abcdef" "$c/qemu-fedcba9876543210" "$c/kvm-modules-6.1.0-56-amd64-00112233aabbccdd" \

@@ -1,7 +1,8 @@
 #!/bin/bash
 # After attaching, `hvmtrace record` holds no capability at all (it needs none to harvest and write), and
 # cannot regain any (no_new_privs); memory is locked. Read from /proc/PID/status while it records.
-source "$(dirname "$0")/common.bash"
+source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/vmm.bash"
 need_kvm
 [ "$(id -u)" = 0 ] || skip "needs root to start with capabilities"
 

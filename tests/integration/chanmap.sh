@@ -3,7 +3,7 @@
 # reserve against a firmware-map fixture (and the GRUB escaping through the shell stage update-grub uses),
 # verify against an iomem fixture and a regular file standing in for /dev/mem, and the hardware path on
 # this host, which has no memory-controller PMU.
-source "$(dirname "$0")/common.bash"
+source "$(dirname "$0")/../lib/assert.bash"
 CM=$BIN/chanmap
 P=tests/fixtures/probe
 F=tests/fixtures/iomem

@@ -2,7 +2,7 @@
 # Bad input gets a clear error and a clean exit code, and loses nothing recorded before: malformed and
 # truncated traces, a VMM that disconnects mid-interval, a socket that is not a VMM, a wrong protocol
 # version, a busy VMM, a peer of another uid, a socket we may not open.
-source "$(dirname "$0")/common.bash"
+source "$(dirname "$0")/../lib/assert.bash"
 HVT=$BIN/hvmtrace
 FAKE=$TOOLS/fakepeer
 

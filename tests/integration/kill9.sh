@@ -3,7 +3,8 @@
 # the tracer finished before the kill (each complete line of the JSON Lines written alongside appears,
 # identical, in the export; the trace may hold at most one interval more, written just before the kill).
 # The VMM serves the next tracer after each kill.
-source "$(dirname "$0")/common.bash"
+source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/vmm.bash"
 need_kvm
 
 start_vmm "$T/vmm.sock" --payload phases4 --phase-time 0.3s --repeat 0 --vcpu-cpu $VCPU_CPU

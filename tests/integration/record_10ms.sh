@@ -2,7 +2,8 @@
 # 10 ms intervals work: the trace is consistent with the phase log (must ⊆ written ⊆ may in every interval,
 # exact where a whole pass fits); deadlines the tracer slept through (it is stopped for 300 ms) are counted
 # in the interval that spans them, never merged silently, and record and report agree on the count.
-source "$(dirname "$0")/common.bash"
+source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/vmm.bash"
 need_kvm
 
 start_vmm "$T/vmm.sock" --payload phases4 --phase-time 0.5s --wait-attach --phase-log "$T/phases.jsonl" \

@@ -3,7 +3,8 @@
 # interval inside phase k holds exactly W_k (plus the payload's system pages), every boundary interval
 # lies within the phases it spans and holds what the VMM's pass log says was written in it — page by page.
 # The JSON Lines written while recording equal the trace's export.
-source "$(dirname "$0")/common.bash"
+source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/vmm.bash"
 need_kvm
 
 trace_phases 1s 3.5s 2

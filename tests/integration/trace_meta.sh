@@ -5,7 +5,7 @@
 # naming the field and exit 2, never a crash: before the type, `report` died of SIGSEGV on a null
 # bandwidth_source and of a json-c assertion on a number for channels. Members a newer writer may add are
 # kept.
-source "$(dirname "$0")/common.bash"
+source "$(dirname "$0")/../lib/assert.bash"
 command -v jq >/dev/null || skip "jq is not installed (scripts/install-deps.sh)"
 HVT=$BIN/hvmtrace
 FIX=tests/fixtures/trace

@@ -1,12 +1,15 @@
 #!/bin/sh
-# /init of the nested lab's L1 for tests/integration/lab_qemu.sh: patched QEMU (-M microvm -accel kvm on
+# /init of the nested lab's L1 for tests/lab/test_qemu.sh: patched QEMU (-M microvm -accel kvm on
 # our rebuilt KVM) runs the PVH phase payload (phases.elf) as L2 with guest RAM in a shared tmpfs file,
 # qemu_phases drives its phases through that file, `hvmtrace record` traces it through QEMU's hvmtrace
 # object, and check_phases compares the trace with the phase log page by page: mode ad (written and
 # accessed sets) with kvm_amd npt=1 and npt=0 at 1 s and 100 ms (and QEMU's dirty-log mode as well when
-# the kernel command line asks for it, for comparison). Results on the serial console:
+# the kernel command line asks for it, for comparison). Each phase lasts its hold and until the tracer has
+# harvested MIN_INSIDE whole intervals inside it (qemu_phases follows the tracer's JSON Lines); the waits
+# for QEMU and the guest end when QEMU exits. Results on the serial console:
 # "CHECK qemu mode=M npt=N interval=I PASS|FAIL …", then "LAB-RESULT PASS|FAIL".
-. /lab/l1_common.sh
+. /lab/l1_prelude.sh
+. /lab/l1_scenario.sh
 
 # labqemumodes=ad,dirty-log on the kernel command line picks the modes (default: ad).
 modes=$(sed -n 's/.*labqemumodes=\([a-z,-]*\).*/\1/p' /proc/cmdline | tr , ' ')
@@ -15,28 +18,28 @@ modes=$(sed -n 's/.*labqemumodes=\([a-z,-]*\).*/\1/p' /proc/cmdline | tr , ' ')
 run_one() {
 	d=/tmp/qemu-$1-$2-$3
 	ram=/dev/shm/ram-$1-$2-$3
-	mkdir -p "$d"
+	rm -rf "$d" && mkdir -p "$d"
 	t0=$(cut -d' ' -f1 /proc/uptime)
 	ok=1
 	accessed=""
 	[ "$1" = ad ] && accessed=--accessed
 	qemu_phases prepare --ram "$ram" --payload phases4 || ok=0
-	taskset -c 0 timeout 300 qemu-system-x86_64 -L /lab/qemu-data -M microvm -accel kvm -cpu qemu64 -m 4G \
+	taskset -c 0 timeout 200 qemu-system-x86_64 -L /lab/qemu-data -M microvm -accel kvm -cpu qemu64 -m 4G \
 		-object "memory-backend-file,id=ram,size=4G,mem-path=$ram,share=on" -machine memory-backend=ram \
 		-kernel /lab/phases.elf -no-reboot -nodefaults -display none \
 		-qmp "unix:$d/qmp.sock,server=on,wait=off" -object "hvmtrace,id=tr0,path=$d/vm.sock" \
 		>"$d/qemu.err" 2>&1 &
 	qemu=$!
 	echo "lab: mode=$1 npt=$2 interval=$3: QEMU started"
-	for _ in $(seq 300); do [ -S "$d/vm.sock" ] && [ -S "$d/qmp.sock" ] && break; sleep 0.1; done
-	qemu_phases ready --ram "$ram" --ack-timeout 60s >"$d/driver.err" 2>&1 || ok=0
+	l1_wait $qemu [ -S "$d/vm.sock" ] && l1_wait $qemu [ -S "$d/qmp.sock" ] || ok=0
+	qemu_phases ready --ram "$ram" --pid $qemu >"$d/driver.err" 2>&1 || ok=0
 	echo "lab: mode=$1 npt=$2 interval=$3: guest ready ($(tr -d '\n' <"$d/driver.err"))"
-	timeout 300 hvmtrace record --attach "$d/vm.sock" --mode "$1" --cpu 1 --interval "$3" -o "$d/t.hvt" \
-		2>"$d/record.err" &
+	timeout 200 hvmtrace record --attach "$d/vm.sock" --mode "$1" --cpu 1 --interval "$3" -o "$d/t.hvt" \
+		--jsonl "$d/rec.jsonl" 2>"$d/record.err" &
 	rec=$!
-	for _ in $(seq 100); do grep -q 'attached to VM' "$d/record.err" && break; sleep 0.1; done
-	qemu_phases run --ram "$ram" --payload phases4 --hold "$4" --phase-log "$d/phases.jsonl" \
-		--ack-timeout 60s >>"$d/driver.err" 2>&1 || ok=0
+	l1_wait $rec grep -q 'attached to VM' "$d/record.err" || ok=0
+	qemu_phases run --ram "$ram" --payload phases4 --hold "$4" --hold-intervals "$5" --follow "$d/rec.jsonl" \
+		--phase-log "$d/phases.jsonl" --pid $qemu >>"$d/driver.err" 2>&1 || ok=0
 	qmp "$d/qmp.sock" '{"execute":"quit"}' >/dev/null 2>&1 || ok=0
 	wait "$rec" || ok=0
 	wait "$qemu"
@@ -45,7 +48,8 @@ run_one() {
 		>"$d/check.out" 2>&1
 	check=$?
 	files="qemu.err driver.err record.err"
-	grep -E "attached" "$d/record.err" | sed 's|^|lab: |' | head -2
+	grep -E "attached|intervals recorded" "$d/record.err" | sed 's|^|lab: |' | head -3
+	grep -E "held" "$d/driver.err" | sed 's|^|lab: |'
 	rm -f "$ram"
 }
 

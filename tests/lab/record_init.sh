@@ -1,30 +1,37 @@
 #!/bin/sh
-# /init of the nested lab's L1 for tests/integration/lab_record.sh: hvmtrace-vmm runs the phases4 payload
-# in an L2 guest (CPL3 payload) on our rebuilt KVM, `hvmtrace record` traces it in mode ad (the tracer
-# harvests through the A/D fd), and check_phases compares the trace's written and accessed sets with the
-# VMM's phase log page by page. Every combination of kvm_amd npt=1/0 and 1 s / 100 ms intervals. Results
-# go to the serial console: "CHECK record npt=N interval=I PASS|FAIL …", then "LAB-RESULT PASS|FAIL".
-. /lab/l1_common.sh
+# /init of the nested lab's L1 for tests/lab/test_record.sh: hvmtrace-vmm runs the phases4 payload in an L2
+# guest (CPL3 payload) on our rebuilt KVM, `hvmtrace record` traces it in mode ad (the tracer harvests
+# through the A/D fd), and check_phases compares the trace's written and accessed sets with the VMM's
+# phase log page by page. Every combination of kvm_amd npt=1/0 and 1 s / 100 ms intervals. Each phase lasts
+# its phase time and until the tracer has harvested MIN_INSIDE whole intervals inside it: the VMM follows
+# the tracer's JSON Lines (--hold-intervals, --follow), so a slow or busy L1 lengthens phases instead of
+# leaving too few exact intervals. Results go to the serial console: "CHECK record npt=N interval=I
+# PASS|FAIL …", then "LAB-RESULT PASS|FAIL".
+. /lab/l1_prelude.sh
+. /lab/l1_scenario.sh
 
 # run_one NPT INTERVAL PHASE_TIME MIN_INSIDE
 run_one() {
 	d=/tmp/rec-$1-$2
-	mkdir -p "$d"
+	rm -rf "$d" && mkdir -p "$d"
 	t0=$(cut -d' ' -f1 /proc/uptime)
 	echo "lab: npt=$1 interval=$2: starting"
-	timeout 120 hvmtrace-vmm -v --listen "$d/vmm.sock" --payload phases4 --low-ram 256M --high-ram 64M \
-		--phase-time "$3" --wait-attach --phase-log "$d/phases.jsonl" --vcpu-cpu 0 >"$d/vmm.out" 2>&1 &
+	timeout 200 hvmtrace-vmm -v --listen "$d/vmm.sock" --payload phases4 --low-ram 256M --high-ram 64M \
+		--phase-time "$3" --hold-intervals "$4" --follow "$d/rec.jsonl" --wait-attach \
+		--phase-log "$d/phases.jsonl" --vcpu-cpu 0 >"$d/vmm.out" 2>&1 &
 	vmm=$!
-	for _ in $(seq 100); do [ -S "$d/vmm.sock" ] && break; sleep 0.1; done
 	ok=1
-	timeout 120 hvmtrace record --attach "$d/vmm.sock" --cpu 1 --interval "$2" -o "$d/t.hvt" 2>"$d/record.err" || ok=0
+	l1_wait $vmm [ -S "$d/vmm.sock" ] || ok=0
+	timeout 200 hvmtrace record --attach "$d/vmm.sock" --cpu 1 --interval "$2" -o "$d/t.hvt" \
+		--jsonl "$d/rec.jsonl" 2>"$d/record.err" || ok=0
 	wait "$vmm" || ok=0
 	grep -q "in ad mode" "$d/record.err" || ok=0
 	check_phases --trace "$d/t.hvt" --phase-log "$d/phases.jsonl" --min-inside "$4" --accessed \
 		>"$d/check.out" 2>&1
 	check=$?
 	files="record.err vmm.out"
-	grep -E "harvest_ns|attached" "$d/record.err" | sed 's|^|lab: |' | head -3
+	grep -E "harvest_ns|attached|intervals recorded" "$d/record.err" | sed 's|^|lab: |' | head -4
+	grep -E "held" "$d/vmm.out" | sed 's|^|lab: |'
 }
 
 for npt in 1 0; do

@@ -1,69 +1,38 @@
-#!/bin/sh
-# The nested lab: boots a stock Debian kernel as L1 under qemu-system-x86_64 -accel tcg -cpu max (emulated
-# AMD SVM with nested paging), with our rebuilt KVM modules and tests/lab/ad_check in a busybox initramfs,
-# and runs the scenarios of tests/lab/init.sh inside it. Results come back over the serial console.
+#!/bin/bash
+# make lab: the nested lab's A/D checks by hand (tests/lib/lab.bash, lab_ad; the test tests/lab/test_ad.sh
+# runs the same): boots Debian's kernel K as L1 under the QEMU this tree builds, with our rebuilt KVM
+# modules, and runs tests/lab/ad_check there with kvm_amd npt=1 and npt=0. L1's lines are shown as they come.
 #
 # Usage: tests/lab/run.sh [-b MIB] [-o LOG] 6.1|6.12
 #   -b MIB  also run the harvest benchmark over an MIB-sized slot (4 KiB and 2 MiB mappings)
-#   -o LOG  keep the serial log there
-# Env: AD_CHECK (default build/tests/lab/ad_check), QEMU (default qemu-system-x86_64), LAB_TIMEOUT (s).
-# Everything heavy is cached by scripts/guest-kernel.sh, kvm-modules.sh and mkinitramfs.sh.
-# Exit: 0 when L1 reports "LAB-RESULT PASS", 1 otherwise.
-set -eu
-here=$(cd "$(dirname "$0")/../.." && pwd)
-. "$here/versions.env"
+#   -o LOG  keep L1's serial log there
+# Env: AD_CHECK (default $BUILD/tests/lab/ad_check), LAB_QEMU (L0 instead of the QEMU make qemu builds),
+# LAB_STALL, LAB_TIMEOUT (s; see the retry rule in tests/lib/lab.bash). Everything heavy is cached by
+# scripts/build-qemu.sh, guest-kernel.sh, kvm-modules.sh and mkinitramfs.sh.
+# Exit: 0 when L1 reports "LAB-RESULT PASS", 1 when it does not, 2 on a usage error, 77 when the kernel's
+# headers are missing.
+BUILD=${BUILD:-build}
+source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/qemu.bash"
+source "$(dirname "$0")/../lib/lab.bash"
 
-bench=""
-log=""
+usage() {
+	echo "usage: tests/lab/run.sh [-b MIB] [-o LOG] 6.1|6.12" >&2
+	exit 2
+}
+bench="" log=""
 while getopts b:o: opt; do
 	case "$opt" in
 	b) bench=$OPTARG ;;
 	o) log=$OPTARG ;;
-	*) exit 2 ;;
+	*) usage ;;
 	esac
 done
 shift $((OPTIND - 1))
-case "${1:-}" in
-6.1) abi=$KERNEL_6_1_ABI ;;
-6.12) abi=$KERNEL_6_12_ABI ;;
-*)
-	echo "usage: tests/lab/run.sh [-b MIB] [-o LOG] 6.1|6.12" >&2
-	exit 2
-	;;
-esac
-ad_check=${AD_CHECK:-$here/build/tests/lab/ad_check}
-[ -x "$ad_check" ] || {
-	echo "lab: $ad_check not built (make lab builds it)" >&2
-	exit 1
-}
-qemu=${QEMU:-qemu-system-x86_64}
-command -v "$qemu" >/dev/null || {
-	echo "lab: $qemu not found (Debian package: qemu-system-x86)" >&2
-	exit 1
-}
+[ $# = 1 ] && { [ "$1" = 6.1 ] || [ "$1" = 6.12 ]; } || usage
 
-kdir=$("$here/scripts/guest-kernel.sh" -q "$1")
-mods=$("$here/scripts/kvm-modules.sh" -q "$abi" 2>/dev/null) || mods=$("$here/scripts/kvm-modules.sh" "$abi")
-ir=$("$here/scripts/mkinitramfs.sh" -q \
-	-f "$ad_check:/lab/ad_check" \
-	-f "$mods/kvm.ko:/lab/kvm.ko" -f "$mods/kvm-amd.ko:/lab/kvm-amd.ko" \
-	-f "$kdir/modules/kernel/virt/lib/irqbypass.ko:/lab/irqbypass.ko" \
-	-f "$kdir/modules/kernel/drivers/crypto/ccp/ccp.ko:/lab/ccp.ko" \
-	"$here/tests/lab/init.sh")
-
-# 3 GiB so that the memmap= hole at 2 GiB is RAM that /dev/mem can map (docs/hardware-notes.md §8.3).
-append="console=ttyS0 nokaslr panic=-1 quiet memmap=256M\$0x80000000 labdevmem=0x80000000"
-[ -z "$bench" ] || append="$append labbench=$bench"
-out=${log:-$(mktemp)}
-start=$(date +%s%N)
-echo "lab: booting L1 $abi (kvm modules: $mods)"
-timeout "${LAB_TIMEOUT:-600}" "$qemu" -accel tcg -cpu max -m 3072 -smp 1 -display none -no-reboot \
-	-serial stdio -monitor none -nodefaults -kernel "$kdir/vmlinux" -initrd "$ir" -append "$append" \
-	</dev/null 2>&1 | while IFS= read -r line; do
-	case "$line" in
-	LAB-L1-UP*) echo "lab: L1 up after $((($(date +%s%N) - start) / 1000000)) ms wall ($line)" ;;
-	esac
-	printf '%s\n' "$line"
-done | tr -d '\r' | tee "$out" | grep -E '^(LAB|CHECK|BENCH|EVIDENCE|lab:|harvest:)' || true
-echo "lab: total $((($(date +%s%N) - start) / 1000000)) ms wall"
-grep -q '^LAB-RESULT PASS' "$out"
+lab_l0
+rc=0
+(lab_ad "$1" "$bench") || rc=$?
+if [ -n "$log" ] && [ -e "$T/lab-$1.log" ]; then cp "$T/lab-$1.log" "$log" || fail "cannot write $log"; fi
+exit $rc

@@ -7,11 +7,18 @@
  *   qemu_phases prepare --ram FILE --low-ram SIZE --high-ram SIZE --payload NAME [--array-size SIZE]
  *       creates FILE (low RAM at offset 0, high RAM, which starts at 4 GiB, right after it: QEMU's order),
  *       writes the script where the payload looks for it and the "wait" command. Start QEMU after this.
- *   qemu_phases ready --ram FILE [--ack-timeout DUR]
+ *   qemu_phases ready --ram FILE [--pid PID] [--ack-timeout DUR]
  *       waits until the guest has booted and waits for its first command: attach the tracer after this,
  *       or the firmware's boot-time writes land in its first intervals.
- *   qemu_phases run (same options as prepare) --hold DUR --phase-log FILE [--ack-timeout DUR]
- *       holds each phase DUR after the guest confirmed it, then asks for the next; logs everything.
+ *   qemu_phases run (same options as prepare) --hold DUR [--hold-intervals N --follow FILE]
+ *                   --phase-log FILE [--pid PID] [--ack-timeout DUR]
+ *       holds each phase DUR after the guest confirmed it (and, following the tracer's JSON Lines, until
+ *       the tracer has harvested N whole intervals inside it: ../vmm/phase_hold.h), then asks for the
+ *       next; logs everything.
+ *
+ * A wait for the guest ends as soon as its outcome is known: the guest confirmed, reported a vector, or
+ * QEMU (--pid) exited. Only a guest that does none of these meets --ack-timeout, a bound for a machine busy
+ * with other work (default 300 s), not a guess at how long a boot takes.
  *
  * The guest has no doorbell here, so times come from watching the ack page (phases_abi.h): a phase began
  * between the command and the ack that shows it (logged as those bounds), and between two samples whose
@@ -33,6 +40,7 @@
 
 #include "../guest/phases_abi.h"
 #include "../vmm/guest_abi.h"
+#include "../vmm/phase_hold.h"
 #include "../vmm/phaselog.h"
 #include "../vmm/script.h"
 #include "../vmm/vm.h"
@@ -47,8 +55,10 @@
 #define PASS_MASK ((1ull << PHASES_ACK_SHIFT) - 1)
 
 struct options {
-	const char *ram, *payload, *phase_log;
+	const char *ram, *payload, *phase_log, *follow;
 	uint64_t low_ram, high_ram, array_bytes, hold_ns, ack_timeout_ns;
+	unsigned hold_intervals;
+	pid_t qemu_pid; /* 0: not watched */
 };
 
 struct guest {
@@ -182,6 +192,34 @@ static void die_if_fault(const struct guest *g, uint64_t ack)
 	exit(1);
 }
 
+/* True while process pid runs: it exists and is not a zombie its parent has yet to reap. */
+static bool process_runs(pid_t pid)
+{
+	char path[64], buf[512], *state;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	state = strrchr(buf, ')'); /* "pid (comm) S …": comm may hold anything, the state follows its ')' */
+	return state && state[1] == ' ' && state[2] != 'Z' && state[2] != 'X';
+}
+
+/* Fails at once when QEMU (--pid) has exited: the guest will not answer. */
+static void die_if_qemu_gone(const struct options *o, const char *waiting_for)
+{
+	if (o->qemu_pid > 0 && !process_runs(o->qemu_pid)) {
+		fprintf(stderr, "qemu_phases: QEMU (pid %d) exited while waiting for %s\n", (int)o->qemu_pid,
+			waiting_for);
+		exit(1);
+	}
+}
+
 /* The ack word, after checking that no vector reached the guest. */
 static uint64_t read_ack(const struct guest *g)
 {
@@ -206,6 +244,7 @@ static uint64_t command(const struct guest *g, const struct options *o, uint32_t
 		ack = read_ack(g);
 		if (ack >> PHASES_ACK_SHIFT == want)
 			break;
+		die_if_qemu_gone(o, "the guest's confirmation");
 		if (hvt_now_ns() > deadline) {
 			fprintf(stderr,
 				"qemu_phases: the guest did not confirm phase %" PRIu64
@@ -221,21 +260,35 @@ static uint64_t command(const struct guest *g, const struct options *o, uint32_t
 }
 
 /*
- * Samples the ack page until `end`, logging passes of phase k: if the count was still c at time t1 (just
- * before the last read that saw c) and is >= c + 2 at t2 (just after a later read), pass c + 2 began after
- * pass c + 1 ended, which was after t1, and ended before t2. So each logged pass lies wholly inside [t1, t2],
- * whatever a pass's length.
+ * Samples the ack page until the phase's hold is over, logging passes of phase k: if the count was still c
+ * at time t1 (just before the last read that saw c) and is >= c + 2 at t2 (just after a later read), pass
+ * c + 2 began after pass c + 1 ended, which was after t1, and ended before t2. So each logged pass lies
+ * wholly inside [t1, t2], whatever a pass's length.
  */
-static void watch_passes(const struct guest *g, struct phaselog *pl, unsigned k, uint64_t count, uint64_t t,
-			 uint64_t end)
+static void watch_passes(const struct guest *g, const struct options *o, struct phaselog *pl,
+			 struct phase_hold *hold, unsigned k, uint64_t count, uint64_t t)
 {
+	struct hvt_err err = {{0}};
 	struct sample {
 		uint64_t count, t_last;
 	} hist[HISTORY] = {{count, t}};
 	unsigned nhist = 1;
 	uint64_t logged = count + 1; /* passes <= logged are logged or began before the phase was seen */
 
-	while (hvt_now_ns() < end) {
+	for (;;) {
+		int over = phase_hold_over(hold, hvt_now_ns(), &err);
+
+		if (over < 0)
+			die("phase %u: %s", k, err.msg);
+		if (over) {
+			if (hold->want)
+				fprintf(
+				    stderr,
+				    "qemu_phases: phase %u held %.3f s, until %u whole intervals inside it\n",
+				    k, (double)(hvt_now_ns() - hold->begin_ns) / 1e9, hold->have);
+			break;
+		}
+		die_if_qemu_gone(o, "the phase to end");
 		sleep_ns(SAMPLE_NS);
 		/* The count was c at `before` at the latest and had become c by `now`. */
 		uint64_t before = hvt_now_ns(), ack = read_ack(g), now = hvt_now_ns(), c = ack & PASS_MASK;
@@ -250,6 +303,8 @@ static void watch_passes(const struct guest *g, struct phaselog *pl, unsigned k,
 			if (hist[i].count + 2 <= c) {
 				if (hist[i].count + 2 > logged) {
 					phaselog_pass(pl, k, 0, hist[i].count + 2, hist[i].t_last, now);
+					if (phase_hold_pass(hold, hist[i].t_last, now))
+						die("%s", "out of memory");
 					logged = hist[i].count + 2;
 				}
 				break;
@@ -279,6 +334,7 @@ static void ready(const struct options *o)
 
 	map_ram(&g, o, false);
 	while (read_ack(&g) >> PHASES_ACK_SHIFT != PHASES_ACK_READY) {
+		die_if_qemu_gone(o, "the guest to boot");
 		if (hvt_now_ns() > deadline) {
 			fprintf(stderr,
 				"qemu_phases: the guest on --ram %s is not ready within --ack-timeout\n",
@@ -295,6 +351,7 @@ static void run(const struct options *o)
 					 {.id = 1, .gpa = HIGH_GPA, .size = o->high_ram}};
 	struct hvt_err err = {{0}};
 	struct phaselog pl;
+	struct phase_hold hold;
 	struct guest g;
 	struct script s = {0};
 	uint64_t t_cmd, t_read, t_seen;
@@ -307,7 +364,8 @@ static void run(const struct options *o)
 	if (memcmp(gpa_to_host(&g, o, PHASES_SCRIPT_GPA, len), bytes, len))
 		die("--ram %s: holds another script (prepare with the same options)", o->ram);
 	free(bytes);
-	if (phaselog_open(&pl, o->phase_log, &err))
+	if (phaselog_open(&pl, o->phase_log, &err) ||
+	    phase_hold_init(&hold, o->hold_ns, o->hold_intervals, o->follow, &err))
 		die("%s", err.msg);
 	add_ack_page(&s);
 	phaselog_script(&pl, &s, o->hold_ns, PHASES_IMAGE_GPA / PAGE,
@@ -315,15 +373,17 @@ static void run(const struct options *o)
 
 	for (unsigned k = 0; k < s.nphases; k++) {
 		t_cmd = hvt_now_ns();
-		uint64_t ack = command(&g, o, k, k, &t_read, &t_seen), end = t_seen + o->hold_ns;
+		uint64_t ack = command(&g, o, k, k, &t_read, &t_seen);
 
 		phaselog_phase(&pl, k, 0, t_cmd, t_seen);
-		watch_passes(&g, &pl, k, ack & PASS_MASK, t_read, end);
+		phase_hold_begin(&hold, t_seen); /* where the phase surely ran from */
+		watch_passes(&g, o, &pl, &hold, k, ack & PASS_MASK, t_read);
 	}
 	t_cmd = hvt_now_ns();
 	command(&g, o, s.nphases, PHASES_ACK_DONE, &t_read, &t_seen);
 	phaselog_done(&pl, t_cmd, t_seen, "finished");
 	phaselog_close(&pl);
+	phase_hold_fini(&hold);
 	script_free(&s);
 }
 
@@ -338,7 +398,7 @@ int main(int argc, char **argv)
 			    .high_ram = 1ull << 30,
 			    .array_bytes = 64ull << 20,
 			    .hold_ns = 1000000000ull,
-			    .ack_timeout_ns = 10000000000ull};
+			    .ack_timeout_ns = 300000000000ull};
 	enum verb verb = PREPARE;
 	const struct hvt_option opts[] = {
 	    HVT_OPT_CHOICE(0, NULL, &verb, verbs, "VERB", "prepare, ready or run", .required = true),
@@ -352,8 +412,12 @@ int main(int argc, char **argv)
 	    HVT_OPT_DURATION(0, "hold", &o.hold_ns, 1, "DUR",
 			     "run: how long each phase is held (default 1s)"),
 	    HVT_OPT_PATH(0, "phase-log", &o.phase_log, "FILE", "run: the phase log to write"),
+	    HVT_OPT_INT(0, "hold-intervals", &o.hold_intervals, 1, 1u << 30, "N",
+			"run: also hold each phase until the tracer harvested N whole intervals in it"),
+	    HVT_OPT_PATH(0, "follow", &o.follow, "FILE", "run: the tracer's JSON Lines, read as they grow"),
+	    HVT_OPT_INT(0, "pid", &o.qemu_pid, 1, INT32_MAX, "PID", "QEMU's pid: stop waiting once it exits"),
 	    HVT_OPT_DURATION(0, "ack-timeout", &o.ack_timeout_ns, 1, "DUR",
-			     "how long the guest may take to answer (default 10s)"),
+			     "overall bound on the guest's answer (default 300s)"),
 	    HVT_OPT_END,
 	};
 	const struct hvt_cmdline cmd = {
@@ -366,6 +430,10 @@ int main(int argc, char **argv)
 
 	if (rc != HVT_OPTS_RUN)
 		return rc;
+	if (!o.hold_intervals != !o.follow) {
+		fprintf(stderr, "qemu_phases: --hold-intervals and --follow go together\n");
+		return 2;
+	}
 	if (verb == RUN && !o.phase_log) {
 		fprintf(stderr, "qemu_phases: run needs --phase-log FILE\n");
 		return 2;

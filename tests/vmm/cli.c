@@ -30,6 +30,11 @@ int cli_parse(int argc, char **argv, struct vmm_options *o)
 			 "array payload: bytes of each array a, b, c (default 64M)"),
 	    HVT_OPT_DURATION(0, "phase-time", &o->phase_ns, 1, "DURATION",
 			     "how long each phase lasts (default 3.5s; ns, us, ms, s, m, h)"),
+	    HVT_OPT_INT(0, "hold-intervals", &o->hold_intervals, 1, 1000, "N",
+			"also hold each phase until the tracer has harvested N whole intervals\n"
+			"inside it (a logged pass inside each), as --follow shows them"),
+	    HVT_OPT_PATH(0, "follow", &o->follow, "FILE",
+			 "the tracer's JSON Lines (record --jsonl FILE), read as they grow"),
 	    HVT_OPT_INT(0, "repeat", &o->repeat, 0, INT64_MAX, "N",
 			"run the script N times, 0 = until killed (default 1)"),
 	    HVT_OPT_HEADING("Logging:"),
@@ -76,6 +81,10 @@ int cli_parse(int argc, char **argv, struct vmm_options *o)
 	rc = hvt_opts_parse(&cmd, argc, argv);
 	if (rc == HVT_OPTS_RUN && o->wait_attach && !o->listen) {
 		fprintf(stderr, "hvmtrace-vmm: --wait-attach needs --listen SOCKET\n");
+		return VMM_USAGE;
+	}
+	if (rc == HVT_OPTS_RUN && !o->hold_intervals != !o->follow) {
+		fprintf(stderr, "hvmtrace-vmm: --hold-intervals and --follow go together\n");
 		return VMM_USAGE;
 	}
 	return rc;

@@ -12,7 +12,9 @@ struct vmm_options {
 	uint64_t low_ram, high_ram;
 	const char *payload;
 	uint64_t phase_ns, pass_gap_ns;
-	uint64_t repeat; /* 0: until killed */
+	uint64_t repeat;         /* 0: until killed */
+	unsigned hold_intervals; /* with follow: whole intervals of the tracer per phase */
+	const char *follow;      /* the tracer's --jsonl file */
 	uint64_t array_bytes;
 	const char *phase_log;
 	const char *listen;

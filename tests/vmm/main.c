@@ -18,6 +18,7 @@
 #include "guest_image.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/util.h"
+#include "phase_hold.h"
 #include "phaselog.h"
 #include "script.h"
 #include "vcpu_loop.h"
@@ -103,6 +104,7 @@ int main(int argc, char **argv)
 	struct script s = {0};
 	struct guest_image img;
 	struct phaselog pl = {0};
+	struct phase_hold hold = {.fd = -1}; /* released at `out` even if never set up */
 	struct attach_server *srv = NULL;
 	struct hvt_err err = {{0}};
 	const char *reason = "vmm setup failed";
@@ -117,6 +119,8 @@ int main(int argc, char **argv)
 	}
 	/* From here on every exit goes through `out`, which releases what was set up. */
 	rc = setup_guest(&vm, &o, &s, &img, &err);
+	if (!rc)
+		rc = phase_hold_init(&hold, o.phase_ns, o.hold_intervals, o.follow, &err);
 	if (!rc)
 		rc = phaselog_open(&pl, o.phase_log, &err);
 	if (rc) {
@@ -169,7 +173,7 @@ int main(int argc, char **argv)
 		rc = RUN_STOPPED;
 	else {
 		struct run_config rc_cfg = {
-		    .phase_ns = o.phase_ns,
+		    .hold = &hold,
 		    .pass_gap_ns = o.pass_gap_ns,
 		    .repeat = o.repeat,
 		    .t_process_start_ns = t_start,
@@ -192,6 +196,7 @@ int main(int argc, char **argv)
 out:
 	attach_server_finish(srv, reason);
 	phaselog_close(&pl);
+	phase_hold_fini(&hold);
 	script_free(&s);
 	signal_run = NULL;
 	vm_destroy(&vm);

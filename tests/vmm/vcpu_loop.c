@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * The vCPU loop. The payload reports each phase on the PHASE doorbell register and ends each pass with a load
- * of the POLL register (guest_abi.h); the answer to POLL ends the phase once --phase-time has passed since
- * its report. Timestamps bracket every pass: t_start before the KVM_RUN that began it (<= its first access),
- * t_end after the KVM_RUN that returned on its POLL (>= its last access).
+ * of the POLL register (guest_abi.h); the answer to POLL ends the phase once its hold is over (phase_hold.h:
+ * --phase-time since its report, and with --follow the tracer's whole intervals inside it). Timestamps
+ * bracket every pass: t_start before the KVM_RUN that began it (<= its first access), t_end after the KVM_RUN
+ * that returned on its POLL (>= its last access).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,6 +16,7 @@
 #include "guest_abi.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/util.h"
+#include "phase_hold.h"
 #include "phaselog.h"
 #include "script.h"
 #include "vcpu_loop.h"
@@ -22,11 +24,10 @@
 
 struct progress {
 	uint64_t round;
-	int phase;            /* -1 before the first PHASE report of a round */
-	uint64_t phase_start; /* t_ns of its PHASE report */
-	uint64_t pass;        /* passes ended in this phase */
-	uint64_t pass_start;  /* t_start of the pass in flight */
-	bool pass_pending;    /* the next KVM_RUN begins a pass */
+	int phase;           /* -1 before the first PHASE report of a round */
+	uint64_t pass;       /* passes ended in this phase */
+	uint64_t pass_start; /* t_start of the pass in flight */
+	bool pass_pending;   /* the next KVM_RUN begins a pass */
 	uint64_t last_logged_end;
 	bool checked_cpl;
 };
@@ -58,13 +59,16 @@ static int check_cpl3(struct vm *vm, const struct run_config *c, struct hvt_err 
 	return 0;
 }
 
-static void log_pass(struct phaselog *pl, const struct run_config *c, struct progress *p, uint64_t t_end,
-		     bool last)
+static int log_pass(struct phaselog *pl, const struct run_config *c, struct progress *p, uint64_t t_end,
+		    bool last, struct hvt_err *err)
 {
 	if (p->pass == 0 || last || t_end - p->last_logged_end >= c->pass_gap_ns) {
 		phaselog_pass(pl, (unsigned)p->phase, p->round, p->pass, p->pass_start, t_end);
 		p->last_logged_end = t_end;
+		if (phase_hold_pass(c->hold, p->pass_start, t_end))
+			return hvt_err_set(err, -ENOMEM, "out of memory logging a pass");
 	}
+	return 0;
 }
 
 /* Returns 1 when the script's last round is done, 0 to go on, or a negative errno. */
@@ -88,18 +92,26 @@ static int handle_doorbell(struct vm *vm, const struct script *s, struct phaselo
 			return guest_failure(vm, err, what);
 		}
 		p->phase = (int)value;
-		p->phase_start = t_exit;
 		p->pass = 0;
 		p->pass_pending = true;
 		phaselog_phase(pl, value, p->round, t_exit, t_exit);
+		phase_hold_begin(c->hold, t_exit);
 		return 0;
 	case GUEST_REG_POLL: {
 		if (run->mmio.is_write || p->phase < 0)
 			goto unexpected;
-		bool over = t_exit - p->phase_start >= c->phase_ns;
-		value = over;
+		int over = phase_hold_over(c->hold, t_exit, err);
+
+		if (over < 0)
+			return hvt_err_prefix(err, over, "phase %d: ", p->phase);
+		if (over && c->verbose && c->hold->want)
+			fprintf(stderr,
+				"hvmtrace-vmm: phase %d held %.3f s, until %u whole intervals inside it\n",
+				p->phase, (double)(t_exit - c->hold->begin_ns) / 1e9, c->hold->have);
+		value = (uint32_t)over;
 		memcpy(run->mmio.data, &value, 4);
-		log_pass(pl, c, p, t_exit, over);
+		if (log_pass(pl, c, p, t_exit, over, err))
+			return -ENOMEM;
 		p->pass++;
 		p->pass_pending = true;
 		return 0;

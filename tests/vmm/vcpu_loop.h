@@ -10,12 +10,13 @@
 struct vm;
 struct script;
 struct phaselog;
+struct phase_hold;
 struct hvt_err;
 
 struct run_config {
-	uint64_t phase_ns;    /* how long each phase lasts from its PHASE report */
-	uint64_t pass_gap_ns; /* at most one logged pass per gap, besides each phase's first and last */
-	uint64_t repeat;      /* rounds of the whole script; 0 = until stopped */
+	struct phase_hold *hold; /* when each phase may end, from its PHASE report */
+	uint64_t pass_gap_ns;    /* at most one logged pass per gap, besides each phase's first and last */
+	uint64_t repeat;         /* rounds of the whole script; 0 = until stopped */
 	uint64_t t_process_start_ns;
 	bool verbose;
 };

@@ -5,12 +5,14 @@
 # written AND accessed sets to the VMM's phase log, page by page, at 1 s and 100 ms, with kvm_amd npt=1
 # (TDP MMU) and npt=0 (shadow MMU). The programs under test are this build's, copied into L1's initramfs
 # with their shared libraries. The L1 side is tests/lab/record_init.sh. LAB_KERNELS="6.1" runs one kernel.
-. "$(dirname "$0")/common.bash"
-need_qemu # L0 (lab_boot)
+source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/qemu.bash"
+source "$(dirname "$0")/../lib/lab.bash"
 
 for p in bin/hvmtrace bin/hvmtrace-vmm tests/tools/check_phases; do
 	[ -x "$ROOT/$BUILD/$p" ] || fail "$BUILD/$p not built"
 done
+lab_l0
 
 for k in ${LAB_KERNELS:-6.1 6.12}; do
 	lab_prepare "$k"
@@ -18,5 +20,6 @@ for k in ${LAB_KERNELS:-6.1 6.12}; do
 		-b "$ROOT/$BUILD/bin/hvmtrace:/bin/hvmtrace" -b "$ROOT/$BUILD/bin/hvmtrace-vmm:/bin/hvmtrace-vmm" \
 		-b "$ROOT/$BUILD/tests/tools/check_phases:/bin/check_phases" "${LAB_KVM_FILES[@]}" \
 		tests/lab/record_init.sh) || fail "initramfs for $k"
-	lab_boot "$k" "$ir" 2048 "" record 4
+	lab_boot "$k" "$ir" 2048
+	lab_expect "$k" "^CHECK record .* PASS" 4 "record scenarios passed"
 done

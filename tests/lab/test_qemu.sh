@@ -6,13 +6,16 @@
 # phase log, page by page, at 1 s and 100 ms, with kvm_amd npt=1 (TDP MMU) and npt=0 (shadow MMU).
 # The L1 side is tests/lab/qemu_init.sh. LAB_KERNELS="6.1" runs one kernel; LAB_QEMU_MODES="ad,dirty-log"
 # adds QEMU's dirty-log mode.
-. "$(dirname "$0")/common.bash"
+source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/qemu.bash"
+source "$(dirname "$0")/../lib/lab.bash"
 
-need_qemu
+need_qemu # the QEMU under test, which runs in L1
 for p in bin/hvmtrace tests/tools/check_phases tests/tools/qemu_phases tests/tools/qmp guest/phases.elf; do
 	[ -e "$ROOT/$BUILD/$p" ] || fail "$BUILD/$p not built"
 done
 [ -f /usr/share/qemu/qboot.rom ] || skip "/usr/share/qemu/qboot.rom missing (Debian package qemu-system-data)"
+lab_l0
 
 # QEMU without its debug info, and the firmware files it needs for microvm, as L1 will find them.
 strip -o "$T/qemu-system-x86_64" "$QEMU" || fail "strip $QEMU"
@@ -30,5 +33,6 @@ for k in ${LAB_KERNELS:-6.1 6.12}; do
 		-b "$ROOT/$BUILD/tests/tools/qemu_phases:/bin/qemu_phases" \
 		-b "$ROOT/$BUILD/tests/tools/qmp:/bin/qmp" -f "$ROOT/$BUILD/guest/phases.elf:/lab/phases.elf" \
 		"${LAB_KVM_FILES[@]}" tests/lab/qemu_init.sh) || fail "initramfs for $k"
-	lab_boot "$k" "$ir" 3072 "labqemumodes=${LAB_QEMU_MODES:-ad}" qemu $((4 * n_modes))
+	lab_boot "$k" "$ir" 3072 "labqemumodes=${LAB_QEMU_MODES:-ad}"
+	lab_expect "$k" "^CHECK qemu .* PASS" $((4 * n_modes)) "qemu scenarios passed"
 done

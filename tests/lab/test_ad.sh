@@ -1,0 +1,20 @@
+#!/bin/bash
+# The nested lab's A/D checks (tests/lib/lab.bash, lab_ad): for Debian's 6.1 and 6.12 kernels, builds our KVM
+# modules with the same scripts/kvm-modules.sh a user runs, boots the kernel as L1 under TCG -cpu max, and
+# runs tests/lab/ad_check with kvm_amd npt=1 (TDP MMU) and npt=0 (shadow MMU): exact accessed/written sets,
+# harvest from another process through the A/D fd only (-EIO on the VM fd), NOCLEAR, hot pages in every
+# interval, all 512 pages of a touched 2 MiB mapping, and guest RAM on /dev/mem (a memmap= range of L1).
+# Needs no /dev/kvm on this host: L0 is TCG. Cold: source downloads + two module builds (~5 min on 2 cores).
+source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/qemu.bash"
+source "$(dirname "$0")/../lib/lab.bash"
+
+lab_l0
+for k in ${LAB_KERNELS:-6.1 6.12}; do
+	lab_ad "$k"
+	for npt in 1 0; do
+		lab_expect "$k" "^LAB npt=$npt scenario" 3 "npt=$npt scenarios ran"
+	done
+	grep -q 'CHECK huge_page_written_all_512 PASS' "$T/lab-$k.log" || fail "lab $k: huge page check missing"
+	echo "lab $k: $(grep -c '^CHECK .* PASS' "$T/lab-$k.log") checks passed"
+done

@@ -1,0 +1,98 @@
+# The base of every test script (sourced first, not a test itself): the directories under test, a private
+# temporary directory $T removed at exit with every background process the test started, the verdicts
+# (fail, skip), assertions, waits on observed progress, and the CPUs tests pin to.
+# The topic libraries next to it (vmm.bash, qemu.bash, lab.bash) build on it; a test sources this file and
+# the topics it uses. BUILD is the build directory under test (tests/run.sh exports it).
+set -u
+BUILD=${BUILD:-build/check}
+ROOT=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+cd "$ROOT" || exit 1
+BIN=$ROOT/$BUILD/bin
+TOOLS=$ROOT/$BUILD/tests/tools
+T=$(mktemp -d /tmp/hvmtrace-test.XXXXXX)
+chmod 755 "$T"
+BG_PIDS=()
+
+cleanup() {
+	# Children first: a background "timeout QEMU …" must not leave QEMU behind.
+	for p in "${BG_PIDS[@]}"; do
+		pkill -9 -P "$p" 2>/dev/null
+		kill -9 "$p" 2>/dev/null
+	done
+	# ... and whatever else still works in this test's directory (the other side of a pipeline).
+	pkill -9 -f "$T/" 2>/dev/null
+	wait 2>/dev/null
+	if [ "${KEEP_TEST_DIR:-0}" = 1 ]; then echo "test files kept in $T"; else rm -rf "$T"; fi
+	[ -z "${SHM:-}" ] || rm -rf "$SHM"
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $*"
+	exit 1
+}
+
+skip() {
+	echo "$*"
+	exit 77
+}
+
+need_kvm() {
+	[ -c /dev/kvm ] || skip "no /dev/kvm on this machine"
+	[ -r /dev/kvm ] && [ -w /dev/kvm ] || skip "/dev/kvm is not accessible to $(id -un)"
+}
+
+assert_eq() { # what expected actual
+	[ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"
+}
+
+assert_contains() { # file text
+	grep -qF -- "$2" "$1" || {
+		echo "--- $1:"
+		cat "$1"
+		fail "$1 does not say '$2'"
+	}
+}
+
+# expect EXIT TEXT COMMAND...: runs COMMAND, which must exit EXIT and say TEXT on stderr.
+expect() {
+	local want=$1 text=$2 rc=0
+	shift 2
+	"$@" >"$T/out" 2>"$T/err" || rc=$?
+	[ "$rc" = "$want" ] || {
+		cat "$T/err"
+		fail "'$*' exited $rc, expected $want"
+	}
+	assert_contains "$T/err" "$text"
+	echo "ok ($rc): $* -> $(head -c 300 "$T/err" | tr '\n' ' ')"
+}
+
+# Waits follow what they observe, not a wall-clock guess: each waits for its condition while the process
+# that is to bring it about lives, fails at once when that process exits, and gives up only after
+# WAIT_BOUND seconds (default 300), a bound for a machine busy with other work, not a measure of speed.
+#
+# wait_until WHAT PID COMMAND...: waits until COMMAND succeeds while PID lives.
+wait_until() {
+	local what=$1 pid=$2 start=$SECONDS
+	shift 2
+	until "$@"; do
+		kill -0 "$pid" 2>/dev/null || { "$@" && return 0; fail "$what: the process that was to do it (pid $pid) has exited"; }
+		[ $((SECONDS - start)) -lt "${WAIT_BOUND:-300}" ] || fail "$what: not within ${WAIT_BOUND:-300} s"
+		sleep 0.05
+	done
+}
+
+# wait_socket SOCK: waits for the socket SOCK, which the last background process started (BG_PIDS) makes.
+wait_socket() {
+	wait_until "socket $1 did not appear" "${BG_PIDS[-1]}" test -S "$1"
+}
+
+# wait_contains FILE TEXT PID: waits until FILE says TEXT, which PID is to write there.
+wait_contains() {
+	wait_until "$1 does not say '$2'" "$3" grep -qF -- "$2" "$1"
+}
+
+# The CPUs tests pin to: the VM's vCPU on the first, the tracer and harvest thread on the last.
+NCPUS=$(nproc)
+VCPU_CPU=0
+TRACER_CPU=$((NCPUS - 1))

@@ -1,0 +1,160 @@
+# The nested lab (sourced after assert.bash): Debian's kernel K (6.1|6.12) boots as L1 under QEMU TCG
+# -cpu max (emulated AMD SVM with nested paging) with our KVM modules, and runs the tests' /init script
+# there (tests/lab/*_init.sh, after tests/lab/l1_prelude.sh). Every lab test (tests/lab/test_*.sh) and
+# `make lab` (tests/lab/run.sh) boot L1 here, the same way:
+# - L0 is the QEMU 10.0 this tree builds (scripts/build-qemu.sh, cached; LAB_QEMU=PROGRAM for another):
+#   with Debian's 7.2, 4 of about 55 two-CPU L1 boots died where the kernel patches its own code; with
+#   10.0, none of 30, at the same speed (docs/lab.md, known issues).
+# - L1 has two CPUs (a vCPU on one, the tracer on the other, as on a real host) and loglevel=4 (its
+#   warnings reach the log, its boot chatter does not).
+# - Progress is what L1 prints: its LAB/CHECK/BENCH/EVIDENCE/lab:/harvest: lines, shown as they come.
+#
+# The retry rule (one for the whole lab; docs/lab.md):
+#   A lab run is repeated once, saying why, only when its failure says nothing about the sets under test:
+#   1. L1 gave no result: its QEMU exited without one (a panic: panic=-1 and -no-reboot), or L1 printed
+#      no progress line for LAB_STALL seconds (default 300; a hang). L1 is booted once more ("booting L1
+#      once more"), after printing its first kernel report and where its CPUs were (lab_where).
+#   2. In L1, a phase scenario whose L2 was reset by a triple fault that reached no handler (QEMU's bye
+#      says guest-reset and the payload reported no vector) runs once more ("RERUN:", l1_scenario.sh).
+#   Nothing else is repeated: a wrong set (check_phases exit 1, an ad_check CHECK … FAIL) or too few
+#   exact intervals (exit 3; the phases follow the tracer's harvests, so that is a failure too) fails at
+#   once, and so does the second failure of either kind above. LAB_TIMEOUT (default 1800 s) bounds one
+#   boot in all; it is not a measure of speed.
+
+# lab_l0: sets LAB_L0 (the L0 QEMU command, an array) and LAB_L0_NAME.
+lab_l0() {
+	if [ -n "${LAB_QEMU:-}" ]; then
+		command -v "$LAB_QEMU" >/dev/null || fail "LAB_QEMU=$LAB_QEMU not found"
+		LAB_L0=("$LAB_QEMU")
+	else
+		need_qemu
+		LAB_L0=("$QEMU" "${QEMU_L[@]}")
+	fi
+	LAB_L0_NAME=$("${LAB_L0[0]}" --version | head -n 1)
+}
+
+# lab_prepare K: sets LAB_KDIR (the guest kernel: PVH vmlinux and modules) and LAB_KVM_FILES (mkinitramfs.sh
+# arguments putting into /lab the modules L1 loads, ours built by scripts/kvm-modules.sh as a user builds
+# them, and the L1 prelude and scenario helpers). Skips when the kernel's headers are missing.
+lab_prepare() {
+	local abi mods
+	. "$ROOT/versions.env"
+	case $1 in 6.1) abi=$KERNEL_6_1_ABI ;; 6.12) abi=$KERNEL_6_12_ABI ;; *) fail "lab: no kernel '$1' (6.1, 6.12)" ;; esac
+	[ -f "/usr/src/linux-headers-$abi/Makefile" ] ||
+		skip "linux-headers-$abi not installed (scripts/install-deps.sh installs it)"
+	LAB_KDIR=$(scripts/guest-kernel.sh -q "$1") || fail "guest kernel $1"
+	mods=$(scripts/kvm-modules.sh -q "$abi" 2>"$T/mods-$1.err") || fail "kvm modules for $abi: $(tail -5 "$T/mods-$1.err")"
+	LAB_KVM_FILES=(-f "$mods/kvm.ko:/lab/kvm.ko" -f "$mods/kvm-amd.ko:/lab/kvm-amd.ko"
+		-f "$LAB_KDIR/modules/kernel/virt/lib/irqbypass.ko:/lab/irqbypass.ko"
+		-f "$LAB_KDIR/modules/kernel/drivers/crypto/ccp/ccp.ko:/lab/ccp.ko"
+		-f "$ROOT/tests/lab/l1_prelude.sh:/lab/l1_prelude.sh"
+		-f "$ROOT/tests/lab/l1_scenario.sh:/lab/l1_scenario.sh")
+	echo "lab $1: kernel $abi, our KVM modules from $mods"
+}
+
+LAB_PROGRESS='^(LAB|CHECK|BENCH|EVIDENCE|lab:|harvest:)'
+
+# lab_boot K INITRAMFS MEM_MIB [APPEND]: boots L1 (lab_l0 and lab_prepare first) under the retry rule
+# above, and fails unless it reported "LAB-RESULT PASS". Its serial log, without carriage returns, is kept
+# as $T/lab-K.log (and each failed boot's as $T/lab-K.bootN.log); the caller counts its CHECK lines.
+lab_boot() {
+	local k=$1 start wall pid how first seen n last_news try first_how=""
+	for try in 1 2; do
+		start=$SECONDS
+		rm -f "$T/l1-$k.qmp" "$T/serial-$k.log" "$T/sections-$k.txt"
+		"${LAB_L0[@]}" -accel tcg -cpu max -m "$3" -smp 2 -display none -no-reboot \
+			-serial "file:$T/serial-$k.log" -serial "file:$T/sections-$k.txt" -monitor none \
+			-qmp "unix:$T/l1-$k.qmp,server=on,wait=off" \
+			-nodefaults -kernel "$LAB_KDIR/vmlinux" -initrd "$2" \
+			-append "console=ttyS0 nokaslr panic=-1 loglevel=4 ${4:-}" </dev/null >"$T/qemu-$k.out" 2>&1 &
+		pid=$!
+		BG_PIDS+=("$pid")
+		echo "lab $k: booting L1 under $LAB_L0_NAME"
+		seen=0 last_news=$SECONDS how=""
+		while :; do
+			sleep 1
+			n=$(tr -d '\r' 2>/dev/null <"$T/serial-$k.log" | grep -cE "$LAB_PROGRESS")
+			if [ "$n" -gt "$seen" ]; then
+				tr -d '\r' <"$T/serial-$k.log" | grep -E "$LAB_PROGRESS" | sed -n "$((seen + 1)),${n}p" |
+					sed "s/^LAB-L1-UP/lab $k: L1 up after $((SECONDS - start)) s: &/"
+				seen=$n last_news=$SECONDS
+			fi
+			kill -0 "$pid" 2>/dev/null || { how="L1 STOPPED (its QEMU exited) with no result"; break; }
+			[ $((SECONDS - last_news)) -lt "${LAB_STALL:-300}" ] ||
+				{ how="L1 HUNG: no progress line for ${LAB_STALL:-300} s"; break; }
+			[ $((SECONDS - start)) -lt "${LAB_TIMEOUT:-1800}" ] ||
+				{ how="L1 HUNG: no result within LAB_TIMEOUT=${LAB_TIMEOUT:-1800} s"; break; }
+		done
+		if kill -0 "$pid" 2>/dev/null; then
+			lab_where "$k"
+			kill "$pid"
+		fi
+		wait "$pid" 2>/dev/null
+		tr -d '\r' <"$T/serial-$k.log" >"$T/lab-$k.log"
+		tr -d '\r' <"$T/serial-$k.log" | grep -E "$LAB_PROGRESS" | sed -n "$((seen + 1)),\$p"
+		wall=$((SECONDS - start))
+		grep -q '^LAB-RESULT' "$T/lab-$k.log" && break
+		# From L1's first oops, warning or stall report if there is one, else its last lines.
+		first=$(grep -n -m1 -E 'Oops|BUG:|WARNING:|Kernel panic|rcu: INFO' "$T/lab-$k.log" | cut -d: -f1)
+		echo "lab $k: $how after $wall s; ${first:+from its first kernel report: }its lines:"
+		if [ -n "$first" ]; then tail -n "+$first" "$T/lab-$k.log" | head -n 60; else tail -n 40 "$T/lab-$k.log"; fi |
+			sed 's/^/  | /'
+		cp "$T/lab-$k.log" "$T/lab-$k.boot$try.log"
+		first_how=$how
+		[ "$try" = 1 ] && echo "lab $k: booting L1 once more (the retry rule: $how)" || fail "lab $k: $how, twice"
+	done
+	if ! grep -q '^LAB-RESULT PASS' "$T/lab-$k.log"; then
+		# At loglevel=4 whatever the kernel printed is a warning or worse (RCU stalls, oopses).
+		grep -E '^\[ *[0-9]+\.[0-9]+\]' "$T/lab-$k.log" | head -n 30 | sed "s/^/lab $k: L1 kernel: /"
+		fail "lab $k: $(grep -E '^(CHECK .*FAIL|LAB.*FAIL)' "$T/lab-$k.log" | head -5)"
+	fi
+	echo "lab $k: LAB-RESULT PASS in $wall s wall$([ "$try" = 2 ] && echo " (on the second boot; the first: $first_how)")"
+}
+
+# lab_expect K PATTERN N WHAT: L1's log (lab_boot) has exactly N lines matching the extended regex PATTERN.
+lab_expect() {
+	local n
+	n=$(grep -cE "$2" "$T/lab-$1.log")
+	[ "$n" -eq "$3" ] || fail "lab $1: $n $4, expected $3"
+	echo "lab $1: $n $4"
+}
+
+# lab_where K: where L1's CPUs are (RIP and CPL, and for an address in the KVM modules, module, section and
+# offset, from the section addresses L1 listed on its second serial port: `objdump -t` of the module in
+# the kvm-modules cache names the function), read three times over 2 s through L0's QMP. Other kernel
+# addresses stay numbers (L1 runs with nokaslr: the System.map of Debian's linux-image-ABI-dbg names them).
+lab_where() {
+	local i rip cpl
+	tr -d '\r' <"$T/sections-$1.txt" | sed 's/^0x//' | sort -k1,1 >"$T/sections-$1.sorted"
+	for i in 1 2 3; do
+		"$TOOLS/qmp" "$T/l1-$1.qmp" \
+			'{"execute":"human-monitor-command","arguments":{"command-line":"info registers -a"}}' |
+			sed 's/\\r\\n/\n/g' | sed -n 's/^[RE]IP=\([0-9a-f]*\) .*\(CPL=[0-3]\).*/\1 \2/p' |
+			while read -r rip cpl; do
+				# Both are 16 hex digits: as strings they sort like the addresses (mawk has no strtonum,
+				# and its numbers are doubles: the offset is bash's 64-bit arithmetic).
+				set -- "$1" $(awk -v a="$rip" '($1 "") > (a "") { exit } { s = $0 } END { print s }' \
+					"$T/sections-$1.sorted")
+				if [ $# = 4 ] && [ $((0x$rip - 0x$2)) -lt $((4 << 20)) ]; then
+					printf 'lab %s: L1 CPU at %s %s in %s %s+0x%x\n' "$1" "$rip" "$cpl" "$3" "$4" $((0x$rip - 0x$2))
+				else
+					echo "lab $1: L1 CPU at $rip $cpl"
+				fi
+			done
+		sleep 1
+	done
+}
+
+# lab_ad K [BENCH_MIB]: the A/D checks of tests/lab/ad_check (tests/lab/ad_init.sh) in L1 of kernel K,
+# with kvm_amd npt=1 and npt=0, and the harvest benchmark over a BENCH_MIB slot if given. 3 GiB of RAM, so
+# that the memmap= hole at 2 GiB is RAM that /dev/mem can map. AD_CHECK is the static test program
+# (default $BUILD/tests/lab/ad_check).
+lab_ad() {
+	local ad_check=${AD_CHECK:-$ROOT/$BUILD/tests/lab/ad_check} ir append
+	[ -x "$ad_check" ] || fail "$ad_check not built (make tests builds it)"
+	lab_prepare "$1"
+	ir=$(scripts/mkinitramfs.sh -q -f "$ad_check:/lab/ad_check" "${LAB_KVM_FILES[@]}" tests/lab/ad_init.sh) ||
+		fail "initramfs for $1"
+	append="memmap=256M\$0x80000000 labdevmem=0x80000000${2:+ labbench=$2}"
+	lab_boot "$1" "$ir" 3072 "$append"
+}

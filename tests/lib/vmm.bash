@@ -1,0 +1,32 @@
+# hvmtrace-vmm, the test VMM, on this host's KVM (sourced after assert.bash).
+
+# start_vmm SOCK ARGS...: hvmtrace-vmm listening on SOCK, in the background; sets VMM_PID.
+start_vmm() {
+	local sock=$1
+	shift
+	"$BIN/hvmtrace-vmm" --listen "$sock" "$@" >"$T/vmm.out" 2>&1 &
+	VMM_PID=$!
+	BG_PIDS+=("$VMM_PID")
+	wait_socket "$sock"
+}
+
+# trace_phases INTERVAL PHASE_TIME MIN_INSIDE: traces the phases4 payload from start to end and checks it
+# page by page against the VMM's phase log; the JSON Lines written while recording must equal the trace's
+# export. Each phase lasts PHASE_TIME and until the tracer has harvested MIN_INSIDE whole intervals inside
+# it (the VMM follows the JSON Lines), so a busy machine makes phases longer, never too short for the check.
+trace_phases() {
+	start_vmm "$T/vmm.sock" --payload phases4 --phase-time "$2" --hold-intervals "$3" \
+		--follow "$T/rec.jsonl" --wait-attach \
+		--phase-log "$T/phases.jsonl" --vcpu-cpu $VCPU_CPU
+	"$BIN/hvmtrace" record --attach "$T/vmm.sock" --cpu $TRACER_CPU --interval "$1" -o "$T/t.hvt" \
+		--jsonl "$T/rec.jsonl" 2>"$T/record.err" || {
+		cat "$T/record.err" "$T/vmm.out"
+		fail "record failed"
+	}
+	cat "$T/record.err"
+	wait "$VMM_PID" || fail "the VMM failed: $(cat "$T/vmm.out")"
+	"$TOOLS/check_phases" --trace "$T/t.hvt" --phase-log "$T/phases.jsonl" --min-inside "$3" ||
+		fail "trace does not match the phases"
+	"$BIN/hvmtrace" export --jsonl "$T/export.jsonl" "$T/t.hvt" || fail "export failed"
+	cmp "$T/rec.jsonl" "$T/export.jsonl" || fail "the recorded JSON Lines differ from the export"
+}
