@@ -192,10 +192,10 @@ int main(void)
 {
 	printf("page-set codecs: encoded size and best-of-N time per set; MB/s are of the raw bitmap\n"
 	       "(1 GiB slot: 262144 pages, 32 KiB bitmap; 64 GiB slot: 16777216 pages, 2 MiB bitmap)\n\n");
-	printf("| slot   | pattern       | pages set | codec     |      bytes | B/page   |   enc µs  |"
-	       "   dec µs  | enc MB/s | dec MB/s |\n");
-	printf("|--------|---------------|----------:|-----------|-----------:|---------:|----------:|"
-	       "----------:|---------:|---------:|\n");
+	printf(
+	    "| slot   | pattern       | pages set | codec     |      bytes | B/page   |   enc µs  |   dec µs  | enc MB/s | dec MB/s |\n");
+	printf(
+	    "|--------|---------------|----------:|-----------|-----------:|---------:|----------:|----------:|---------:|---------:|\n");
 	if (bench_slot("1 GiB", 262144) || bench_slot("64 GiB", 16777216))
 		return 1;
 	return 0;

@@ -52,8 +52,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 	    {PROBE_FAILED, "the probe failed (or --check found differences)"},
 	    {PROBE_USAGE, "bad arguments"},
 	    {PROBE_UNATTRIBUTED, "some memory could not be attributed (the map is written without it)"},
-	    {PROBE_UNRESOLVED, "some memory stayed unresolved: still ambiguous after the retries, or a "
-			       "second look\ndisagreed (the map is written without it; nothing is guessed)"},
+	    {PROBE_UNRESOLVED,
+	     "some memory stayed unresolved: still ambiguous after the retries, or a second look\ndisagreed (the map is written without it; nothing is guessed)"},
 	    {0, NULL},
 	};
 	const struct hvt_option opts[] = {
@@ -140,15 +140,15 @@ static void summarize(const struct hvt_chanmap *m, const struct hvt_probe_stats 
 		populated += m->channels[i].nranges > 0 || il;
 		only_interleaved += !m->channels[i].nranges && il;
 	}
-	fprintf(stderr,
-		"chanmap probe: %zu of %zu channels have memory (%zu only in interleaved regions), %zu "
-		"interleaved region(s); %" PRIu64 " windows (calibration %" PRIu64 ", coarse %" PRIu64
-		", bisection %" PRIu64 ", retries and votes %" PRIu64 ", socket moves %" PRIu64
-		", verified %" PRIu64 ", write checks %" PRIu64 "), %" PRIu64 " of %" PRIu64
-		" blocks measured, %u rep(s) per line\n",
-		populated, m->nchannels, only_interleaved, m->ninterleaved, st->windows, st->calibration,
-		st->coarse, st->bisection, st->retries, st->socket_moves, st->verified, st->write_checks,
-		st->blocks_measured, st->blocks, st->reps);
+	fprintf(
+	    stderr,
+	    "chanmap probe: %zu of %zu channels have memory (%zu only in interleaved regions), %zu interleaved region(s); %" PRIu64
+	    " windows (calibration %" PRIu64 ", coarse %" PRIu64 ", bisection %" PRIu64
+	    ", retries and votes %" PRIu64 ", socket moves %" PRIu64 ", verified %" PRIu64
+	    ", write checks %" PRIu64 "), %" PRIu64 " of %" PRIu64 " blocks measured, %u rep(s) per line\n",
+	    populated, m->nchannels, only_interleaved, m->ninterleaved, st->windows, st->calibration,
+	    st->coarse, st->bisection, st->retries, st->socket_moves, st->verified, st->write_checks,
+	    st->blocks_measured, st->blocks, st->reps);
 	fprintf(stderr, "chanmap probe: %.1f GiB probed; at %.0f ms per window that is %.1f s of probing%s\n",
 		m->probe.probed_bytes / (double)(1ull << 30), m->probe.window_ns / 1e6, st->implied_seconds,
 		a->model ? " (implied: the MODEL runs instantly)" : "");
@@ -172,9 +172,9 @@ static int check_model(struct hvt_probe_backend *b, const struct hvt_chanmap *go
 		fprintf(stderr, "chanmap probe: MODEL check FAILED: %d difference(s); %s\n", n, diff);
 		return 1;
 	}
-	fprintf(stderr,
-		"chanmap probe: MODEL check: every channel's ranges and every interleaved region match "
-		"the model's truth exactly\n");
+	fprintf(
+	    stderr,
+	    "chanmap probe: MODEL check: every channel's ranges and every interleaved region match the model's truth exactly\n");
 	return 0;
 }
 
@@ -221,20 +221,19 @@ int cmd_probe(int argc, char **argv)
 	summarize(&m, &st, &a);
 	int status = PROBE_OK;
 	if (st.unattributed_bytes) {
-		fprintf(stderr,
-			"chanmap probe: %.1f MiB (first at 0x%" PRIx64
-			") showed no clear channel and is left out of "
-			"the map: no counter rose as expected (is the host idle? is that memory DRAM?)\n",
-			st.unattributed_bytes / (double)(1 << 20), st.first_unattributed);
+		fprintf(
+		    stderr,
+		    "chanmap probe: %.1f MiB (first at 0x%" PRIx64
+		    ") showed no clear channel and is left out of the map: no counter rose as expected (is the host idle? is that memory DRAM?)\n",
+		    st.unattributed_bytes / (double)(1 << 20), st.first_unattributed);
 		status = PROBE_UNATTRIBUTED;
 	}
 	if (st.unresolved_bytes) {
-		fprintf(stderr,
-			"chanmap probe: UNRESOLVED: %.1f MiB (first at 0x%" PRIx64
-			") is left out of the map: its channel set stayed ambiguous after the retries, "
-			"or a second look disagreed with the first; nothing is guessed. Probe again "
-			"when the host is quieter (exit status 4)\n",
-			st.unresolved_bytes / (double)(1 << 20), st.first_unresolved);
+		fprintf(
+		    stderr,
+		    "chanmap probe: UNRESOLVED: %.1f MiB (first at 0x%" PRIx64
+		    ") is left out of the map: its channel set stayed ambiguous after the retries, or a second look disagreed with the first; nothing is guessed. Probe again when the host is quieter (exit status 4)\n",
+		    st.unresolved_bytes / (double)(1 << 20), st.first_unresolved);
 		status = PROBE_UNRESOLVED;
 	}
 	if (a.check && check_model(b, &m))

@@ -66,11 +66,10 @@ static int pick(const struct hvt_chanmap *m, const struct hvt_chanmap_channel *c
 		for (size_t r = 0; r < c->nranges; r++)
 			largest = c->ranges[r].size > largest ? c->ranges[r].size : largest;
 		hvt_format_size(largest, sz, sizeof(sz));
-		fprintf(stderr,
-			"chanmap reserve: --size does not fit in one range of %s (its largest is %s): the "
-			"reservation "
-			"would cross into another channel%s\n",
-			c->id, sz, m->ninterleaved ? " or an interleaved region" : "");
+		fprintf(
+		    stderr,
+		    "chanmap reserve: --size does not fit in one range of %s (its largest is %s): the reservation would cross into another channel%s\n",
+		    c->id, sz, m->ninterleaved ? " or an interleaved region" : "");
 		return RESERVE_REFUSED;
 	}
 	*out = (struct hvt_range){best->start, want ? want : best->size};

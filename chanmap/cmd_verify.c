@@ -154,10 +154,10 @@ static int ranges_from_cmdline(struct opts *o)
 		return VERIFY_USAGE;
 	}
 	if (!o->nranges) {
-		fprintf(stderr,
-			"chanmap verify: %s has no memmap=SIZE$START reservation; boot with the argument "
-			"chanmap reserve printed, or name one with --range\n",
-			o->cmdline);
+		fprintf(
+		    stderr,
+		    "chanmap verify: %s has no memmap=SIZE$START reservation; boot with the argument chanmap reserve printed, or name one with --range\n",
+		    o->cmdline);
 		return VERIFY_USAGE;
 	}
 	return VERIFY_OK;
@@ -178,11 +178,11 @@ int cmd_verify(int argc, char **argv)
 	}
 	int fd = open(o.mem, (o.write_test ? O_RDWR : O_RDONLY) | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st)) {
-		fprintf(stderr, "chanmap verify: cannot open %s: %s%s\n", o.mem, strerror(errno),
-			errno == EPERM || errno == EACCES
-			    ? " (it needs root with CAP_SYS_RAWIO, and no kernel lockdown: "
-			      "Secure Boot locks /dev/mem)"
-			    : "");
+		fprintf(
+		    stderr, "chanmap verify: cannot open %s: %s%s\n", o.mem, strerror(errno),
+		    errno == EPERM || errno == EACCES
+			? " (it needs root with CAP_SYS_RAWIO, and no kernel lockdown: Secure Boot locks /dev/mem)"
+			: "");
 		free(o.ranges);
 		return VERIFY_FAILED;
 	}
@@ -190,8 +190,8 @@ int cmd_verify(int argc, char **argv)
 	if (o.iomem && chardev) {
 		fprintf(
 		    stderr,
-		    "chanmap verify: --iomem is for tests with a regular --mem-path file; %s is a device, "
-		    "so it is checked against the real " HVT_IOMEM_PATH "\n",
+		    "chanmap verify: --iomem is for tests with a regular --mem-path file; %s is a device, so it is checked against the real " HVT_IOMEM_PATH
+		    "\n",
 		    o.mem);
 		o.iomem = NULL;
 	}

@@ -61,8 +61,7 @@ int hvt_chanmap_add_channel(struct hvt_chanmap *m, const struct hvt_chanmap_chan
 	    ch != c->channel)
 		return hvt_err_set(
 		    e, -EINVAL,
-		    "channel id '%s' does not read s<socket>.mc<controller>.ch<channel> for socket "
-		    "%u, controller %u, channel %u",
+		    "channel id '%s' does not read s<socket>.mc<controller>.ch<channel> for socket %u, controller %u, channel %u",
 		    c->id, c->socket, c->controller, c->channel);
 	if (hvt_chanmap_find(m, c->id) >= 0)
 		return hvt_err_set(e, -EINVAL, "channel '%s' is listed twice", c->id);
@@ -187,10 +186,10 @@ static int validate_channels(const struct hvt_chanmap *m, size_t *nall, struct h
 
 		if (!hvt_chanmap_parse_id(c->id, &s, &mc, &ch) || s != c->socket || mc != c->controller ||
 		    ch != c->channel)
-			return hvt_err_set(e, -EINVAL,
-					   "channel '%s': the id does not match socket %u, controller %u, "
-					   "channel %u (ids read s<socket>.mc<controller>.ch<channel>)",
-					   c->id, c->socket, c->controller, c->channel);
+			return hvt_err_set(
+			    e, -EINVAL,
+			    "channel '%s': the id does not match socket %u, controller %u, channel %u (ids read s<socket>.mc<controller>.ch<channel>)",
+			    c->id, c->socket, c->controller, c->channel);
 		if (c->socket >= m->sockets)
 			return hvt_err_set(e, -EINVAL,
 					   "channel '%s' is on socket %u but the map has %u sockets", c->id,
@@ -274,8 +273,9 @@ int hvt_chanmap_channel_of(const struct hvt_chanmap *m, uint64_t start, uint64_t
 			if (x->start <= start && end <= x->start + x->size)
 				return (int)i;
 			return hvt_err_set(e, -ERANGE,
-					   "extent 0x%" PRIx64 "+0x%" PRIx64 " is only partly in channel %s "
-					   "(its range 0x%" PRIx64 "+0x%" PRIx64 "): it would cross channels",
+					   "extent 0x%" PRIx64 "+0x%" PRIx64
+					   " is only partly in channel %s (its range 0x%" PRIx64 "+0x%" PRIx64
+					   "): it would cross channels",
 					   start, size, c->id, x->start, x->size);
 		}
 	}
@@ -309,8 +309,7 @@ int hvt_chanmap_compare(const struct hvt_chanmap *want, const struct hvt_chanmap
 		if (!n++)
 			snprintf(diff, len,
 				 "channel %s: expected %zu range(s) (first 0x%" PRIx64 "+0x%" PRIx64
-				 "), got %zu (first "
-				 "0x%" PRIx64 "+0x%" PRIx64 ")",
+				 "), got %zu (first 0x%" PRIx64 "+0x%" PRIx64 ")",
 				 w->id, w->nranges, w->nranges ? w->ranges[0].start : 0,
 				 w->nranges ? w->ranges[0].size : 0, g ? g->nranges : 0,
 				 g && g->nranges ? g->ranges[0].start : 0,

@@ -369,8 +369,7 @@ static int read_doc(struct reader *rd, struct json_object *o, struct hvt_chanmap
 	if (json_object_get_int(v) != HVT_CHANMAP_VERSION)
 		return hvt_err_set(
 		    rd->e, -EINVAL,
-		    "%s is chanmap schema version %d; this program reads version %d (re-run chanmap "
-		    "probe, or use a matching hvmtrace)",
+		    "%s is chanmap schema version %d; this program reads version %d (re-run chanmap probe, or use a matching hvmtrace)",
 		    rd->name, json_object_get_int(v), HVT_CHANMAP_VERSION);
 	get_str(o, "created", m->created, sizeof(m->created));
 	get_str(o, "source", m->source, sizeof(m->source));

@@ -60,8 +60,7 @@ int hvt_iomem_parse(const char *text, const char *name, struct hvt_iomem *io, st
 			hvt_iomem_free(io);
 			return hvt_err_set(
 			    e, -EINVAL,
-			    "%s line %u is not a /proc/iomem line (\"  start-end : name\", two "
-			    "spaces of indent per level): '%.*s'",
+			    "%s line %u is not a /proc/iomem line (\"  start-end : name\", two spaces of indent per level): '%.*s'",
 			    name, lineno, (int)(len > 80 ? 80 : len), p);
 		}
 		ent.parent = ent.depth ? stack[ent.depth - 1] : -1;
@@ -149,12 +148,11 @@ int hvt_iomem_check_extent(const struct hvt_iomem *io, uint64_t start, uint64_t 
 		    io->source);
 	for (size_t i = 0; i < io->n; i++)
 		if (is_ram(&io->entries[i]) && overlaps(&io->entries[i], start, last))
-			return hvt_err_set(e, -ERANGE,
-					   "extent 0x%" PRIx64 "-0x%" PRIx64 " overlaps System RAM %" PRIx64
-					   "-%" PRIx64
-					   " in %s: it is not reserved (boot with the memmap= argument "
-					   "from chanmap reserve)",
-					   start, last, io->entries[i].start, io->entries[i].end, io->source);
+			return hvt_err_set(
+			    e, -ERANGE,
+			    "extent 0x%" PRIx64 "-0x%" PRIx64 " overlaps System RAM %" PRIx64 "-%" PRIx64
+			    " in %s: it is not reserved (boot with the memmap= argument from chanmap reserve)",
+			    start, last, io->entries[i].start, io->entries[i].end, io->source);
 	/* The innermost Reserved entry holding the whole extent. */
 	int holder = -1;
 	for (size_t i = 0; i < io->n; i++) {
@@ -167,8 +165,7 @@ int hvt_iomem_check_extent(const struct hvt_iomem *io, uint64_t start, uint64_t 
 		int at = hvt_iomem_find(io, start);
 		return hvt_err_set(e, -ERANGE,
 				   "extent 0x%" PRIx64 "-0x%" PRIx64
-				   " is not inside one Reserved entry of %s "
-				   "(its start is in: %s)",
+				   " is not inside one Reserved entry of %s (its start is in: %s)",
 				   start, last, io->source, at >= 0 ? io->entries[at].name : "nothing");
 	}
 	for (size_t i = 0; i < io->n; i++)

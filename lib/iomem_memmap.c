@@ -97,8 +97,8 @@ int hvt_fwmap_check_ram(const struct hvt_fwmap *fw, uint64_t start, uint64_t siz
 		if (strcmp(x->type, "System RAM"))
 			return hvt_err_set(e, -ERANGE,
 					   "0x%" PRIx64 "-0x%" PRIx64
-					   " is not all RAM: the firmware map has '%s' at "
-					   "%" PRIx64 "-%" PRIx64,
+					   " is not all RAM: the firmware map has '%s' at %" PRIx64
+					   "-%" PRIx64,
 					   start, last, x->type, x->start, x->end);
 		if (x->end >= last)
 			return 0;
@@ -106,8 +106,7 @@ int hvt_fwmap_check_ram(const struct hvt_fwmap *fw, uint64_t start, uint64_t siz
 	}
 	return hvt_err_set(e, -ERANGE,
 			   "0x%" PRIx64 "-0x%" PRIx64
-			   " is not all RAM: the firmware map has a hole (no memory) "
-			   "at 0x%" PRIx64,
+			   " is not all RAM: the firmware map has a hole (no memory) at 0x%" PRIx64,
 			   start, last, at);
 }
 

@@ -67,10 +67,10 @@ static int entry_to_phys(struct hvt_pagemap *pm, uintptr_t va, uint64_t entry, u
 				   "): touch or mlock it first",
 				   (uintmax_t)va, pm->path, entry);
 	if (pfn == 0)
-		return hvt_err_set(e, -EPERM,
-				   "%s hides physical addresses (PFN 0): reading them needs "
-				   "CAP_SYS_ADMIN (run as root)",
-				   pm->path);
+		return hvt_err_set(
+		    e, -EPERM,
+		    "%s hides physical addresses (PFN 0): reading them needs CAP_SYS_ADMIN (run as root)",
+		    pm->path);
 	*phys = pfn * pm->page_size + va % pm->page_size;
 	return 0;
 }

@@ -232,8 +232,7 @@ static int add_pmu(struct hvt_pmu_host *h, const struct pmu_gen_info *g, const c
 			if (sockets[k] == sockets[i])
 				return hvt_err_set(
 				    err, -EINVAL,
-				    "%s: CPUs %d and %d are both in socket %d: a multi-die package, "
-				    "which hvmtrace does not map to channels yet",
+				    "%s: CPUs %d and %d are both in socket %d: a multi-die package, which hvmtrace does not map to channels yet",
 				    path, cpus[k], cpus[i], sockets[i]);
 	}
 	for (int i = 0; i < ncpus; i++) {
@@ -288,9 +287,7 @@ static int discover_found(struct hvt_pmu_host *h, const char *root, const char *
 	if (!n)
 		return hvt_err_set(
 		    err, -ENODEV,
-		    "no memory-controller PMU in %s (it has: %s): this host exposes no uncore_imc_N "
-		    "or amd_umc_N counters, as in a VM or on a client CPU; on a bare-metal server run "
-		    "`modprobe intel_uncore` (Intel) or use Linux 6.7 or later (AMD Zen 4)",
+		    "no memory-controller PMU in %s (it has: %s): this host exposes no uncore_imc_N or amd_umc_N counters, as in a VM or on a client CPU; on a bare-metal server run `modprobe intel_uncore` (Intel) or use Linux 6.7 or later (AMD Zen 4)",
 		    devdir, seen[0] ? seen : "nothing");
 	if ((rc = read_cpuinfo(cpuinfo, h, err)))
 		return rc;
@@ -298,8 +295,7 @@ static int discover_found(struct hvt_pmu_host *h, const char *root, const char *
 	if (!g || strcmp(g->pmu_prefix, amd ? "amd_umc_" : "uncore_imc_"))
 		return hvt_err_set(
 		    err, -EINVAL,
-		    "%s: CPU %s family %u model 0x%x (%s) is not in hvmtrace's table of memory-"
-		    "controller PMU generations, so the %s PMUs in %s cannot be mapped to channels",
+		    "%s: CPU %s family %u model 0x%x (%s) is not in hvmtrace's table of memory-controller PMU generations, so the %s PMUs in %s cannot be mapped to channels",
 		    cpuinfo, h->vendor, h->family, h->model, h->model_name, found[0].name, devdir);
 	h->gen = g->gen;
 	for (int i = 0; i < n; i++)

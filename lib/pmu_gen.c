@@ -145,8 +145,8 @@ static const struct pmu_gen_info gens[] = {
      .write = {RD(NULL, NULL, "event=0x0a,rdwrmask=0x2", 0x20a)},
      .boxes_per_mc = 0,
      .inferred = true,
-     .note = "AMD UMC: amd_umc_N counts populated UMCs only; which board channel a UMC drives is not "
-	     "known from sysfs"},
+     .note =
+	 "AMD UMC: amd_umc_N counts populated UMCs only; which board channel a UMC drives is not known from sysfs"},
 };
 
 const struct pmu_gen_info *pmu_gen_info(enum hvt_pmu_gen gen)

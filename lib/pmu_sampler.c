@@ -89,16 +89,12 @@ static int refused(const struct hvt_pmu_channel *c, int e, struct hvt_err *err)
 	if (level >= 3 && !admin)
 		return hvt_err_set(
 		    err, e,
-		    "the kernel refused to open %s on CPU %d: kernel.perf_event_paranoid is %d, "
-		    "at which only CAP_SYS_ADMIN may use perf_event_open%s; run as root, or lower it "
-		    "with `sysctl kernel.perf_event_paranoid=0`",
+		    "the kernel refused to open %s on CPU %d: kernel.perf_event_paranoid is %d, at which only CAP_SYS_ADMIN may use perf_event_open%s; run as root, or lower it with `sysctl kernel.perf_event_paranoid=0`",
 		    c->pmu, c->cpu, level, perfmon ? " (CAP_PERFMON is not enough)" : "");
 	if (!admin && !perfmon)
 		return hvt_err_set(
 		    err, e,
-		    "the kernel refused to open %s on CPU %d: CPU-wide counters need CAP_PERFMON "
-		    "(or CAP_SYS_ADMIN) because kernel.perf_event_paranoid is %d (above 0); run as "
-		    "root, grant CAP_PERFMON, or set `sysctl kernel.perf_event_paranoid=0`",
+		    "the kernel refused to open %s on CPU %d: CPU-wide counters need CAP_PERFMON (or CAP_SYS_ADMIN) because kernel.perf_event_paranoid is %d (above 0); run as root, grant CAP_PERFMON, or set `sysctl kernel.perf_event_paranoid=0`",
 		    c->pmu, c->cpu, level);
 	return hvt_err_set(err, e,
 			   "the kernel refused to open %s on CPU %d (%s) although this process holds %s",
@@ -129,8 +125,7 @@ static int open_counter(struct counter *k, const struct hvt_pmu_channel *c, cons
 	case -ENOENT:
 		return hvt_err_set(err, e,
 				   "%s: this kernel has no PMU of type %" PRIu32
-				   " (read from the sysfs tree): the tree "
-				   "is not this host's",
+				   " (read from the sysfs tree): the tree is not this host's",
 				   c->pmu, c->type);
 	case -ENODEV:
 		return hvt_err_set(err, e, "%s cannot count on CPU %d (offline, or not of the PMU's socket)",
@@ -227,10 +222,10 @@ static int no_counter(const struct hvt_pmu_host *h, const char *id, struct hvt_e
 					 h->channels[i].id);
 	if (used + HVT_CHANNEL_MAX + 8 >= sizeof(list))
 		snprintf(list + used, sizeof(list) - used, ", …");
-	return hvt_err_set(err, -ENOENT,
-			   "channel %s has no counter on this host (%s has: %s): the chanmap or VM layout "
-			   "was made for another host or generation",
-			   id, h->sysfs_root, h->nchannels ? list : "no channels");
+	return hvt_err_set(
+	    err, -ENOENT,
+	    "channel %s has no counter on this host (%s has: %s): the chanmap or VM layout was made for another host or generation",
+	    id, h->sysfs_root, h->nchannels ? list : "no channels");
 }
 
 int hvt_pmu_open(struct hvt_pmu_sampler **sp, const struct hvt_pmu_host *h, const char *const *ids,

@@ -135,10 +135,9 @@ static int rdt_domain_describe(struct hvt_meta_channel *o, const struct hvt_resc
 	o->reads_writes_split = false;
 	if (hvt_meta_set_str(&o->id, id) || hvt_meta_set_str(&o->source, "resctrl mbm_total_bytes") ||
 	    hvt_meta_set_str(&o->group, g->dir) ||
-	    hvt_meta_set_str(&o->note, "TOTAL bytes (reads + writes) of the VMM's threads "
-				       "in this L3 domain: intervals carry total_bytes "
-				       "(flag BW_TOTAL), read_bytes and write_bytes are "
-				       "null (not measured)"))
+	    hvt_meta_set_str(
+		&o->note,
+		"TOTAL bytes (reads + writes) of the VMM's threads in this L3 domain: intervals carry total_bytes (flag BW_TOTAL), read_bytes and write_bytes are null (not measured)"))
 		return -ENOMEM;
 	return 0;
 }

@@ -225,9 +225,7 @@ static int size_reps(struct run *r)
 	if (reps > 64)
 		return hvt_err_set(
 		    r->e, -EAGAIN,
-		    "the background is too high to probe: channel %s counts %.0f reads and %.0f "
-		    "writes per %.0f ms idle window (sd %.0f/%.0f); stop other memory load, or "
-		    "raise --sample or --reps",
+		    "the background is too high to probe: channel %s counts %.0f reads and %.0f writes per %.0f ms idle window (sd %.0f/%.0f); stop other memory load, or raise --sample or --reps",
 		    r->b->proto.channels[worst].id, r->rd.mean[worst], r->wr.mean[worst],
 		    r->p.window_ns / 1e6, r->rd.sd[worst], r->wr.sd[worst]);
 	r->st->reps = reps;
@@ -718,12 +716,11 @@ static int write_checks(struct run *r)
 		if (label_count(&l, r->nch) != 1 || label_first(&l, r->nch) != c) {
 			char got[256];
 			describe(r, &l, got, sizeof(got));
-			return hvt_err_set(r->e, -EPROTO,
-					   "write check failed: reads of 0x%" PRIx64
-					   " rose on %s's counters, "
-					   "non-temporal writes there on %s's: the PMU's read/write events "
-					   "or its channel numbering are inconsistent",
-					   b->start, r->b->proto.channels[c].id, got);
+			return hvt_err_set(
+			    r->e, -EPROTO,
+			    "write check failed: reads of 0x%" PRIx64
+			    " rose on %s's counters, non-temporal writes there on %s's: the PMU's read/write events or its channel numbering are inconsistent",
+			    b->start, r->b->proto.channels[c].id, got);
 		}
 	}
 	return 0;
@@ -745,16 +742,15 @@ static void advise(struct hvt_chanmap *m)
 	}
 	snprintf(
 	    m->advice, sizeof(m->advice),
-	    "%zu region(s) are interleaved across %s, so their bandwidth cannot be told apart per channel. "
-	    "In the BIOS set %s%s, keep NUMA enabled, then reboot and probe again.",
+	    "%zu region(s) are interleaved across %s, so their bandwidth cannot be told apart per channel. In the BIOS set %s%s, keep NUMA enabled, then reboot and probe again.",
 	    m->ninterleaved,
 	    sockets       ? "sockets"
 	    : controllers ? "memory controllers"
 			  : "the channels of a controller",
 	    sockets ? "NUMA on (no socket/node interleave), " : "",
-	    controllers || sockets ? "IMC (memory controller) interleaving to 1-way and channel interleaving "
-				     "to 1-way"
-				   : "channel interleaving to 1-way");
+	    controllers || sockets
+		? "IMC (memory controller) interleaving to 1-way and channel interleaving to 1-way"
+		: "channel interleaving to 1-way");
 }
 
 void hvt_probe_default_params(struct hvt_probe_params *p)
@@ -823,11 +819,12 @@ int hvt_probe_run(struct hvt_probe_backend *b, const struct hvt_probe_params *pa
 	if ((rc = make_blocks(r)) || (rc = calibrate(r)) || (rc = size_reps(r)))
 		goto out;
 	if (prog)
-		fprintf(prog,
-			"chanmap probe: %s; %zu channels, %zu blocks; background calibrated over %u windows; "
-			"driving %" PRIu64 " KiB × %u per block\n",
-			b->proto.source, r->nch, r->nblocks, r->p.calibration_windows,
-			r->p.sample_bytes >> 10, st->reps);
+		fprintf(
+		    prog,
+		    "chanmap probe: %s; %zu channels, %zu blocks; background calibrated over %u windows; driving %" PRIu64
+		    " KiB × %u per block\n",
+		    b->proto.source, r->nch, r->nblocks, r->p.calibration_windows, r->p.sample_bytes >> 10,
+		    st->reps);
 	for (size_t i = 0, first = 0; i < r->nblocks; i++) {
 		bool range_ends =
 		    i + 1 == r->nblocks || r->blocks[i].start + r->blocks[i].size != r->blocks[i + 1].start;

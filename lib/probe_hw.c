@@ -103,8 +103,7 @@ static int map_devmem(struct hw *h, const struct hvt_probe_hw_options *o, struct
 		free(r);
 		return hvt_err_set(
 		    e, rc,
-		    "cannot open %s: %s; it needs root (CAP_SYS_RAWIO) and a kernel that is not "
-		    "locked down (Secure Boot locks /dev/mem)",
+		    "cannot open %s: %s; it needs root (CAP_SYS_RAWIO) and a kernel that is not locked down (Secure Boot locks /dev/mem)",
 		    mem, strerror(-rc));
 	}
 	for (size_t i = 0; i < n && !rc; i++) {
@@ -136,8 +135,9 @@ static int map_hugetlb(struct hw *h, const struct hvt_probe_hw_options *o, struc
 		h->huge = NULL;
 		return hvt_err_set(
 		    e, -errno,
-		    "cannot get %" PRIu64 " MiB of %" PRIu64 " KiB hugetlb pages (%s): reserve them "
-		    "first, e.g. echo N > /sys/kernel/mm/hugepages/hugepages-%" PRIu64 "kB/nr_hugepages",
+		    "cannot get %" PRIu64 " MiB of %" PRIu64
+		    " KiB hugetlb pages (%s): reserve them first, e.g. echo N > /sys/kernel/mm/hugepages/hugepages-%" PRIu64
+		    "kB/nr_hugepages",
 		    o->hugetlb_bytes >> 20, o->hugetlb_page >> 10, strerror(errno), o->hugetlb_page >> 10);
 	}
 	if (mlock(h->huge, h->huge_len))
@@ -272,9 +272,9 @@ int hvt_probe_hw_open(const struct hvt_probe_hw_options *o, struct hvt_probe_bac
 		 h->mem_fd >= 0 ? "devmem" : "", h->mem_fd >= 0 && h->huge ? "+" : "",
 		 h->huge ? "hugetlb" : "");
 	if (h->nmaps == 0) {
-		rc = hvt_err_set(e, -ENOENT,
-				 "no memory to probe: boot with a memmap=SIZE$START reservation of RAM (see "
-				 "docs/chanmap.md) or pass --hugetlb SIZE");
+		rc = hvt_err_set(
+		    e, -ENOENT,
+		    "no memory to probe: boot with a memmap=SIZE$START reservation of RAM (see docs/chanmap.md) or pass --hugetlb SIZE");
 		goto fail;
 	}
 	qsort(h->maps, h->nmaps, sizeof(*h->maps), cmp_map);

@@ -140,8 +140,7 @@ static int replay_window(struct hvt_probe_backend *b, const struct hvt_probe_tou
 		return unreadable_line(r, r->line + 1, n, e);
 	if (n == 0)
 		return hvt_err_set(e, -EPROTO,
-				   "session %s ends after line %u, but the probe asked for one more "
-				   "window",
+				   "session %s ends after line %u, but the probe asked for one more window",
 				   r->path, r->line);
 	r->line++;
 	struct json_object *o = json_tokener_parse(r->buf), *v;
@@ -170,10 +169,10 @@ static int replay_window(struct hvt_probe_backend *b, const struct hvt_probe_tou
 		char want[160], got[160];
 		describe(&rec, got, sizeof(got));
 		describe(t, want, sizeof(want));
-		return hvt_err_set(e, -EPROTO,
-				   "session %s line %u recorded \"%s\" but the probe now asks for \"%s\": "
-				   "the replay diverges (another probe version or parameters)",
-				   r->path, r->line, got, want);
+		return hvt_err_set(
+		    e, -EPROTO,
+		    "session %s line %u recorded \"%s\" but the probe now asks for \"%s\": the replay diverges (another probe version or parameters)",
+		    r->path, r->line, got, want);
 	}
 	return 0;
 }
@@ -196,10 +195,9 @@ static int read_header(struct hvt_probe_backend *b, struct replay *r, struct jso
 
 	if (!o || !json_object_object_get_ex(o, "session", &v) ||
 	    strcmp(json_object_get_string(v), LOG_SCHEMA))
-		return hvt_err_set(e, -EINVAL,
-				   "%s is not a chanmap probe session (first line has no \"session\": "
-				   "\"%s\")",
-				   r->path, LOG_SCHEMA);
+		return hvt_err_set(
+		    e, -EINVAL, "%s is not a chanmap probe session (first line has no \"session\": \"%s\")",
+		    r->path, LOG_SCHEMA);
 	if (!json_object_object_get_ex(o, "version", &v) || json_object_get_int(v) != LOG_VERSION)
 		return hvt_err_set(e, -EINVAL, "session %s has version %d; this program replays version %d",
 				   r->path, json_object_get_int(v), LOG_VERSION);

@@ -236,8 +236,8 @@ static int add_channels(struct spec *sp, struct json_object *o, struct hvt_chanm
 	p->sockets = (unsigned)get_num(o, "sockets", 0);
 	if (!p->sockets || !nmc || !ncc || p->sockets * nmc * ncc > HVT_PROBE_MAX_CHANNELS)
 		return spec_bad(
-		    sp, "\"sockets\", \"controllers\" and \"channels_per_controller\" must be set (at "
-			"most 128 channels)");
+		    sp,
+		    "\"sockets\", \"controllers\" and \"channels_per_controller\" must be set (at most 128 channels)");
 	for (unsigned s = 0; s < p->sockets; s++)
 		for (unsigned mc = 0; mc < nmc; mc++)
 			for (unsigned ch = 0; ch < ncc; ch++) {
@@ -421,9 +421,9 @@ static int read_touchable(struct spec *sp, struct json_object *o, struct hvt_pro
 			return rc;
 		if (!r->size || r->start % 4096 || r->size % 4096 ||
 		    (i && r->start < r[-1].start + r[-1].size) || !is_dram(b->ctx, r->start, r->size))
-			return spec_bad(sp,
-					"touchable ranges must be page aligned, sorted, not overlapping and "
-					"DRAM of the model (not the hole, not past the end)");
+			return spec_bad(
+			    sp,
+			    "touchable ranges must be page aligned, sorted, not overlapping and DRAM of the model (not the hole, not past the end)");
 	}
 	return 0;
 }

@@ -22,8 +22,7 @@ static int check_mbm(const char *root, struct hvt_err *err)
 	if (stat(path, &st))
 		return hvt_err_set(
 		    err, -ENODEV,
-		    "resctrl is not mounted at %s: mount it with `mount -t resctrl resctrl %s` (the "
-		    "kernel needs CONFIG_X86_CPU_RESCTRL and a CPU with RDT/PQoS monitoring)",
+		    "resctrl is not mounted at %s: mount it with `mount -t resctrl resctrl %s` (the kernel needs CONFIG_X86_CPU_RESCTRL and a CPU with RDT/PQoS monitoring)",
 		    root, root);
 	snprintf(path, sizeof(path), "%s/info/L3_MON/mon_features", root);
 	int rc = hvt_read_text(path, feats, sizeof(feats), NULL);
@@ -161,10 +160,10 @@ int hvt_resctrl_open(struct hvt_resctrl_group *g, const char *root, const char *
 	if (!mkdir(g->dir, 0755))
 		g->created = true;
 	else if (errno == ENOSPC)
-		return hvt_err_set(err, -ENOSPC,
-				   "%s: no free RMID for another monitoring group (see %s/info/L3_MON/"
-				   "num_rmids); remove unused groups",
-				   g->dir, g->root);
+		return hvt_err_set(
+		    err, -ENOSPC,
+		    "%s: no free RMID for another monitoring group (see %s/info/L3_MON/num_rmids); remove unused groups",
+		    g->dir, g->root);
 	else if (errno != EEXIST)
 		return hvt_err_set(err, -errno, "creating %s: %s", g->dir, strerror(errno));
 	if ((rc = list_domains(g, err)) || (rc = move_threads(g, pid, err)) ||

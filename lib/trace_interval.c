@@ -144,10 +144,9 @@ int hvt_interval_encode(const struct hvt_interval *iv, const struct hvt_layout *
 		return hvt_err_set(err, -EINVAL, "interval flag BW_TOTAL without BANDWIDTH");
 	for (uint32_t i = 0; (iv->flags & HVT_IV_BW_TOTAL) && i < nch; i++)
 		if (iv->channels[i].write_bytes)
-			return hvt_err_set(err, -EINVAL,
-					   "channel %u: total-bytes interval with write bytes (totals go in "
-					   "read_bytes)",
-					   i);
+			return hvt_err_set(
+			    err, -EINVAL,
+			    "channel %u: total-bytes interval with write bytes (totals go in read_bytes)", i);
 	if (nch > (HVT_REC_MAX_PAYLOAD - HVT_IV_FIXED_SIZE) / HVT_IV_CHANNEL_SIZE)
 		return hvt_err_set(err, -EFBIG, "%u channels do not fit a record", nch);
 

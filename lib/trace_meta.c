@@ -487,10 +487,10 @@ static int value_from_json(const struct row *r, void *base, struct json_object *
 			enum hvt_bw_source b = hvt_bw_source_from_name(json_object_get_string(v));
 
 			if (b == HVT_BW_SOURCE_NONE)
-				return field_err(err, prefix, r,
-						 "\"%.64s\" is not a bandwidth source (pmu, pmu-stand-in or "
-						 "resctrl-total)",
-						 json_object_get_string(v));
+				return field_err(
+				    err, prefix, r,
+				    "\"%.64s\" is not a bandwidth source (pmu, pmu-stand-in or resctrl-total)",
+				    json_object_get_string(v));
 			*FIELD(base, r, enum hvt_bw_source) = b;
 		}
 		break;

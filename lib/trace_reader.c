@@ -371,10 +371,10 @@ static int walk(struct hvt_trace_reader *r, uint64_t off)
 	for (;;) {
 		r->st.valid_bytes = off;
 		if (off == r->size) {
-			snprintf(r->st.problem, sizeof(r->st.problem),
-				 "no index at end of file: the trace was not closed (writer killed?); "
-				 "%zu intervals recovered by scanning",
-				 r->nintervals);
+			snprintf(
+			    r->st.problem, sizeof(r->st.problem),
+			    "no index at end of file: the trace was not closed (writer killed?); %zu intervals recovered by scanning",
+			    r->nintervals);
 			return 0;
 		}
 		rc = read_record(r, off, &rec, why, sizeof(why));

@@ -318,10 +318,10 @@ int hvt_trace_close(struct hvt_trace_writer *w, struct hvt_err *err)
 	} else {
 		rc = build_index(w, &b);
 		if (rc == -EFBIG)
-			hvt_err_set(err, rc,
-				    "%s: the index of %zu intervals does not fit a record; the trace is "
-				    "readable by scanning",
-				    w->path, w->nintervals);
+			hvt_err_set(
+			    err, rc,
+			    "%s: the index of %zu intervals does not fit a record; the trace is readable by scanning",
+			    w->path, w->nintervals);
 		else if (rc)
 			hvt_err_set(err, rc, "%s: out of memory for the index", w->path);
 		else

@@ -267,13 +267,13 @@ static void describe(const struct hvt_pmu_host *h, unsigned nchannels)
 	fprintf(stderr, "hvmtrace bw: %s (%s), %s: %u channels on %u sockets from %s\n",
 		hvt_pmu_gen_name(h->gen), h->vendor, h->model_name, nchannels, h->nsockets, h->sysfs_root);
 	if (h->stand_in)
-		fprintf(stderr,
-			"hvmtrace bw: STAND-IN: these PMUs are generic kernel (software) events posing as "
-			"memory controllers, for tests; the figures are not DRAM traffic\n");
+		fprintf(
+		    stderr,
+		    "hvmtrace bw: STAND-IN: these PMUs are generic kernel (software) events posing as memory controllers, for tests; the figures are not DRAM traffic\n");
 	if (inferred)
-		fprintf(stderr,
-			"hvmtrace bw: * the box -> (controller, channel) numbering of this generation is "
-			"inferred, not documented by the kernel\n");
+		fprintf(
+		    stderr,
+		    "hvmtrace bw: * the box -> (controller, channel) numbering of this generation is inferred, not documented by the kernel\n");
 	if (h->note[0])
 		fprintf(stderr, "hvmtrace bw: note: %s\n", h->note);
 }
@@ -352,9 +352,9 @@ int cmd_bw(int argc, char **argv)
 	if (!o.quiet && out.csv != stdout && out.jsonl != stdout)
 		out.table = stdout;
 	if (out.csv)
-		fputs("seq,t_start_ns,t_end_ns,duration_s,scope,id,read_bytes,write_bytes,read_MBps,write_"
-		      "MBps\n",
-		      out.csv);
+		fputs(
+		    "seq,t_start_ns,t_end_ns,duration_s,scope,id,read_bytes,write_bytes,read_MBps,write_MBps\n",
+		    out.csv);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	rc = sample_loop(&o, &h, s, &out, &err) ? BW_FAILED : BW_OK;

@@ -52,9 +52,7 @@ static int close_out(struct out *o)
 }
 
 static const char csv_header[] =
-    "seq,t_start_ns,t_end_ns,duration_s,wall_start,generation,missed_deadlines,final,"
-    "harvest_us,written_pages,written_bytes,accessed_pages,accessed_bytes,read_bytes,"
-    "write_bytes,lost_pages,total_bytes\n";
+    "seq,t_start_ns,t_end_ns,duration_s,wall_start,generation,missed_deadlines,final,harvest_us,written_pages,written_bytes,accessed_pages,accessed_bytes,read_bytes,write_bytes,lost_pages,total_bytes\n";
 
 static void csv_opt_u64(FILE *f, bool present, uint64_t v)
 {

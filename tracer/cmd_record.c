@@ -179,19 +179,17 @@ static int choose_cpu(struct recorder *r, struct hvt_err *err)
 		cpu = pick_tracer_cpu(&vcpus);
 		if (cpu < 0) {
 			cpu = pick_tracer_cpu(&(cpu_set_t){0});
-			fprintf(stderr,
-				"hvmtrace record: warning: every CPU we may use is one the VM's vCPU threads "
-				"may run on; "
-				"using CPU %d (pin the vCPUs elsewhere, or give --cpu)\n",
-				cpu);
+			fprintf(
+			    stderr,
+			    "hvmtrace record: warning: every CPU we may use is one the VM's vCPU threads may run on; using CPU %d (pin the vCPUs elsewhere, or give --cpu)\n",
+			    cpu);
 			return cpu;
 		}
 	} else if (CPU_ISSET(cpu, &vcpus)) {
-		fprintf(stderr,
-			"hvmtrace record: warning: CPU %d is one the VM's vCPU threads may run on: the "
-			"tracer and "
-			"the guest will compete for it; pin the vCPUs elsewhere or choose another --cpu\n",
-			cpu);
+		fprintf(
+		    stderr,
+		    "hvmtrace record: warning: CPU %d is one the VM's vCPU threads may run on: the tracer and the guest will compete for it; pin the vCPUs elsewhere or choose another --cpu\n",
+		    cpu);
 	}
 	return cpu;
 }
@@ -491,10 +489,10 @@ static void report_mode_unavailable(const struct session *s, enum hvt_mode mode)
 			at += (size_t)snprintf(offered + at, sizeof(offered) - at, " %s",
 					       hvt_mode_name((enum hvt_mode)m));
 	harvester_list_modes(implemented, sizeof(implemented));
-	fprintf(stderr,
-		"hvmtrace record: %s: mode %s is not available (the VMM offers:%s; this hvmtrace implements "
-		"%s)\n",
-		s->path, hvt_mode_name(mode), offered, implemented);
+	fprintf(
+	    stderr,
+	    "hvmtrace record: %s: mode %s is not available (the VMM offers:%s; this hvmtrace implements %s)\n",
+	    s->path, hvt_mode_name(mode), offered, implemented);
 }
 
 static int block_stop_signals(void)
@@ -585,8 +583,7 @@ int cmd_record(int argc, char **argv)
 	h->describe(&r.s, harvester, sizeof(harvester));
 	fprintf(
 	    stderr,
-	    "hvmtrace record: attached to VM '%s' (pid %d, %s) in %s mode; interval %s; tracer on CPU %d, "
-	    "%s\n",
+	    "hvmtrace record: attached to VM '%s' (pid %d, %s) in %s mode; interval %s; tracer on CPU %d, %s\n",
 	    r.s.hello.vm_name, (int)r.s.vmm_pid, r.s.hello.vmm, hvt_mode_name(r.s.mode), ivs, cpu, harvester);
 
 	status = run(&r, &err);

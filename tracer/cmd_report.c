@@ -147,8 +147,7 @@ static int account(void *ctx, const struct hvt_interval *iv, const struct hvt_la
 			roaring_bitmap_free(set);
 			fprintf(stderr,
 				"hvmtrace report: %s: interval %" PRIu64
-				" has a GFN above 2^32, which report "
-				"does not handle (guests over 16 TiB)\n",
+				" has a GFN above 2^32, which report does not handle (guests over 16 TiB)\n",
 				t->path, iv->seq);
 			return TRACE_USAGE;
 		}
@@ -197,8 +196,8 @@ static void print_bw_totals(const struct bw_totals *bw, uint64_t intervals)
 		       " intervals (a counter did not count in the others)\n",
 		       bw->intervals, intervals);
 	if (bw->kind == BW_TOTAL) {
-		printf("  DRAM bytes, total                %" PRIu64 " (%.1f MB; not split into reads and "
-		       "writes)\n",
+		printf("  DRAM bytes, total                %" PRIu64
+		       " (%.1f MB; not split into reads and writes)\n",
 		       bw->sum, bw->sum / 1e6);
 		printf("  mean DRAM MB/s, total            %.1f\n", MBPS(bw->sum, bw->ns));
 		return;

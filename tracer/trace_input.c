@@ -24,8 +24,7 @@ static int say_incomplete(const char *cmd, const char *path, const struct hvt_tr
 	hvt_trace_get_status(r, &st);
 	fprintf(stderr,
 		"hvmtrace %s: %s: incomplete trace (%s); the %" PRIu64
-		" intervals before that point were read "
-		"(%" PRIu64 " of %" PRIu64 " bytes readable)\n",
+		" intervals before that point were read (%" PRIu64 " of %" PRIu64 " bytes readable)\n",
 		cmd, path, st.problem[0] ? st.problem : "no index: the writer did not close it", done,
 		st.valid_bytes, st.file_bytes);
 	return TRACE_INCOMPLETE;

@@ -322,10 +322,9 @@ static void run_exactness(struct lab_vm *v, struct harvest_client *c, uint64_t n
 	harvest(c, npages, KVM_AD_HARVEST_NOFLUSH);
 	guest_touch(v, FIRST_DATA + 300, 4, true);
 	r = harvest(c, npages, 0);
-	printf("EVIDENCE noflush_hot_pages_reported=%llu of 4 (4 = the lab's emulated TLB kept no stale "
-	       "translation across the harvest: each interval here starts with a new VMRUN, and TCG's nested "
-	       "paging does not keep guest translations across it, so a missing flush cannot show)\n",
-	       (unsigned long long)__builtin_popcountll(r->dirty[(FIRST_DATA + 300) / 64]));
+	printf(
+	    "EVIDENCE noflush_hot_pages_reported=%llu of 4 (4 = the lab's emulated TLB kept no stale translation across the harvest: each interval here starts with a new VMRUN, and TCG's nested paging does not keep guest translations across it, so a missing flush cannot show)\n",
+	    (unsigned long long)__builtin_popcountll(r->dirty[(FIRST_DATA + 300) / 64]));
 }
 
 static void run_huge(struct lab_vm *v, struct harvest_client *c, uint64_t npages)
@@ -374,9 +373,7 @@ static void run_bench(struct harvest_client *c, bool huge, uint64_t mib)
 	double bw = (double)(npages * PAGE) / ((double)copy_ns / 1e9);
 	double bitmap_ns_per_gib = 2.0 * (1 << 15) / bw * 1e9; /* two bitmaps of 32 KiB per GiB */
 	printf(
-	    "BENCH mappings=%s slot_mib=%llu harvest_all_set_ms_per_gib=%.3f harvest_empty_ms_per_gib=%.3f "
-	    "l1_copy_gib_per_s=%.2f bitmap_copy_ms_per_gib=%.4f ratio_all_set=%.0f (lab is emulated: "
-	    "compare ratios, not times)\n",
+	    "BENCH mappings=%s slot_mib=%llu harvest_all_set_ms_per_gib=%.3f harvest_empty_ms_per_gib=%.3f l1_copy_gib_per_s=%.2f bitmap_copy_ms_per_gib=%.4f ratio_all_set=%.0f (lab is emulated: compare ratios, not times)\n",
 	    huge ? "2M" : "4K", (unsigned long long)(npages >> 8), full_ns / reps / 1e6 / gib,
 	    empty_ns / reps / 1e6 / gib, bw / (1 << 30), bitmap_ns_per_gib / 1e6,
 	    (full_ns / reps / gib) / bitmap_ns_per_gib);

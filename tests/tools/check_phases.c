@@ -319,8 +319,8 @@ int main(int argc, char **argv)
 				       whole) &&
 			     ok;
 		} else if (need_accessed) {
-			printf("  accessed: none in this interval (--accessed needs a trace in mode ad): "
-			       "MISMATCH\n");
+			printf(
+			    "  accessed: none in this interval (--accessed needs a trace in mode ad): MISMATCH\n");
 			ok = false;
 		}
 		if (!ok)

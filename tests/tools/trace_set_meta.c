@@ -61,10 +61,10 @@ int main(int argc, char **argv)
 	old = hvt_get_le32(rec + 4);
 	if (tlen == 0 || text[tlen - 1] != '}' || tlen > old ||
 	    HVT_FILE_HEADER_SIZE + 16 + (size_t)old > flen) {
-		fprintf(stderr,
-			"trace_set_meta: the new META (%zu bytes) is not an object or is longer than the "
-			"old (%u bytes)\n",
-			tlen, old);
+		fprintf(
+		    stderr,
+		    "trace_set_meta: the new META (%zu bytes) is not an object or is longer than the old (%u bytes)\n",
+		    tlen, old);
 		rc = 1;
 		goto out;
 	}

@@ -234,10 +234,10 @@ static void test_attach_round_trip(void **state)
 	assert_int_equal(r.u.attach.tracer_pid, 99);
 
 	/* A mode the VMM does not know arrives as NONE, so the VMM can answer "mode". */
-	send_frame_text(p->b,
-			"{\"type\":\"attach\",\"protocol\":1,\"mode\":\"quantum\",\"cpu\":-1,"
-			"\"tracer\":{\"name\":\"t\",\"pid\":1}}",
-			NULL, 0);
+	send_frame_text(
+	    p->b,
+	    "{\"type\":\"attach\",\"protocol\":1,\"mode\":\"quantum\",\"cpu\":-1,\"tracer\":{\"name\":\"t\",\"pid\":1}}",
+	    NULL, 0);
 	recv_ok(p->a, &r);
 	assert_int_equal(r.u.attach.mode, HVT_MODE_NONE);
 	assert_int_equal(r.u.attach.cpu, -1);
@@ -463,34 +463,33 @@ static void test_bad_types_and_fields(void **state)
 	expect_recv_error(p->b, -EPROTO, "without a string \"type\"");
 	send_frame_text(p->a, "{\"type\":\"harvested\",\"generation\":1}", NULL, 0);
 	expect_recv_error(p->b, -EPROTO, "harvested message: missing \"seq\"");
-	send_frame_text(p->a,
-			"{\"type\":\"harvested\",\"seq\":1,\"generation\":1,\"t_start_ns\":1,\"t_end_ns\":2,"
-			"\"t_done_ns\":3,\"dirty_pages\":0,\"lost_pages\":0}",
-			NULL, 0);
+	send_frame_text(
+	    p->a,
+	    "{\"type\":\"harvested\",\"seq\":1,\"generation\":1,\"t_start_ns\":1,\"t_end_ns\":2,\"t_done_ns\":3,\"dirty_pages\":0,\"lost_pages\":0}",
+	    NULL, 0);
 	expect_recv_error(p->b, -EPROTO, "harvested message: missing \"final\"");
 	send_frame_text(p->a, "{\"type\":\"harvest\",\"seq\":-1}", NULL, 0);
 	expect_recv_error(p->b, -EPROTO, "harvest message: \"seq\" = -1 is out of range");
 	send_frame_text(p->a, "{\"type\":\"harvest\",\"seq\":\"1\"}", NULL, 0);
 	expect_recv_error(p->b, -EPROTO, "harvest message: \"seq\" is not an integer");
-	send_frame_text(p->a,
-			"{\"type\":\"attach\",\"protocol\":1,\"mode\":\"ad\",\"cpu\":-2,\"tracer\":{\"name\":"
-			"\"t\",\"pid\":1}}",
-			NULL, 0);
+	send_frame_text(
+	    p->a,
+	    "{\"type\":\"attach\",\"protocol\":1,\"mode\":\"ad\",\"cpu\":-2,\"tracer\":{\"name\":\"t\",\"pid\":1}}",
+	    NULL, 0);
 	expect_recv_error(p->b, -EPROTO, "attach message: \"cpu\" = -2 is out of range");
 	send_frame_text(
 	    p->a,
-	    "{\"type\":\"attached\",\"mode\":\"warp\",\"cpu\":0,\"generation\":1,\"t_armed_ns\":1,"
-	    "\"bitmap_bytes\":8}",
+	    "{\"type\":\"attached\",\"mode\":\"warp\",\"cpu\":0,\"generation\":1,\"t_armed_ns\":1,\"bitmap_bytes\":8}",
 	    NULL, 0);
 	expect_recv_error(p->b, -EPROTO, "attached message: unknown mode \"warp\"");
 	send_frame_text(
 	    p->a, "{\"type\":\"layout\",\"bitmap_bytes\":0,\"layout\":{\"generation\":1,\"page_size\":4096}}",
 	    NULL, 0);
 	expect_recv_error(p->b, -EPROTO, "layout message: layout: top level: missing \"slots\"");
-	send_frame_text(p->a,
-			"{\"type\":\"layout\",\"bitmap_bytes\":0,\"layout\":{\"generation\":0,\"page_size\":"
-			"4096,\"slots\":[]}}",
-			NULL, 0);
+	send_frame_text(
+	    p->a,
+	    "{\"type\":\"layout\",\"bitmap_bytes\":0,\"layout\":{\"generation\":0,\"page_size\":4096,\"slots\":[]}}",
+	    NULL, 0);
 	expect_recv_error(p->b, -EPROTO, "generation 0");
 }
 
@@ -555,8 +554,7 @@ static void test_fd_count_rules(void **state)
 	/* attached needs its fd. */
 	send_frame_text(
 	    p->a,
-	    "{\"type\":\"attached\",\"mode\":\"dirty-log\",\"cpu\":0,\"generation\":1,\"t_armed_ns\":1,"
-	    "\"bitmap_bytes\":8}",
+	    "{\"type\":\"attached\",\"mode\":\"dirty-log\",\"cpu\":0,\"generation\":1,\"t_armed_ns\":1,\"bitmap_bytes\":8}",
 	    NULL, 0);
 	expect_recv_error(p->b, -EPROTO, "attached message without its file descriptor");
 
@@ -565,8 +563,7 @@ static void test_fd_count_rules(void **state)
 		fds[i] = memfd_with("x");
 	send_frame_text(
 	    p->a,
-	    "{\"type\":\"attached\",\"mode\":\"dirty-log\",\"cpu\":0,\"generation\":1,\"t_armed_ns\":1,"
-	    "\"bitmap_bytes\":8}",
+	    "{\"type\":\"attached\",\"mode\":\"dirty-log\",\"cpu\":0,\"generation\":1,\"t_armed_ns\":1,\"bitmap_bytes\":8}",
 	    fds, 5);
 	expect_recv_error(p->b, -EPROTO, "more than 4 file descriptors");
 	for (int i = 0; i < 5; i++)

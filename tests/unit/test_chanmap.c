@@ -114,11 +114,7 @@ static void test_round_trip(void **state)
 static void test_confidence(void **state)
 {
 	const char *text =
-	    "{\"schema\":\"hvmtrace-chanmap\",\"version\":1,\"sockets\":1,\"channels\":[{\"id\":\"s0.mc0."
-	    "ch0\","
-	    "\"socket\":0,\"controller\":0,\"channel\":0,\"ranges\":[{\"start\":\"0x0\",\"size\":\"0x1000\"},"
-	    "{\"start\":\"0x2000\",\"size\":\"0x1000\",\"confidence\":0.75},{\"start\":\"0x4000\",\"size\":"
-	    "\"0x1000\"}]}]}";
+	    "{\"schema\":\"hvmtrace-chanmap\",\"version\":1,\"sockets\":1,\"channels\":[{\"id\":\"s0.mc0.ch0\",\"socket\":0,\"controller\":0,\"channel\":0,\"ranges\":[{\"start\":\"0x0\",\"size\":\"0x1000\"},{\"start\":\"0x2000\",\"size\":\"0x1000\",\"confidence\":0.75},{\"start\":\"0x4000\",\"size\":\"0x1000\"}]}]}";
 	struct hvt_chanmap m;
 	struct hvt_err e;
 
@@ -144,39 +140,19 @@ static void test_refusals(void **state)
 	    {"{\"schema\":\"x\",\"version\":1}", "not a channel map"},
 	    {"{\"schema\":\"hvmtrace-chanmap\",\"version\":2,\"sockets\":1,\"channels\":[]}", "version 2"},
 	    {"{\"schema\":\"hvmtrace-chanmap\",\"version\":1,\"channels\":[]}", "\"sockets\""},
-	    {"{\"schema\":\"hvmtrace-chanmap\",\"version\":1,\"sockets\":1,\"channels\":[{\"id\":\"s0.mc0."
-	     "ch0\","
-	     "\"socket\":0,\"controller\":1,\"channel\":0,\"ranges\":[]}]}",
+	    {"{\"schema\":\"hvmtrace-chanmap\",\"version\":1,\"sockets\":1,\"channels\":[{\"id\":\"s0.mc0.ch0\",\"socket\":0,\"controller\":1,\"channel\":0,\"ranges\":[]}]}",
 	     "does not read"},
-	    {"{\"schema\":\"hvmtrace-chanmap\",\"version\":1,\"sockets\":1,\"channels\":[{\"id\":\"s0.mc0."
-	     "ch0\","
-	     "\"socket\":0,\"controller\":0,\"channel\":0,\"ranges\":[{\"start\":\"0x1001\",\"size\":"
-	     "\"0x1000\"}]}]}",
+	    {"{\"schema\":\"hvmtrace-chanmap\",\"version\":1,\"sockets\":1,\"channels\":[{\"id\":\"s0.mc0.ch0\",\"socket\":0,\"controller\":0,\"channel\":0,\"ranges\":[{\"start\":\"0x1001\",\"size\":\"0x1000\"}]}]}",
 	     "not 4 KiB aligned"},
-	    {"{\"schema\":\"hvmtrace-chanmap\",\"version\":1,\"sockets\":1,\"channels\":["
-	     "{\"id\":\"s0.mc0.ch0\",\"socket\":0,\"controller\":0,\"channel\":0,\"ranges\":[{\"start\":"
-	     "\"0x0\",\"size\":\"0x2000\"}]},"
-	     "{\"id\":\"s0.mc0.ch1\",\"socket\":0,\"controller\":0,\"channel\":1,\"ranges\":[{\"start\":"
-	     "\"0x1000\",\"size\":\"0x1000\"}]}]}",
+	    {"{\"schema\":\"hvmtrace-chanmap\",\"version\":1,\"sockets\":1,\"channels\":[{\"id\":\"s0.mc0.ch0\",\"socket\":0,\"controller\":0,\"channel\":0,\"ranges\":[{\"start\":\"0x0\",\"size\":\"0x2000\"}]},{\"id\":\"s0.mc0.ch1\",\"socket\":0,\"controller\":0,\"channel\":1,\"ranges\":[{\"start\":\"0x1000\",\"size\":\"0x1000\"}]}]}",
 	     "overlaps channel s0.mc0.ch1"},
-	    {"{\"schema\":\"hvmtrace-chanmap\",\"version\":1,\"sockets\":1,\"channels\":[{\"id\":\"s1.mc0."
-	     "ch0\","
-	     "\"socket\":1,\"controller\":0,\"channel\":0,\"ranges\":[]}]}",
+	    {"{\"schema\":\"hvmtrace-chanmap\",\"version\":1,\"sockets\":1,\"channels\":[{\"id\":\"s1.mc0.ch0\",\"socket\":1,\"controller\":0,\"channel\":0,\"ranges\":[]}]}",
 	     "has 1 sockets"},
-	    {"{\"schema\":\"hvmtrace-chanmap\",\"version\":1,\"sockets\":1,\"channels\":[{\"id\":\"s0.mc0."
-	     "ch0\","
-	     "\"socket\":0,\"controller\":0,\"channel\":0,\"ranges\":[]}],\"interleaved\":[{\"start\":"
-	     "\"0x0\","
-	     "\"size\":\"0x1000\",\"channels\":[\"s0.mc0.ch0\",\"s0.mc0.ch7\"]}]}",
+	    {"{\"schema\":\"hvmtrace-chanmap\",\"version\":1,\"sockets\":1,\"channels\":[{\"id\":\"s0.mc0.ch0\",\"socket\":0,\"controller\":0,\"channel\":0,\"ranges\":[]}],\"interleaved\":[{\"start\":\"0x0\",\"size\":\"0x1000\",\"channels\":[\"s0.mc0.ch0\",\"s0.mc0.ch7\"]}]}",
 	     "s0.mc0.ch7"},
-	    {"{\"schema\":\"hvmtrace-chanmap\",\"version\":1,\"sockets\":1,\"channels\":[{\"id\":\"s0.mc0."
-	     "ch0\","
-	     "\"socket\":0,\"controller\":0,\"channel\":0,\"ranges\":[{\"start\":\"-1\",\"size\":\"0x1000\"}]"
-	     "}]}",
+	    {"{\"schema\":\"hvmtrace-chanmap\",\"version\":1,\"sockets\":1,\"channels\":[{\"id\":\"s0.mc0.ch0\",\"socket\":0,\"controller\":0,\"channel\":0,\"ranges\":[{\"start\":\"-1\",\"size\":\"0x1000\"}]}]}",
 	     "\"start\""},
-	    {"{\"schema\":\"hvmtrace-chanmap\",\"version\":1,\"sockets\":1,\"channels\":[{\"id\":\"s0.mc0."
-	     "ch0\",\"socket\":0,\"controller\":0,\"channel\":0,\"ranges\":[{\"start\":\"0x0\",\"size\":"
-	     "\"0x1000\",\"confidence\":1.5}]}]}",
+	    {"{\"schema\":\"hvmtrace-chanmap\",\"version\":1,\"sockets\":1,\"channels\":[{\"id\":\"s0.mc0.ch0\",\"socket\":0,\"controller\":0,\"channel\":0,\"ranges\":[{\"start\":\"0x0\",\"size\":\"0x1000\",\"confidence\":1.5}]}]}",
 	     "\"confidence\" outside 0-1"},
 	};
 	struct hvt_chanmap m;

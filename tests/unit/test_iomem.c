@@ -132,10 +132,11 @@ static void test_memmap_argument(void **state)
 	hvt_memmap_format(0x10000, 0x1200, buf, sizeof(buf));
 	assert_string_equal(buf, "0x1200$0x10000");
 
-	assert_int_equal(hvt_memmap_parse_cmdline("BOOT_IMAGE=/vmlinuz root=/dev/sda1 memmap=16G$0x900000000 "
-						  "memmap=64K$0x18690000,4G@8G,1G$36G quiet memmap=2G!8G",
-						  &r, &n, &e),
-			 0);
+	assert_int_equal(
+	    hvt_memmap_parse_cmdline(
+		"BOOT_IMAGE=/vmlinuz root=/dev/sda1 memmap=16G$0x900000000 memmap=64K$0x18690000,4G@8G,1G$36G quiet memmap=2G!8G",
+		&r, &n, &e),
+	    0);
 	assert_int_equal(n, 3);
 	assert_int_equal(r[0].start, 0x900000000);
 	assert_int_equal(r[0].size, 16 * G);

@@ -235,17 +235,14 @@ static void test_json_errors(void **state)
 	    "{\"generation\":1,\"page_size\":4096,\"slots\":[{\"slot\":3,\"gpa\":0,\"backing\":\"anon\"}]}",
 	    "slots[0] (slot 3): missing \"size\"");
 	expect_json_error(
-	    "{\"generation\":1,\"page_size\":4096,\"slots\":[{\"slot\":3,\"gpa\":0,\"size\":4096,"
-	    "\"backing\":\"a-backing-name-that-is-too-long\"}]}",
+	    "{\"generation\":1,\"page_size\":4096,\"slots\":[{\"slot\":3,\"gpa\":0,\"size\":4096,\"backing\":\"a-backing-name-that-is-too-long\"}]}",
 	    "\"backing\" is longer than 15");
 	expect_json_error(
-	    "{\"generation\":1,\"page_size\":4096,\"slots\":[{\"slot\":3,\"gpa\":0,\"size\":4096,"
-	    "\"backing\":\"devmem\",\"extents\":[{\"gpa\":0,\"size\":4096}]}]}",
+	    "{\"generation\":1,\"page_size\":4096,\"slots\":[{\"slot\":3,\"gpa\":0,\"size\":4096,\"backing\":\"devmem\",\"extents\":[{\"gpa\":0,\"size\":4096}]}]}",
 	    "slots[0] (slot 3) extents[0]: missing \"hpa\"");
 	/* from_json validates too. */
 	expect_json_error(
-	    "{\"generation\":1,\"page_size\":4096,\"slots\":[{\"slot\":3,\"gpa\":0,\"size\":4096,"
-	    "\"backing\":\"anon\"},{\"slot\":3,\"gpa\":8192,\"size\":4096,\"backing\":\"anon\"}]}",
+	    "{\"generation\":1,\"page_size\":4096,\"slots\":[{\"slot\":3,\"gpa\":0,\"size\":4096,\"backing\":\"anon\"},{\"slot\":3,\"gpa\":8192,\"size\":4096,\"backing\":\"anon\"}]}",
 	    "id used twice");
 }
 
@@ -254,8 +251,7 @@ static void test_json_unknown_members_ignored(void **state)
 	struct hvt_layout l;
 	struct hvt_err err = {{0}};
 	struct json_object *o = json_tokener_parse(
-	    "{\"generation\":2,\"page_size\":4096,\"future\":[1,2],\"slots\":[{\"slot\":5,\"gpa\":8192,"
-	    "\"size\":12288,\"backing\":\"memfd\",\"numa\":1}]}");
+	    "{\"generation\":2,\"page_size\":4096,\"future\":[1,2],\"slots\":[{\"slot\":5,\"gpa\":8192,\"size\":12288,\"backing\":\"memfd\",\"numa\":1}]}");
 
 	(void)state;
 	assert_int_equal(hvt_layout_from_json(&l, o, &err), 0);

@@ -299,8 +299,7 @@ static void test_help(void **state)
 {
 	static const char *const lines[] = {
 	    "usage: prog sub [options] FIRST [SECOND]\n\nAbout it.\n\n"
-	    "  FIRST                 the first\n  SECOND                the second\n  -q, --quiet           "
-	    "say less\n",
+	    "  FIRST                 the first\n  SECOND                the second\n  -q, --quiet           say less\n",
 	    "\n      --no-pages        leave the pages out\n",
 	    "\n  -o, --output FILE     where to write\n                        second line of help\n",
 	    "\n  -n, --count N         from -5 to 10\n",

@@ -52,10 +52,10 @@ static int teardown(void **state)
 /* One interval line as hvmtrace record --jsonl writes it (the fields the hold reads, and others). */
 static void interval(struct fixture *x, uint64_t start_ms, uint64_t end_ms, double harvest_us)
 {
-	fprintf(x->f,
-		"{\"seq\":1,\"t_start_ns\":%llu,\"t_end_ns\":%llu,\"duration_s\":0.1,\"harvest_us\":%.1f,"
-		"\"written_pages\":3}\n",
-		(unsigned long long)(start_ms * MS), (unsigned long long)(end_ms * MS), harvest_us);
+	fprintf(
+	    x->f,
+	    "{\"seq\":1,\"t_start_ns\":%llu,\"t_end_ns\":%llu,\"duration_s\":0.1,\"harvest_us\":%.1f,\"written_pages\":3}\n",
+	    (unsigned long long)(start_ms * MS), (unsigned long long)(end_ms * MS), harvest_us);
 	fflush(x->f);
 }
 

@@ -359,12 +359,9 @@ static void test_too_noisy_and_bad_params(void **state)
 	FILE *f = fdopen(fd, "w");
 
 	(void)state;
-	fputs("{\"model\":\"loud\",\"sockets\":1,\"controllers\":1,\"channels_per_controller\":2,"
-	      "\"layout\":[{\"size\":\"4G\",\"channels\":[\"s0.mc0.ch0\"]},{\"size\":\"4G\",\"channels\":["
-	      "\"s0.mc0.ch1\"]}],"
-	      "\"touchable\":[{\"start\":\"1G\",\"size\":\"rest\"}],\"noise\":{\"read_mbps\":50000,\"sigma_"
-	      "cas\":100}}",
-	      f);
+	fputs(
+	    "{\"model\":\"loud\",\"sockets\":1,\"controllers\":1,\"channels_per_controller\":2,\"layout\":[{\"size\":\"4G\",\"channels\":[\"s0.mc0.ch0\"]},{\"size\":\"4G\",\"channels\":[\"s0.mc0.ch1\"]}],\"touchable\":[{\"start\":\"1G\",\"size\":\"rest\"}],\"noise\":{\"read_mbps\":50000,\"sigma_cas\":100}}",
+	    f);
 	fclose(f);
 	hvt_probe_default_params(&p);
 	assert_int_equal(hvt_probe_model_open(path, &b, &e), 0);

@@ -27,17 +27,15 @@
 #define SEEDS 100
 
 /* The two fixtures' backgrounds: model-2s6c-hole's quiet host and model-2s6c-unpopulated's noisy one. */
-static const char QUIET[] = "{\"read_mbps\": 50, \"write_mbps\": 20, \"sigma_cas\": 500, \"prefetch\": 0.3,"
-			    " \"remote_dir_writes\": 0.5, \"spike_every\": 40, \"spike_cas\": 200000}";
-static const char NOISY[] = "{\"read_mbps\": 120, \"write_mbps\": 60, \"sigma_cas\": 2000, \"prefetch\": 0.5,"
-			    " \"remote_dir_writes\": 0.5, \"spike_every\": 8, \"spike_cas\": 250000}";
+static const char QUIET[] =
+    "{\"read_mbps\": 50, \"write_mbps\": 20, \"sigma_cas\": 500, \"prefetch\": 0.3, \"remote_dir_writes\": 0.5, \"spike_every\": 40, \"spike_cas\": 200000}";
+static const char NOISY[] =
+    "{\"read_mbps\": 120, \"write_mbps\": 60, \"sigma_cas\": 2000, \"prefetch\": 0.5, \"remote_dir_writes\": 0.5, \"spike_every\": 8, \"spike_cas\": 250000}";
 
 /* The noisy level as real hosts have it: every channel's background its own (±50 %), read bursts lasting up
  * to 5 windows, write bursts. */
-static const char ROUGH[] = "{\"read_mbps\": 120, \"write_mbps\": 60, \"sigma_cas\": 2000, \"prefetch\": 0.5,"
-			    " \"remote_dir_writes\": 0.5, \"spike_every\": 8, \"spike_cas\": 250000,"
-			    " \"channel_spread\": 0.5, \"burst_windows\": 5, \"write_spike_every\": 8,"
-			    " \"write_spike_cas\": 150000}";
+static const char ROUGH[] =
+    "{\"read_mbps\": 120, \"write_mbps\": 60, \"sigma_cas\": 2000, \"prefetch\": 0.5, \"remote_dir_writes\": 0.5, \"spike_every\": 8, \"spike_cas\": 250000, \"channel_spread\": 0.5, \"burst_windows\": 5, \"write_spike_every\": 8, \"write_spike_cas\": 150000}";
 
 struct counts {
 	unsigned exact, unresolved, wrong;

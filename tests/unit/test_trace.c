@@ -133,12 +133,7 @@ static void make_intervals(void)
 static void make_meta(struct hvt_trace_meta *m)
 {
 	static const char text[] =
-	    "{\"tool\": \"test_trace\", \"created\": \"\", \"host\": {\"hostname\": \"h\"},"
-	    " \"vm\": {\"name\": \"\", \"uuid\": \"\", \"pid\": 1, \"vmm\": \"\", \"accel\": \"kvm\"},"
-	    " \"tracer\": {\"version\": \"\", \"cpu\": 0, \"harvest_cpu\": -1, \"command\": []},"
-	    " \"mode\": \"dirty-log\", \"interval_ns\": 1000000000, \"page_size\": 4096,"
-	    " \"written_available\": true, \"accessed_available\": true, \"bandwidth_available\": false,"
-	    " \"channels\": [], \"t_armed_ns\": 0}";
+	    "{\"tool\": \"test_trace\", \"created\": \"\", \"host\": {\"hostname\": \"h\"}, \"vm\": {\"name\": \"\", \"uuid\": \"\", \"pid\": 1, \"vmm\": \"\", \"accel\": \"kvm\"}, \"tracer\": {\"version\": \"\", \"cpu\": 0, \"harvest_cpu\": -1, \"command\": []}, \"mode\": \"dirty-log\", \"interval_ns\": 1000000000, \"page_size\": 4096, \"written_available\": true, \"accessed_available\": true, \"bandwidth_available\": false, \"channels\": [], \"t_armed_ns\": 0}";
 	struct json_object *o = json_tokener_parse(text);
 	struct hvt_err err = {{0}};
 

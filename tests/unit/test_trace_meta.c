@@ -277,8 +277,7 @@ static void test_field_checks(void **state)
 	    {"page_size", "4294967296", "field \"page_size\": 4294967296 is out of range (0 to 4294967295)"},
 	    {"written_available", "1", "field \"written_available\": expected true or false, got a number"},
 	    {"bandwidth_source", "\"dram\"",
-	     "field \"bandwidth_source\": \"dram\" is not a bandwidth source (pmu, pmu-stand-in or "
-	     "resctrl-total)"},
+	     "field \"bandwidth_source\": \"dram\" is not a bandwidth source (pmu, pmu-stand-in or resctrl-total)"},
 	    {"bandwidth_source", NULL,
 	     "field \"bandwidth_source\": missing, though \"bandwidth_available\" is true"},
 	    {"bandwidth_available", "false",
@@ -286,8 +285,7 @@ static void test_field_checks(void **state)
 	    {"channels.1", "5", "field \"channels[1]\": expected an object, got a number"},
 	    {"channels.0.id", NULL, "field \"channels[0].id\": missing"},
 	    {"channels.1.reads_writes_split", "null",
-	     "field \"channels[1].reads_writes_split\": expected true or "
-	     "false, got null"},
+	     "field \"channels[1].reads_writes_split\": expected true or false, got null"},
 	    {"channels.0.cpu", "-2", "field \"channels[0].cpu\": -2 is out of range (-1 to"},
 	    {"channels.0.socket", "\"0\"", "field \"channels[0].socket\": expected an integer, got a string"},
 	    {"t_armed_ns", "true", "field \"t_armed_ns\": expected an integer, got a boolean"},

@@ -275,9 +275,9 @@ static void test_channel_json(void **state)
 
 	(void)state;
 	hvt_channel_json_add(o, "s1.mc2.ch0", 1, 2, 0, "uncore_imc_6");
-	assert_string_equal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
-			    "{\"id\":\"s1.mc2.ch0\",\"socket\":1,\"controller\":2,\"channel\":0,"
-			    "\"pmu\":\"uncore_imc_6\"}");
+	assert_string_equal(
+	    json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+	    "{\"id\":\"s1.mc2.ch0\",\"socket\":1,\"controller\":2,\"channel\":0,\"pmu\":\"uncore_imc_6\"}");
 	json_object_put(o);
 }
 

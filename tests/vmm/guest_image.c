@@ -107,8 +107,7 @@ int guest_image_build(struct vm *vm, const struct guest_map *maps, unsigned nmap
 	if (b.next > GUEST_SYSTEM_LIMIT)
 		return hvt_err_set(
 		    err, -E2BIG,
-		    "the system area (page tables, code, script) needs %llu KiB, more than the %llu KiB "
-		    "below 1 MiB: use less RAM or a smaller script",
+		    "the system area (page tables, code, script) needs %llu KiB, more than the %llu KiB below 1 MiB: use less RAM or a smaller script",
 		    (unsigned long long)(b.next / 1024), (unsigned long long)(GUEST_SYSTEM_LIMIT / 1024));
 	img->system_first_gfn = GUEST_SYSTEM_BASE / PAGE;
 	img->system_npages = (b.next - GUEST_SYSTEM_BASE) / PAGE;

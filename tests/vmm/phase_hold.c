@@ -198,14 +198,14 @@ int phase_hold_over(struct phase_hold *h, uint64_t now_ns, struct hvt_err *err)
 	if (h->have >= h->want)
 		return 1;
 	if (h->inside - h->have >= HOLD_IN_VAIN)
-		return hvt_err_set(err, -ETIMEDOUT,
-				   "%u intervals inside this phase, %u with a logged pass inside (need %u): "
-				   "passes take longer than an interval",
-				   h->inside, h->have, h->want);
+		return hvt_err_set(
+		    err, -ETIMEDOUT,
+		    "%u intervals inside this phase, %u with a logged pass inside (need %u): passes take longer than an interval",
+		    h->inside, h->have, h->want);
 	if (now_ns - h->last_news_ns > HOLD_STALL_S * 1000000000ull)
 		return hvt_err_set(err, -ETIMEDOUT,
-				   "the tracer harvested no interval for %d s "
-				   "(%s: %" PRIu64 " intervals; %u of %u whole ones inside this phase)",
+				   "the tracer harvested no interval for %d s (%s: %" PRIu64
+				   " intervals; %u of %u whole ones inside this phase)",
 				   HOLD_STALL_S, h->path, h->intervals, h->have, h->want);
 	return 0;
 }

@@ -143,8 +143,7 @@ static int build_array(struct script *s, const struct script_geometry *g, struct
 	if (c + n > g->low_pages)
 		return hvt_err_set(err, -EINVAL,
 				   "--payload array: three arrays of %" PRIu64
-				   " bytes from 16 MiB do not fit in "
-				   "--low-ram (%" PRIu64 " MiB)",
+				   " bytes from 16 MiB do not fit in --low-ram (%" PRIu64 " MiB)",
 				   g->array_bytes, (uint64_t)(g->low_pages * PAGE >> 20));
 	if (!(p = add_phase(s, "copy")) || script_add_range(&p->write, c, n, 1) ||
 	    script_add_range(&p->read, a, n, 1))
