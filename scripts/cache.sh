@@ -3,7 +3,8 @@
 # and a changed input rebuilds.
 #   HVMTRACE_CACHE   cache root (default /var/cache/hvmtrace)
 #   cache_key FILE|DIR|STRING...   prints a 16-hex-digit key over the contents of files (recursively for
-#                                  directories, in name order) and literal strings
+#                                  directories, in name order; a name counts relative to its item, so
+#                                  the key is the same in every clone) and literal strings
 #   cache_path NAME KEY [SUFFIX]   prints "$HVMTRACE_CACHE/NAME-KEYSUFFIX", and marks it used now if it
 #                                  exists (its mtime), for scripts/cache-prune.sh
 
@@ -11,13 +12,15 @@ HVMTRACE_CACHE=${HVMTRACE_CACHE:-/var/cache/hvmtrace}
 
 cache_key() {
 	for item in "$@"; do
+		# Names enter the key relative to the item, never where the clone lies: every clone of one
+		# commit shares the cache.
 		if [ -d "$item" ]; then
-			find "$item" -type f | LC_ALL=C sort | while read -r f; do
+			(cd "$item" && find . -type f | LC_ALL=C sort | while read -r f; do
 				printf '%s\n' "$f"
 				cat "$f"
-			done
+			done)
 		elif [ -f "$item" ]; then
-			printf '%s\n' "$item"
+			printf '%s\n' "${item##*/}"
 			cat "$item"
 		else
 			printf 'string:%s\n' "$item"

@@ -27,16 +27,10 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/versions.env"
 . "$here/scripts/cache.sh"
 
+SCRIPT_NAME=guest-kernel
+. "$here/scripts/log.sh"
 quiet=0
-if [ "${1:-}" = "-q" ]; then
-	quiet=1
-	shift
-fi
-say() { [ "$quiet" = 1 ] || echo "guest-kernel: $*" >&2; }
-die() {
-	echo "guest-kernel: $*" >&2
-	exit 1
-}
+[ "${1:-}" != -q ] || { quiet=1; shift; }
 
 [ $# -eq 1 ] || die "usage: guest-kernel.sh [-q] 6.1|6.12|ABI  (see the header of this script)"
 case "$1" in

@@ -19,16 +19,10 @@ set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/scripts/cache.sh"
 
+SCRIPT_NAME=kvm-modules
+. "$here/scripts/log.sh"
 quiet=0
-if [ "${1:-}" = "-q" ]; then
-	quiet=1
-	shift
-fi
-say() { [ "$quiet" = 1 ] || echo "kvm-modules: $*" >&2; }
-die() {
-	echo "kvm-modules: $*" >&2
-	exit 1
-}
+[ "${1:-}" != -q ] || { quiet=1; shift; }
 [ $# -le 1 ] || die "usage: kvm-modules.sh [-q] [KVER]"
 kver=${1:-$(uname -r)}
 

@@ -25,10 +25,8 @@ set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/scripts/cache.sh"
 
-die() {
-	echo "mkinitramfs: $*" >&2
-	exit 1
-}
+SCRIPT_NAME=mkinitramfs
+. "$here/scripts/log.sh"
 quiet=0
 out=""
 adds="" # newline-separated "kind<TAB>src<TAB>dest"
