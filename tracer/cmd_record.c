@@ -365,13 +365,16 @@ static int keep_written_in_accessed(struct recorder *r, struct hvt_interval *iv,
 				   (unsigned long long)iv->seq);
 	if ((iv->flags & HVT_IV_WNA_COUNTED) && iv->written_not_accessed && !r->warned_written_not_accessed) {
 		r->warned_written_not_accessed = true;
-		fprintf(
-		    stderr,
-		    "hvmtrace record: warning: interval %llu: the kernel reported %llu pages written but not "
-		    "accessed. A written page is an accessed page, so they are recorded as accessed and "
-		    "counted in each interval's written_not_accessed (see docs/kvm-ad.md); later intervals "
-		    "are not reported here.\n",
-		    (unsigned long long)iv->seq, (unsigned long long)iv->written_not_accessed);
+		fprintf(stderr,
+			"hvmtrace record: warning: interval %llu: the kernel reported %llu page%s written "
+			"but not "
+			"accessed. A written page is an accessed page, so such pages are recorded as "
+			"accessed and "
+			"counted in each interval's written_not_accessed (see docs/kvm-ad.md); later "
+			"intervals are "
+			"not reported here.\n",
+			(unsigned long long)iv->seq, (unsigned long long)iv->written_not_accessed,
+			iv->written_not_accessed == 1 ? "" : "s");
 	}
 	return 0;
 }
