@@ -88,7 +88,7 @@ $(BUILD)/tests/tools/%: $(BUILD)/obj/tests/tools/%.o $(LIBHVT)
 
 # Stand-ins preloaded into the programs under test (LD_PRELOAD): no sanitizers of their own, since the
 # programs they go into bring theirs.
-$(BUILD)/tests/preload/%.so: tests/preload/%.c config.mk
+$(BUILD)/tests/preload/%.so: tests/preload/%.c include/hvmtrace/kvm_ad.h config.mk
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -O2 -fPIC -shared $(CFLAGS) -o $@ $< -ldl
 
