@@ -33,10 +33,11 @@ PROGRAMS = $(BUILD)/bin/hvmtrace $(BUILD)/bin/hvmtrace-vmm $(if $(CHANMAP_SRCS),
 UNITS    = $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
 TOOLS    = $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRCS))
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+PRELOADS = $(patsubst tests/preload/%.c,$(BUILD)/tests/preload/%.so,$(wildcard tests/preload/*.c))
 
 .PHONY: all tests check bench install clean format format-check
 all: $(PROGRAMS)
-tests: $(BUILD)/tests/lab/ad_check $(UNITS) $(TOOLS) $(GUEST_PVH) $(GUEST_PROGS)
+tests: $(BUILD)/tests/lab/ad_check $(UNITS) $(TOOLS) $(PRELOADS) $(GUEST_PVH) $(GUEST_PROGS)
 
 config.mk: configure
 	./configure
@@ -90,6 +91,12 @@ $(BUILD)/tests/tools/qemu_phases: $(call obj,tests/tools/qemu_phases.c tests/vmm
 $(BUILD)/tests/tools/%: $(BUILD)/obj/tests/tools/%.o $(LIBHVT)
 	@mkdir -p $(@D)
 	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL)
+
+# Stand-ins preloaded into the programs under test (LD_PRELOAD): no sanitizers of their own, since the
+# programs they go into bring theirs.
+$(BUILD)/tests/preload/%.so: tests/preload/%.c include/hvmtrace/kvm_ad.h config.mk
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -O2 -fPIC -shared $(CFLAGS) -o $@ $< -ldl
 
 # Guest payloads: PVH ELF images for QEMU -kernel, and static programs for Linux guests' initramfs.
 $(BUILD)/guest/%.elf: tests/guest/%.S tests/guest/pvh.ld $(wildcard tests/guest/*.h tests/guest/*.inc) tests/vmm/phase_loop.inc tests/vmm/guest_abi.h

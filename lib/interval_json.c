@@ -119,6 +119,8 @@ struct json_object *hvt_interval_to_json(const struct hvt_interval *iv, const st
 
 	add_set(o, "written", (iv->flags & HVT_IV_WRITTEN) ? iv->written : NULL, l, opts);
 	add_set(o, "accessed", (iv->flags & HVT_IV_ACCESSED) ? iv->accessed : NULL, l, opts);
+	json_object_object_add(o, "written_not_accessed",
+			       opt_u64(iv->flags & HVT_IV_WNA_COUNTED, iv->written_not_accessed));
 
 	add_bandwidth(o, iv);
 	return o;

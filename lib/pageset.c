@@ -154,6 +154,21 @@ int hvt_pageset_union(struct hvt_pageset *dst, const struct hvt_pageset *src)
 	return 0;
 }
 
+int hvt_pageset_union_count(struct hvt_pageset *dst, const struct hvt_pageset *src, uint64_t *added)
+{
+	size_t n = nwords(dst);
+	uint64_t total = 0;
+
+	if (dst->npages != src->npages)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		total += (uint64_t)__builtin_popcountll(src->words[i] & ~dst->words[i]);
+		dst->words[i] |= src->words[i];
+	}
+	*added = total;
+	return 0;
+}
+
 int hvt_pageset_intersect(struct hvt_pageset *dst, const struct hvt_pageset *src)
 {
 	size_t n = nwords(dst);

@@ -66,7 +66,31 @@ uint64_t hvt_interval_count_pages(const struct hvt_pageset *sets, uint32_t nslot
 	return total;
 }
 
+int hvt_interval_close_written_in_accessed(struct hvt_interval *iv)
+{
+	uint64_t total = 0, added;
+
+	if ((iv->flags & (HVT_IV_WRITTEN | HVT_IV_ACCESSED)) != (HVT_IV_WRITTEN | HVT_IV_ACCESSED))
+		return 0;
+	for (uint32_t i = 0; i < iv->nslots; i++)
+		if (iv->written[i].npages != iv->accessed[i].npages)
+			return -EINVAL;
+	for (uint32_t i = 0; i < iv->nslots; i++) {
+		hvt_pageset_union_count(&iv->accessed[i], &iv->written[i], &added);
+		total += added;
+	}
+	/* a second call (the sets grew after the first) adds to the count rather than losing it */
+	iv->written_not_accessed = ((iv->flags & HVT_IV_WNA_COUNTED) ? iv->written_not_accessed : 0) + total;
+	iv->flags |= HVT_IV_WNA_COUNTED;
+	return 0;
+}
+
 /* ---- payload ---- */
+
+static size_t fixed_size(uint32_t flags)
+{
+	return HVT_IV_FIXED_SIZE + ((flags & HVT_IV_WNA_COUNTED) ? HVT_IV_WNA_SIZE : 0);
+}
 
 /* CRoaring cannot hold page indexes of 2^32 and more: such slots always use zstd-runs. */
 static enum hvt_codec codec_for(uint64_t npages)
@@ -118,11 +142,25 @@ static int check_sets(const struct hvt_pageset *sets, const char *what, const st
 	return 0;
 }
 
+/* What HVT_IV_WNA_COUNTED promises: both sets, and written ⊆ accessed in every slot. */
+static int check_written_in_accessed(const struct hvt_interval *iv, struct hvt_err *err)
+{
+	if ((iv->flags & HVT_IV_SET_FLAGS) != HVT_IV_SET_FLAGS)
+		return hvt_err_set(err, -EINVAL,
+				   "interval flag WNA_COUNTED without both written and accessed sets");
+	for (uint32_t i = 0; i < iv->nslots; i++)
+		if (!hvt_pageset_is_subset(&iv->written[i], &iv->accessed[i]))
+			return hvt_err_set(
+			    err, -EINVAL, "slot %u: flag WNA_COUNTED, but a written page is not accessed", i);
+	return 0;
+}
+
 int hvt_interval_encode(const struct hvt_interval *iv, const struct hvt_layout *l, struct hvt_buf *b,
 			struct hvt_err *err)
 {
 	uint32_t sets = iv->flags & HVT_IV_SET_FLAGS;
 	uint32_t nch = (iv->flags & HVT_IV_BANDWIDTH) ? iv->nchannels : 0;
+	size_t fixed = fixed_size(iv->flags);
 	uint8_t *p;
 	int rc;
 
@@ -147,10 +185,12 @@ int hvt_interval_encode(const struct hvt_interval *iv, const struct hvt_layout *
 			return hvt_err_set(
 			    err, -EINVAL,
 			    "channel %u: total-bytes interval with write bytes (totals go in read_bytes)", i);
-	if (nch > (HVT_REC_MAX_PAYLOAD - HVT_IV_FIXED_SIZE) / HVT_IV_CHANNEL_SIZE)
+	if ((iv->flags & HVT_IV_WNA_COUNTED) && (rc = check_written_in_accessed(iv, err)))
+		return rc;
+	if (nch > (HVT_REC_MAX_PAYLOAD - fixed) / HVT_IV_CHANNEL_SIZE)
 		return hvt_err_set(err, -EFBIG, "%u channels do not fit a record", nch);
 
-	p = hvt_buf_append(b, HVT_IV_FIXED_SIZE + (size_t)nch * HVT_IV_CHANNEL_SIZE);
+	p = hvt_buf_append(b, fixed + (size_t)nch * HVT_IV_CHANNEL_SIZE);
 	if (!p)
 		return hvt_err_set(err, -ENOMEM, "out of memory");
 	hvt_put_le64(p + 0, iv->seq);
@@ -164,7 +204,9 @@ int hvt_interval_encode(const struct hvt_interval *iv, const struct hvt_layout *
 	hvt_put_le32(p + 60, iv->missed_deadlines);
 	hvt_put_le32(p + 64, iv->nslots);
 	hvt_put_le32(p + 68, nch);
-	p += HVT_IV_FIXED_SIZE;
+	if (iv->flags & HVT_IV_WNA_COUNTED)
+		hvt_put_le64(p + HVT_IV_FIXED_SIZE, iv->written_not_accessed);
+	p += fixed;
 	for (uint32_t i = 0; i < nch; i++, p += HVT_IV_CHANNEL_SIZE) {
 		hvt_put_le32(p, iv->channels[i].channel);
 		hvt_put_le32(p + 4, 0);
@@ -284,10 +326,18 @@ int hvt_interval_decode(struct hvt_interval *iv, const struct hvt_layout *l, con
 		return hvt_err_set(err, -EINVAL, "%u channels without the bandwidth flag", nch);
 	if ((flags & HVT_IV_BW_TOTAL) && !(flags & HVT_IV_BANDWIDTH))
 		return hvt_err_set(err, -EINVAL, "flag BW_TOTAL without BANDWIDTH");
+	if ((flags & HVT_IV_WNA_COUNTED) && (flags & HVT_IV_SET_FLAGS) != HVT_IV_SET_FLAGS)
+		return hvt_err_set(err, -EINVAL, "flag WNA_COUNTED without both written and accessed sets");
+	if (len < fixed_size(flags))
+		return hvt_err_set(err, -EINVAL,
+				   "interval payload of %zu bytes is shorter than its fixed part of %zu", len,
+				   fixed_size(flags));
 	rc = hvt_interval_init(iv, l, flags);
 	if (rc)
 		return hvt_err_set(err, rc, "out of memory for the sets of %u slots", l->nslots);
-	hvt_cursor_take(&c, HVT_IV_FIXED_SIZE);
+	hvt_cursor_take(&c, fixed_size(flags));
+	if (flags & HVT_IV_WNA_COUNTED)
+		iv->written_not_accessed = hvt_get_le64(payload + HVT_IV_FIXED_SIZE);
 	iv->seq = h.seq;
 	iv->t_start_ns = h.t_start_ns;
 	iv->t_end_ns = hvt_get_le64(payload + 16);
@@ -296,6 +346,8 @@ int hvt_interval_decode(struct hvt_interval *iv, const struct hvt_layout *l, con
 	iv->lost_pages = hvt_get_le64(payload + 48);
 	iv->missed_deadlines = hvt_get_le32(payload + 60);
 	rc = decode_body(iv, &c, nch, err);
+	if (!rc && (flags & HVT_IV_WNA_COUNTED))
+		rc = check_written_in_accessed(iv, err);
 	if (rc)
 		hvt_interval_fini(iv);
 	return rc;

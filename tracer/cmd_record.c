@@ -50,6 +50,7 @@ struct recorder {
 	uint64_t layout_written; /* generation last given to the sinks */
 	uint64_t intervals;
 	uint64_t missed_total;
+	bool warned_written_not_accessed;
 	int sigfd;
 };
 
@@ -248,14 +249,36 @@ static int harvest_timeout_ms(const struct record_opts *o)
 }
 
 /*
- * Every interval the harvester produced, whatever brought it, ends here: its bandwidth, then the outputs.
- * Takes iv.
+ * A written page is an accessed page: pages the kernel reported written only are recorded as accessed too,
+ * and counted in the interval (a no-op without accessed sets). The first interval with any is reported.
+ */
+static int keep_written_in_accessed(struct recorder *r, struct hvt_interval *iv, struct hvt_err *err)
+{
+	if (hvt_interval_close_written_in_accessed(iv))
+		return hvt_err_set(err, -EINVAL, "interval %llu: written and accessed sets differ in size",
+				   (unsigned long long)iv->seq);
+	if ((iv->flags & HVT_IV_WNA_COUNTED) && iv->written_not_accessed && !r->warned_written_not_accessed) {
+		r->warned_written_not_accessed = true;
+		fprintf(
+		    stderr,
+		    "hvmtrace record: warning: interval %llu: the kernel reported %llu page%s written but not accessed. A written page is an accessed page, so such pages are recorded as accessed and counted in each interval's written_not_accessed (see docs/kvm-ad.md); later intervals are not reported here.\n",
+		    (unsigned long long)iv->seq, (unsigned long long)iv->written_not_accessed,
+		    iv->written_not_accessed == 1 ? "" : "s");
+	}
+	return 0;
+}
+
+/*
+ * Every interval the harvester produced, whatever brought it, ends here: its bandwidth, written ⊆ accessed,
+ * then the outputs. Takes iv.
  */
 static int emit_harvested(struct recorder *r, struct hvt_interval *iv, uint32_t missed, bool final,
 			  struct hvt_err *err)
 {
 	int rc = hvt_vm_bw_fill(r->bw, iv, err); /* the counters' window ends right after the harvest's */
 
+	if (!rc)
+		rc = keep_written_in_accessed(r, iv, err);
 	if (!rc) {
 		iv->missed_deadlines = missed;
 		if (final)

@@ -36,6 +36,7 @@ struct totals {
 	roaring_bitmap_t *ever;      /* GFNs written in any interval */
 	roaring_bitmap_t *every;     /* GFNs written in every complete interval (NULL until the first) */
 	bool written_available, accessed_available;
+	uint64_t wna_pages, wna_intervals; /* written pages the harvest did not report accessed */
 	struct bw_totals bw;
 	uint32_t page_size;
 	bool table; /* print a row per interval */
@@ -167,6 +168,10 @@ static int account(void *ctx, const struct hvt_interval *iv, const struct hvt_la
 		roaring_bitmap_free(set);
 	}
 	t->accessed_available |= !!(iv->flags & HVT_IV_ACCESSED);
+	if ((iv->flags & HVT_IV_WNA_COUNTED) && iv->written_not_accessed) {
+		t->wna_pages += iv->written_not_accessed;
+		t->wna_intervals++;
+	}
 	if (table) {
 		printf("%6" PRIu64 " %10.3f %8.3f", iv->seq, (iv->t_start_ns - t->first_start_ns) / 1e9,
 		       (iv->t_end_ns - iv->t_start_ns) / 1e9);
@@ -236,6 +241,10 @@ static void print_totals(const struct totals *t, const char *mode)
 		printf(
 		    "  accessed pages                   not available (mode %s records written pages only)\n",
 		    mode);
+	if (t->wna_pages)
+		printf("  written, not reported accessed   %" PRIu64 " pages in %" PRIu64
+		       " interval%s (the tracer recorded them as accessed too; see docs/kvm-ad.md)\n",
+		       t->wna_pages, t->wna_intervals, t->wna_intervals == 1 ? "" : "s");
 	print_bw_totals(&t->bw, t->intervals);
 }
 

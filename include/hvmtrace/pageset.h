@@ -50,6 +50,9 @@ void hvt_pageset_load_le(struct hvt_pageset *s, const void *bitmap);
 int hvt_pageset_union(struct hvt_pageset *dst, const struct hvt_pageset *src);
 int hvt_pageset_intersect(struct hvt_pageset *dst, const struct hvt_pageset *src);
 int hvt_pageset_subtract(struct hvt_pageset *dst, const struct hvt_pageset *src);
+/* dst |= src, and *added = the pages of src that dst lacked before. -EINVAL when the sets differ in size
+ * (dst unchanged). */
+int hvt_pageset_union_count(struct hvt_pageset *dst, const struct hvt_pageset *src, uint64_t *added);
 
 /*
  * Iterates maximal runs in ascending order. Start with *pos = 0; each call fills *run and returns true,

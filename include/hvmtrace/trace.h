@@ -36,6 +36,10 @@ enum hvt_interval_flags {
 	/* With HVT_IV_BANDWIDTH only: the channels carry total bytes (reads + writes, e.g. resctrl), not
 	 * split. Each channel's read_bytes then holds the total and write_bytes is 0. */
 	HVT_IV_BW_TOTAL = 1u << 4,
+	/* With HVT_IV_WRITTEN and HVT_IV_ACCESSED only: the tracer made written ⊆ accessed, and
+	 * written_not_accessed counts the written pages the harvest had not reported accessed (now in the
+	 * accessed sets). Clear: not checked (older traces; no accessed sets), which is not the same as 0. */
+	HVT_IV_WNA_COUNTED = 1u << 5,
 };
 
 struct hvt_channel_bytes {
@@ -51,12 +55,13 @@ struct hvt_interval {
 	int64_t wall_start_ns; /* CLOCK_REALTIME at t_start_ns */
 	uint64_t harvest_ns;   /* time the harvest itself took */
 	uint32_t flags;        /* enum hvt_interval_flags */
-	uint32_t missed_deadlines;    /* deadlines that passed without a harvest inside this interval */
-	uint64_t generation;          /* layout generation the sets refer to */
-	uint64_t lost_pages;          /* written pages whose slot vanished in a layout change */
-	uint32_t nslots;              /* = slots of that layout */
-	struct hvt_pageset *written;  /* nslots sets if HVT_IV_WRITTEN, else NULL */
-	struct hvt_pageset *accessed; /* nslots sets if HVT_IV_ACCESSED, else NULL */
+	uint32_t missed_deadlines;     /* deadlines that passed without a harvest inside this interval */
+	uint64_t generation;           /* layout generation the sets refer to */
+	uint64_t lost_pages;           /* written pages whose slot vanished in a layout change */
+	uint64_t written_not_accessed; /* with HVT_IV_WNA_COUNTED: see there */
+	uint32_t nslots;               /* = slots of that layout */
+	struct hvt_pageset *written;   /* nslots sets if HVT_IV_WRITTEN, else NULL */
+	struct hvt_pageset *accessed;  /* nslots sets if HVT_IV_ACCESSED, else NULL */
 	uint32_t nchannels;
 	struct hvt_channel_bytes *channels;
 };
@@ -65,6 +70,13 @@ struct hvt_interval {
 int hvt_interval_init(struct hvt_interval *iv, const struct hvt_layout *l, uint32_t flags);
 void hvt_interval_fini(struct hvt_interval *iv);
 uint64_t hvt_interval_count_pages(const struct hvt_pageset *sets, uint32_t nslots);
+/*
+ * A written page is an accessed page (docs/kvm-ad.md). For an interval with both sets: adds every written
+ * page that its accessed set lacks to it, counts them in written_not_accessed and sets HVT_IV_WNA_COUNTED,
+ * so the anomaly stays visible. Without accessed sets it does nothing: there is nothing to count. 0, or
+ * -EINVAL when a slot's two sets differ in size (iv unchanged).
+ */
+int hvt_interval_close_written_in_accessed(struct hvt_interval *iv);
 
 /* ---- writer ---- */
 struct hvt_trace_writer;

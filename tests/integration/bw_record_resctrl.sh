@@ -67,7 +67,7 @@ jq -s '[.[].channels[] | select(.channel == 0) | .total_bytes] | map(. % 4096 ==
 cmp "$T/rec.jsonl" "$T/export.jsonl" || fail "recorded JSON Lines differ from the export"
 # CSV: read_bytes and write_bytes empty (not measured), total_bytes the JSON total.
 "$BIN/hvmtrace" export --csv "$T/t.csv" "$T/t.hvt" || fail "CSV export failed"
-[ "$(head -1 "$T/t.csv" | tr , '\n' | tail -1)" = total_bytes ] || fail "CSV has no total_bytes column"
+[ "$(head -1 "$T/t.csv" | cut -d, -f17)" = total_bytes ] || fail "CSV has no total_bytes column (17, where the awk below reads it)"
 awk -F, 'NR > 1 && ($14 != "" || $15 != "" || $17 == "") { bad = 1 } END { exit bad }' "$T/t.csv" ||
 	fail "CSV rows give reads/writes for resctrl totals, or lack the total: $(head -3 "$T/t.csv")"
 [ "$(awk -F, 'NR > 1 { s += $17 } END { print s }' "$T/t.csv")" = "$(jq -s '[.[].total_bytes] | add' "$T/rec.jsonl")" ] ||

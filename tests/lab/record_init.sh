@@ -30,7 +30,7 @@ run_one() {
 		>"$d/check.out" 2>&1
 	check=$?
 	files="record.err vmm.out"
-	grep -E "harvest_ns|attached|intervals recorded" "$d/record.err" | sed 's|^|lab: |' | head -4
+	grep -E "harvest_ns|attached|intervals recorded|written but not accessed" "$d/record.err" | sed 's|^|lab: |' | head -5
 	grep -E "held" "$d/vmm.out" | sed 's|^|lab: |'
 }
 

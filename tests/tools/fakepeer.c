@@ -12,9 +12,13 @@
  *                                 of the stand-in PMU tree (s0.mc0.ch1, s1.mc0.ch0, s0.mc0.ch1 again), and
  *                                 it answers every harvest until the tracer leaves. The extents' host
  *                                 addresses are made up: nothing is mapped (a stand-in for a devmem VM)
+ *   fakepeer SOCK ad              offers mode ad only, and hands over /dev/null as the A/D fd: the tracer's
+ *                                 KVM_AD_HARVEST must come from a stand-in (tests/preload/fake_kvm_ad.c).
+ *                                 It waits until the tracer leaves
  * It serves one connection and exits.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -43,7 +47,7 @@ static const struct hvt_extent devmem_extents[] = {
     {.gpa = 12ull << 20, .hpa = 0x900400000ull, .size = 4ull << 20, .channel = "s0.mc0.ch1"},
 };
 
-static void send_hello(int c, uint32_t protocol, bool devmem)
+static void send_hello(int c, uint32_t protocol, bool devmem, uint32_t modes)
 {
 	struct hvt_msg m = {.type = HVT_MSG_HELLO};
 	struct hvt_memslot *slot = calloc(1, sizeof(*slot));
@@ -65,7 +69,7 @@ static void send_hello(int c, uint32_t protocol, bool devmem)
 					   .vm_pid = getpid(),
 					   .accel = "kvm",
 					   .page_size = 4096,
-					   .modes = HVT_MODE_BIT(HVT_MODE_DIRTY_LOG),
+					   .modes = modes,
 					   .default_cpu = -1};
 	m.u.hello.layout =
 	    (struct hvt_layout){.generation = 1, .page_size = 4096, .nslots = 1, .slots = slot};
@@ -88,7 +92,7 @@ static int serve_harvests(int c, int answers, bool devmem)
 	bits = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
 	if (bits == MAP_FAILED)
 		fail("mmap", NULL);
-	send_hello(c, HVT_ATTACH_PROTOCOL, devmem);
+	send_hello(c, HVT_ATTACH_PROTOCOL, devmem, HVT_MODE_BIT(HVT_MODE_DIRTY_LOG));
 	if (hvt_msg_recv(c, &m, 5000, &e) || m.type != HVT_MSG_ATTACH)
 		fail("expected attach", &e);
 	hvt_msg_fini(&m);
@@ -128,6 +132,34 @@ static int serve_harvests(int c, int answers, bool devmem)
 	}
 }
 
+/* A VMM in mode ad: the tracer harvests through the fd, so after attached there is nothing to answer. */
+static void serve_ad(int c)
+{
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	struct hvt_msg m;
+	struct hvt_err e;
+
+	if (fd < 0)
+		fail("/dev/null", NULL);
+	send_hello(c, HVT_ATTACH_PROTOCOL, false, HVT_MODE_BIT(HVT_MODE_AD));
+	if (hvt_msg_recv(c, &m, 5000, &e) || m.type != HVT_MSG_ATTACH || m.u.attach.mode != HVT_MODE_AD)
+		fail("expected attach in mode ad", &e);
+	hvt_msg_fini(&m);
+	m = (struct hvt_msg){.type = HVT_MSG_ATTACHED, .nfds = 1, .fds = {fd}};
+	m.u.attached = (struct hvt_msg_attached){
+	    .mode = HVT_MODE_AD, .cpu = -1, .generation = 1, .t_armed_ns = hvt_now_ns()};
+	if (hvt_msg_send(c, &m, &e))
+		fail("sending attached", &e);
+	close(fd);
+	while (!hvt_msg_recv(c, &m, 60000, &e)) {
+		bool bye = m.type == HVT_MSG_BYE;
+
+		hvt_msg_fini(&m);
+		if (bye)
+			break;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct hvt_err e;
@@ -138,7 +170,7 @@ int main(int argc, char **argv)
 	if (argc < 3) {
 		fprintf(
 		    stderr,
-		    "usage: fakepeer SOCK garbage|silent|busy|version|disconnect N|devmem|as-uid UID MODE\n");
+		    "usage: fakepeer SOCK garbage|silent|busy|version|disconnect N|devmem|ad|as-uid UID MODE\n");
 		return 2;
 	}
 	if (!strcmp(argv[2], "as-uid") && argc > 3) {
@@ -171,7 +203,7 @@ int main(int argc, char **argv)
 		snprintf(m.u.error.message, sizeof(m.u.error.message), "another tracer is attached");
 		hvt_msg_send(c, &m, NULL);
 	} else if (!strcmp(mode, "version")) {
-		send_hello(c, 2, false);
+		send_hello(c, 2, false, HVT_MODE_BIT(HVT_MODE_DIRTY_LOG));
 		if (hvt_msg_recv(c, &m, 5000, &e))
 			fail("expected the tracer's error message", &e);
 		if (m.type != HVT_MSG_ERROR || strcmp(m.u.error.code, "version")) {
@@ -184,6 +216,8 @@ int main(int argc, char **argv)
 		serve_harvests(c, atoi(argv[argi + 1]), false);
 	} else if (!strcmp(mode, "devmem")) {
 		serve_harvests(c, INT_MAX, true);
+	} else if (!strcmp(mode, "ad")) {
+		serve_ad(c);
 	} else {
 		fprintf(stderr, "fakepeer: unknown mode '%s'\n", mode);
 		return 2;

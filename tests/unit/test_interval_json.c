@@ -54,6 +54,7 @@ static void test_written_only(void **state)
 	assert_false(json_object_get_boolean(member(o, "final")));
 	assert_null(member(o, "accessed_pages"));
 	assert_null(member(o, "accessed"));
+	assert_null(member(o, "written_not_accessed")); /* no accessed sets: not applicable */
 	assert_null(member(o, "read_bytes"));
 	assert_string_equal(json_object_get_string(member(o, "wall_start")), "2023-11-14T22:13:20.123456Z");
 	w = member(o, "written");
@@ -87,6 +88,14 @@ static void test_empty_set_is_not_null(void **state)
 	assert_int_equal(json_object_get_int64(member(o, "accessed_pages")), 0);
 	assert_non_null(member(o, "accessed_pages"));
 	assert_true(json_object_get_boolean(member(o, "final")));
+	assert_null(member(o, "written_not_accessed")); /* both sets, but not checked (an older trace) */
+	json_object_put(o);
+
+	/* checked, and nothing to add: 0, not null */
+	assert_int_equal(hvt_interval_close_written_in_accessed(&iv), 0);
+	o = hvt_interval_to_json(&iv, &layout, &opts);
+	assert_non_null(member(o, "written_not_accessed"));
+	assert_int_equal(json_object_get_int64(member(o, "written_not_accessed")), 0);
 	json_object_put(o);
 	hvt_interval_fini(&iv);
 }

@@ -22,6 +22,7 @@
 #include <json-c/json.h>
 
 #include "hvmtrace/error.h"
+#include "hvmtrace/interval_json.h"
 #include "hvmtrace/layout.h"
 #include "hvmtrace/trace.h"
 #include "hvmtrace/util.h"
@@ -85,6 +86,16 @@ static void random_set(struct hvt_pageset *s)
 	}
 }
 
+/* Pages of w that a lacks, page by page (independent of the library's word operations). */
+static uint64_t count_not_in(const struct hvt_pageset *w, const struct hvt_pageset *a)
+{
+	uint64_t n = 0;
+
+	for (uint64_t p = 0; p < w->npages; p++)
+		n += hvt_pageset_test(w, p) && !hvt_pageset_test(a, p);
+	return n;
+}
+
 static void make_intervals(void)
 {
 	for (int i = 0; i < NIV; i++) {
@@ -108,13 +119,22 @@ static void make_intervals(void)
 		iv->harvest_ns = 1234 + (uint64_t)i;
 		iv->missed_deadlines = (uint32_t)i % 2;
 		iv->lost_pages = i == SWITCH ? 17 : 0;
+		uint64_t not_accessed = 0;
 		for (uint32_t s = 0; s < iv->nslots; s++) {
 			if (iv->written)
 				random_set(&iv->written[s]);
 			if (iv->accessed) {
 				random_set(&iv->accessed[s]);
-				hvt_pageset_union(&iv->accessed[s], &iv->written[s]);
+				not_accessed += count_not_in(&iv->written[s], &iv->accessed[s]);
+				if (i % 4 == 2) /* made consistent without the tracer's check: no count */
+					hvt_pageset_union(&iv->accessed[s], &iv->written[s]);
 			}
+		}
+		/* i % 4 == 0: as record leaves it, the written pages added to the accessed ones and counted
+		 */
+		if (i % 4 == 0 && iv->accessed) {
+			assert_int_equal(hvt_interval_close_written_in_accessed(iv), 0);
+			assert_int_equal(iv->written_not_accessed, not_accessed);
 		}
 		if (i % 6 == 3)
 			iv->flags |= HVT_IV_BW_TOTAL; /* totals only (resctrl): write_bytes 0 */
@@ -267,6 +287,7 @@ static void assert_interval_equal(const struct hvt_interval *a, const struct hvt
 	assert_int_equal(a->missed_deadlines, b->missed_deadlines);
 	assert_int_equal(a->generation, b->generation);
 	assert_int_equal(a->lost_pages, b->lost_pages);
+	assert_int_equal(a->written_not_accessed, b->written_not_accessed);
 	assert_int_equal(a->nslots, b->nslots);
 	assert_sets_equal(a->written, b->written, a->nslots);
 	assert_sets_equal(a->accessed, b->accessed, a->nslots);
@@ -790,15 +811,249 @@ static void test_write_failure(void **state)
 	assert_non_null(strstr(st.problem, "past end of file"));
 }
 
+/* ---- written ⊆ accessed (issue 15): the tracer's check, its count, and the field on disk ---- */
+
+static void test_written_in_accessed(void **state)
+{
+	struct hvt_pageset a, b;
+	struct hvt_interval iv, before;
+	uint64_t added = 99, total = 0;
+
+	(void)state;
+	/* the set operation: union, and the pages it added */
+	assert_int_equal(hvt_pageset_init(&a, 200), 0);
+	assert_int_equal(hvt_pageset_init(&b, 200), 0);
+	hvt_pageset_set_range(&a, 10, 5);  /* 10..14 */
+	hvt_pageset_set_range(&b, 12, 70); /* 12..81: 67 of them new to a, across a word boundary */
+	hvt_pageset_set(&b, 199);
+	assert_int_equal(hvt_pageset_union_count(&a, &b, &added), 0);
+	assert_int_equal(added, 68);
+	assert_int_equal(hvt_pageset_count(&a), 73);
+	assert_true(hvt_pageset_is_subset(&b, &a));
+	assert_int_equal(hvt_pageset_union_count(&a, &b, &added), 0);
+	assert_int_equal(added, 0);
+	hvt_pageset_fini(&b);
+	assert_int_equal(hvt_pageset_init(&b, 201), 0);
+	added = 7;
+	assert_int_equal(hvt_pageset_union_count(&a, &b, &added), -EINVAL);
+	assert_int_equal(added, 7);
+	hvt_pageset_fini(&a);
+	hvt_pageset_fini(&b);
+
+	/* an interval with both sets: written pages join the accessed ones, and are counted */
+	assert_int_equal(hvt_interval_init(&iv, &layouts[1], HVT_IV_WRITTEN | HVT_IV_ACCESSED), 0);
+	assert_int_equal(hvt_interval_init(&before, &layouts[1], HVT_IV_WRITTEN | HVT_IV_ACCESSED), 0);
+	for (uint32_t s = 0; s < iv.nslots; s++) {
+		random_set(&iv.written[s]);
+		random_set(&iv.accessed[s]);
+		hvt_pageset_set(&iv.written[s], iv.written[s].npages - 1); /* at least one per slot ... */
+		hvt_pageset_subtract(&iv.accessed[s], &iv.written[s]);     /* ... none of them accessed */
+		hvt_pageset_set(&iv.accessed[s], 0);
+		total += count_not_in(&iv.written[s], &iv.accessed[s]);
+		hvt_pageset_union(&before.written[s], &iv.written[s]);
+		hvt_pageset_union(&before.accessed[s], &iv.accessed[s]);
+	}
+	assert_true(total >= iv.nslots);
+	assert_int_equal(hvt_interval_close_written_in_accessed(&iv), 0);
+	assert_true(iv.flags & HVT_IV_WNA_COUNTED);
+	assert_int_equal(iv.written_not_accessed, total);
+	for (uint32_t s = 0; s < iv.nslots; s++) {
+		assert_true(hvt_pageset_equal(&iv.written[s], &before.written[s])); /* written untouched */
+		for (uint64_t p = 0; p < iv.accessed[s].npages; p++)
+			assert_int_equal(hvt_pageset_test(&iv.accessed[s], p),
+					 hvt_pageset_test(&before.accessed[s], p) ||
+					     hvt_pageset_test(&before.written[s], p));
+	}
+	/* again: nothing more to add, and the count is kept */
+	assert_int_equal(hvt_interval_close_written_in_accessed(&iv), 0);
+	assert_int_equal(iv.written_not_accessed, total);
+	hvt_interval_fini(&before);
+
+	/* sets of different sizes: refused, nothing changed */
+	hvt_interval_fini(&iv);
+	assert_int_equal(hvt_interval_init(&iv, &layouts[1], HVT_IV_WRITTEN | HVT_IV_ACCESSED), 0);
+	hvt_pageset_set(&iv.written[0], 3);
+	hvt_pageset_fini(&iv.accessed[2]);
+	assert_int_equal(hvt_pageset_init(&iv.accessed[2], 71), 0);
+	assert_int_equal(hvt_interval_close_written_in_accessed(&iv), -EINVAL);
+	assert_false(iv.flags & HVT_IV_WNA_COUNTED);
+	assert_false(hvt_pageset_test(&iv.accessed[0], 3));
+	hvt_interval_fini(&iv);
+
+	/* written sets only (dirty-log): nothing to check, and no count, not a count of 0 */
+	assert_int_equal(hvt_interval_init(&iv, &layouts[1], HVT_IV_WRITTEN), 0);
+	hvt_pageset_set(&iv.written[0], 3);
+	assert_int_equal(hvt_interval_close_written_in_accessed(&iv), 0);
+	assert_int_equal(iv.flags, HVT_IV_WRITTEN);
+	assert_null(iv.accessed);
+	hvt_interval_fini(&iv);
+}
+
+/* The field's bytes, read by this file's own parser from docs/formats.md: bit 5, then u64 at offset 72 and
+ * the channel entries after it; an interval without bit 5 keeps the 72-byte fixed part. */
+static void test_written_not_accessed_on_disk(void **state)
+{
+	struct rec recs[MAX_RECS];
+	size_t len;
+	uint8_t *buf;
+	int n, k;
+
+	(void)state;
+	assert_true(expected[0].flags & HVT_IV_WNA_COUNTED);
+	assert_true(expected[0].flags & HVT_IV_BANDWIDTH);
+	assert_false(expected[6].flags & HVT_IV_WNA_COUNTED); /* both sets, made consistent elsewhere */
+	assert_true(expected[6].flags & HVT_IV_ACCESSED);
+	assert_true(expected[6].flags & HVT_IV_BANDWIDTH);
+	write_trace(path, true);
+	buf = slurp(path, &len);
+	n = find_records(buf, len, recs);
+
+	const uint8_t *p = buf + recs[interval_record(recs, n, 0)].off + 16;
+	assert_int_equal(hvt_get_le32(p + 56), expected[0].flags);
+	assert_int_equal(hvt_get_le64(p + 72), expected[0].written_not_accessed);
+	assert_int_equal(hvt_get_le32(p + 68), 3); /* nchannels */
+	assert_int_equal(hvt_get_le64(p + 80 + 8), expected[0].channels[0].read_bytes);
+
+	k = interval_record(recs, n, 6);
+	p = buf + recs[k].off + 16;
+	assert_int_equal(hvt_get_le32(p + 56) & HVT_IV_WNA_COUNTED, 0);
+	assert_int_equal(hvt_get_le64(p + 72 + 8), expected[6].channels[0].read_bytes);
+	free(buf);
+
+	/* every interval with the flag holds written ⊆ accessed, and some count is not 0 */
+	uint64_t sum = 0;
+	for (int i = 0; i < NIV; i++) {
+		if (!(expected[i].flags & HVT_IV_WNA_COUNTED))
+			continue;
+		sum += expected[i].written_not_accessed;
+		for (uint32_t s = 0; s < expected[i].nslots; s++)
+			assert_true(hvt_pageset_is_subset(&expected[i].written[s], &expected[i].accessed[s]));
+	}
+	assert_true(sum > 0);
+}
+
+/* The flag promises both sets and written ⊆ accessed: the writer and the decoder refuse anything else. */
+static void test_written_not_accessed_refused(void **state)
+{
+	struct hvt_interval iv, out;
+	struct hvt_buf b = {0};
+	struct hvt_err err = {{0}};
+	const struct hvt_layout *l = &layouts[0];
+
+	(void)state;
+	assert_int_equal(hvt_interval_init(&iv, l, HVT_IV_WRITTEN | HVT_IV_ACCESSED), 0);
+	iv.seq = 1;
+	hvt_pageset_set(&iv.written[1], 5); /* written, not accessed */
+	iv.flags |= HVT_IV_WNA_COUNTED;
+	assert_int_equal(hvt_interval_encode(&iv, l, &b, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "slot 1: flag WNA_COUNTED, but a written page is not accessed"));
+
+	/* the same interval without the flag (as an older tracer wrote it), then given the flag by hand */
+	b.len = 0;
+	iv.flags &= ~HVT_IV_WNA_COUNTED;
+	assert_int_equal(hvt_interval_encode(&iv, l, &b, &err), 0);
+	uint8_t *bad = calloc(1, 4096);
+	assert_non_null(bad);
+	assert_true(b.len + 8 <= 4096);
+	memcpy(bad, b.p, HVT_IV_FIXED_SIZE);
+	memcpy(bad + HVT_IV_FIXED_SIZE + 8, b.p + HVT_IV_FIXED_SIZE, b.len - HVT_IV_FIXED_SIZE);
+	hvt_put_le32(bad + 56, iv.flags | HVT_IV_WNA_COUNTED);
+	hvt_put_le64(bad + HVT_IV_FIXED_SIZE, 1);
+	assert_int_equal(hvt_interval_decode(&out, l, bad, b.len + 8, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "a written page is not accessed"));
+	assert_null(out.written);
+	/* made consistent, it decodes, count and all */
+	hvt_pageset_set(&iv.accessed[1], 5);
+	b.len = 0;
+	assert_int_equal(hvt_interval_encode(&iv, l, &b, &err), 0);
+	assert_true(b.len + 8 <= 4096);
+	memcpy(bad + HVT_IV_FIXED_SIZE + 8, b.p + HVT_IV_FIXED_SIZE, b.len - HVT_IV_FIXED_SIZE);
+	assert_int_equal(hvt_interval_decode(&out, l, bad, b.len + 8, &err), 0);
+	assert_int_equal(out.written_not_accessed, 1);
+	assert_true(out.flags & HVT_IV_WNA_COUNTED);
+	hvt_interval_fini(&out);
+	/* a payload too short for the field */
+	assert_int_equal(hvt_interval_decode(&out, l, bad, HVT_IV_FIXED_SIZE + 4, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "shorter than its fixed part of 80"));
+	free(bad);
+
+	/* the flag without accessed sets */
+	hvt_interval_fini(&iv);
+	assert_int_equal(hvt_interval_init(&iv, l, HVT_IV_WRITTEN | HVT_IV_WNA_COUNTED), 0);
+	b.len = 0;
+	assert_int_equal(hvt_interval_encode(&iv, l, &b, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "WNA_COUNTED without both"));
+	hvt_interval_fini(&iv);
+	free(b.p);
+}
+
+/* A trace written before the field existed (tests/fixtures/trace/README.md): it reads, its sets as they
+ * were, and the count is not available, which JSON says with null. */
+static void test_written_not_accessed_old_trace(void **state)
+{
+	struct hvt_trace_reader *r;
+	struct hvt_trace_status st;
+	struct hvt_err err = {{0}};
+	struct hvt_interval iv;
+	struct hvt_json_opts opts = {.page_ranges = true};
+
+	(void)state;
+	if (hvt_trace_open(&r, "tests/fixtures/trace/v1-ad-unchecked.hvt", &err))
+		fail_msg("open: %s", err.msg);
+	hvt_trace_get_status(r, &st);
+	assert_true(st.complete);
+	assert_int_equal(st.intervals, 2);
+	assert_int_equal(hvt_trace_read_interval(r, 0, &iv, &err), 0);
+	assert_int_equal(iv.flags, HVT_IV_WRITTEN | HVT_IV_ACCESSED);
+	assert_int_equal(iv.written_not_accessed, 0);
+	assert_int_equal(hvt_pageset_count(&iv.written[0]), 4);
+	assert_true(hvt_pageset_test(&iv.written[0], 9));
+	assert_false(hvt_pageset_test(&iv.accessed[0], 9)); /* kept as recorded */
+	assert_int_equal(hvt_pageset_count(&iv.accessed[0]), 2);
+
+	struct json_object *o = hvt_interval_to_json(&iv, hvt_trace_layout(r, 1), &opts), *v;
+	assert_true(json_object_object_get_ex(o, "written_not_accessed", &v));
+	assert_null(v);
+	json_object_put(o);
+
+	/* what the tracer now does to such an interval: pages 1, 9, 10 become accessed, and are counted */
+	assert_int_equal(hvt_interval_close_written_in_accessed(&iv), 0);
+	assert_int_equal(iv.written_not_accessed, 3);
+	assert_int_equal(hvt_pageset_count(&iv.accessed[0]), 5);
+	o = hvt_interval_to_json(&iv, hvt_trace_layout(r, 1), &opts);
+	assert_true(json_object_object_get_ex(o, "written_not_accessed", &v));
+	assert_int_equal(json_object_get_uint64(v), 3);
+	assert_string_equal(
+	    json_object_to_json_string_ext(json_object_object_get(o, "accessed"), JSON_C_TO_STRING_PLAIN),
+	    "[[0,2],[8,3]]");
+	json_object_put(o);
+	hvt_interval_fini(&iv);
+
+	assert_int_equal(hvt_trace_read_interval(r, 1, &iv, &err), 0);
+	assert_int_equal(iv.flags, HVT_IV_WRITTEN | HVT_IV_ACCESSED | HVT_IV_FINAL);
+	hvt_interval_fini(&iv);
+	hvt_trace_reader_close(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_crc32c),         cmocka_unit_test(test_interval_helpers),
-	    cmocka_unit_test(test_round_trip),     cmocka_unit_test(test_abandoned_writer),
-	    cmocka_unit_test(test_truncations),    cmocka_unit_test(test_byte_flips),
-	    cmocka_unit_test(test_index_damage),   cmocka_unit_test(test_semantic_stops),
-	    cmocka_unit_test(test_not_a_trace),    cmocka_unit_test(test_read_rechecks_crc),
-	    cmocka_unit_test(test_writer_refuses), cmocka_unit_test(test_write_failure),
+	    cmocka_unit_test(test_crc32c),
+	    cmocka_unit_test(test_interval_helpers),
+	    cmocka_unit_test(test_round_trip),
+	    cmocka_unit_test(test_abandoned_writer),
+	    cmocka_unit_test(test_truncations),
+	    cmocka_unit_test(test_byte_flips),
+	    cmocka_unit_test(test_index_damage),
+	    cmocka_unit_test(test_semantic_stops),
+	    cmocka_unit_test(test_not_a_trace),
+	    cmocka_unit_test(test_read_rechecks_crc),
+	    cmocka_unit_test(test_writer_refuses),
+	    cmocka_unit_test(test_write_failure),
+	    cmocka_unit_test(test_written_in_accessed),
+	    cmocka_unit_test(test_written_not_accessed_on_disk),
+	    cmocka_unit_test(test_written_not_accessed_refused),
+	    cmocka_unit_test(test_written_not_accessed_old_trace),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
