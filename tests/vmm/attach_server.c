@@ -37,6 +37,7 @@
 #define FRAME_TIMEOUT_MS  5000  /* once a frame has begun, the rest must follow */
 #define FINISH_TIMEOUT_S  10
 #define AD_LINGER_MS      3000 /* mode ad: how long the VM outlives our bye for the tracer's last harvest */
+#define FINAL_WAIT_MS     8000 /* dirty-log: how long the guest's end waits for the tracer's next harvest */
 
 struct attach_server {
 	struct vm *vm;
@@ -357,6 +358,42 @@ static void linger_for_tracer(struct session *ss)
 	}
 }
 
+/*
+ * The guest stopped (dirty-log mode). The tracer may still be reading the bitmaps of the last "harvested",
+ * and the VMM writes them only between a "harvest" and its "harvested" (docs/attach-protocol.md): an
+ * unrequested final harvest here could overwrite them under the tracer, which then records wrong pages. So
+ * the final interval answers the tracer's next request; a tracer that does not ask within FINAL_WAIT_MS
+ * gets bye without it (its last, partial interval is lost, never wrong).
+ */
+static void final_on_next_request(struct session *ss)
+{
+	struct pollfd p = {.fd = ss->sock, .events = POLLIN};
+	struct hvt_err err = {{0}};
+	struct hvt_msg m;
+	int n;
+
+	while ((n = poll(&p, 1, FINAL_WAIT_MS)) < 0 && errno == EINTR)
+		;
+	if (n <= 0) {
+		logmsg(ss->srv,
+		       "tracer pid %d asked for no harvest within %d ms: bye without the last interval",
+		       (int)ss->peer_pid, FINAL_WAIT_MS);
+		send_bye(ss->sock, ss->srv->final_reason);
+		return;
+	}
+	if (hvt_msg_recv(ss->sock, &m, FRAME_TIMEOUT_MS, &err))
+		return; /* the tracer left (EOF) or broke the framing: nobody to send the interval to */
+	if (m.type == HVT_MSG_HARVEST && m.u.harvest.seq == ss->last_seq + 1) {
+		ss->last_seq = m.u.harvest.seq;
+		if (harvest(ss, ss->last_seq, true) == 0)
+			send_bye(ss->sock, ss->srv->final_reason);
+		return;
+	}
+	if (m.type != HVT_MSG_BYE) /* its bye ends the session as it is */
+		send_bye(ss->sock, ss->srv->final_reason);
+	hvt_msg_fini(&m);
+}
+
 /* Answers harvests until the tracer leaves (bye, EOF, error) or the guest stops (final harvest). */
 static void serve(struct session *ss)
 {
@@ -373,10 +410,7 @@ static void serve(struct session *ss)
 			return;
 		}
 		if (rc == 0) {
-			/* seq = last received + 1: it also answers a request the tracer may have in flight.
-			 */
-			if (harvest(ss, ss->last_seq + 1, true) == 0)
-				send_bye(ss->sock, s->final_reason);
+			final_on_next_request(ss);
 			return;
 		}
 		if (rc < 0)
