@@ -305,6 +305,18 @@ int hvt_read_line(FILE *f, size_t max, char **buf, size_t *cap)
 	return c == EOF && n == 0 ? 0 : 1;
 }
 
+bool hvt_process_alive(pid_t pid)
+{
+	char path[64], stat[1024];
+	const char *state;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (hvt_read_text(path, stat, sizeof(stat), NULL))
+		return false;
+	state = strrchr(stat, ')');
+	return state && state[1] == ' ' && state[2] && !strchr("ZXx", state[2]);
+}
+
 uint64_t hvt_splitmix64(uint64_t *state)
 {
 	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);

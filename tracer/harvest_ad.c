@@ -242,19 +242,7 @@ static int ad_start(struct session *s, struct hvt_err *err)
  * (it does when the VMM's mm goes: a harvest then reports nothing, which would look like an idle guest). */
 static bool vm_still_mapped(const struct session *s)
 {
-	char path[64], stat[512], *close_paren;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)s->vmm_pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	n = fread(stat, 1, sizeof(stat) - 1, f);
-	fclose(f);
-	stat[n] = 0;
-	close_paren = strrchr(stat, ')'); /* "pid (comm) S …": comm may hold anything */
-	return close_paren && close_paren[1] == ' ' && close_paren[2] && !strchr("ZXx", close_paren[2]);
+	return hvt_process_alive(s->vmm_pid);
 }
 
 /* No "harvested" brings the guest's last interval: take it ourselves while the VM exists. */

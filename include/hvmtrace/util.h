@@ -7,6 +7,8 @@
 #define HVMTRACE_UTIL_H
 
 #include <sched.h>
+#include <stdbool.h>
+#include <sys/types.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -68,6 +70,10 @@ int hvt_read_text(const char *path, char *buf, size_t len, struct hvt_err *e);
  * /dev/zero stops there), -ENOMEM or -EIO.
  */
 int hvt_read_line(FILE *f, size_t max, char **buf, size_t *cap);
+
+/* Whether process pid still runs: /proc/PID/stat exists and its state is not zombie or dead ("pid (comm) S
+ * …"; comm may hold anything, so the state is read after the last ')'). */
+bool hvt_process_alive(pid_t pid);
 
 /* SplitMix64 (Steele, Lea and Flood, OOPSLA 2014): advances *state and returns the next 64-bit value. For
  * the model memory controller, tests and benchmarks: reproducible from a seed, not for secrets. */

@@ -192,28 +192,10 @@ static void die_if_fault(const struct guest *g, uint64_t ack)
 	exit(1);
 }
 
-/* True while process pid runs: it exists and is not a zombie its parent has yet to reap. */
-static bool process_runs(pid_t pid)
-{
-	char path[64], buf[512], *state;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	state = strrchr(buf, ')'); /* "pid (comm) S …": comm may hold anything, the state follows its ')' */
-	return state && state[1] == ' ' && state[2] != 'Z' && state[2] != 'X';
-}
-
 /* Fails at once when QEMU (--pid) has exited: the guest will not answer. */
 static void die_if_qemu_gone(const struct options *o, const char *waiting_for)
 {
-	if (o->qemu_pid > 0 && !process_runs(o->qemu_pid)) {
+	if (o->qemu_pid > 0 && !hvt_process_alive(o->qemu_pid)) {
 		fprintf(stderr, "qemu_phases: QEMU (pid %d) exited while waiting for %s\n", (int)o->qemu_pid,
 			waiting_for);
 		exit(1);

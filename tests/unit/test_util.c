@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "hvmtrace/error.h"
@@ -281,6 +282,23 @@ static void test_channel_json(void **state)
 	json_object_put(o);
 }
 
+/* A running process is alive; a child that exited is not, whether still a zombie or reaped. */
+static void test_process_alive(void **state)
+{
+	pid_t child;
+
+	(void)state;
+	assert_true(hvt_process_alive(getpid()));
+	child = fork();
+	assert_true(child >= 0);
+	if (!child)
+		_exit(0);
+	while (hvt_process_alive(child)) /* exits at once; then a zombie until reaped */
+		usleep(1000);
+	assert_int_equal(waitpid(child, NULL, WNOHANG), child); /* it was a zombie, not gone */
+	assert_false(hvt_process_alive(child));
+}
+
 /* The reference values of SplitMix64 from seed 0 (the generator of Java's SplittableRandom and of Vigna's
  * splitmix64.c); a changed constant or shift changes them. */
 static void test_splitmix64(void **state)
@@ -303,6 +321,7 @@ int main(void)
 	    cmocka_unit_test(test_read_text),         cmocka_unit_test(test_read_line),
 	    cmocka_unit_test(test_format_size),       cmocka_unit_test(test_format_wall),
 	    cmocka_unit_test(test_channel_json),      cmocka_unit_test(test_splitmix64),
+	    cmocka_unit_test(test_process_alive),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
