@@ -8,8 +8,9 @@
  * user-accessible 2 MiB pages, A and D preset so the CPU never writes them), the GDT's descriptors have
  * their accessed bits set, and the entry only enables long mode, loads the IDT and the TSS (ltr marks its
  * descriptor busy: the GDT's only write, before any tracer attaches) and drops to CPL3 with interrupts off.
- * After that the guest touches nothing but its own image (read once, before it reports ready), its script's
- * pages, the command page (read) and the ack page.
+ * After that the guest touches nothing but its own image (read once, before it reports ready; then only its
+ * code, and its page tables through the CPU's walks), its script's pages, the command page (read) and the
+ * ack page (where it also leaves the image's layout for the driver: phases_abi.h).
  *
  * The guest never enables interrupts and should take no exception, but if one reaches it anyway (a stray
  * interrupt, or a fault from memory that changed under it), an IDT catches every vector: the handler
@@ -115,7 +116,10 @@ cpl3_entry:
 	jmp	2b
 4:	dec	%r14
 	jmp	1b
-5:	xor	%r11d, %r11d
+5:	movq	$pml4, PHASES_LAYOUT_TABLES
+	movq	$tables_end, PHASES_LAYOUT_TABLES_END
+	movq	$image_end, PHASES_LAYOUT_IMAGE_END
+	xor	%r11d, %r11d
 	ack	$PHASES_ACK_READY
 	/* Wait for the driver's first command (reads only). */
 1:	cmpl	$PHASES_CMD_WAIT, (%rbp)
@@ -207,6 +211,7 @@ pd:
 	.quad	(i << 21) + PTE_2M
 	.set	i, i + 1
 	.endr
+tables_end:
 
 	.bss
 	.balign	4096

@@ -20,6 +20,14 @@
 #define PHASES_CMD_GPA     0x300000 /* u32: the phase the driver asks for; PHASES_CMD_WAIT before the first */
 #define PHASES_ACK_GPA     0x301000 /* u64: phase << 48 | passes completed, written per pass and phase */
 #define PHASES_FREE_GPA    0x1000000 /* the script's pages start here: nothing below but the above */
+/*
+ * Where the image's parts lie, for the driver's phase log (u64 gpas in the ack page, clear of the fault
+ * frame at its top; the guest writes them before it reports ready): its paging structures
+ * [TABLES, TABLES_END), and the end of the image, whose last page is the stack only the CPL0 entry uses.
+ */
+#define PHASES_LAYOUT_TABLES     (PHASES_ACK_GPA + 64)
+#define PHASES_LAYOUT_TABLES_END (PHASES_ACK_GPA + 72)
+#define PHASES_LAYOUT_IMAGE_END  (PHASES_ACK_GPA + 80)
 
 #define PHASES_CMD_WAIT  0xffffffff
 #define PHASES_ACK_SHIFT 48

@@ -37,4 +37,15 @@ assert_eq "CSV counts" "$(jq -r '.written_not_accessed' "$T/rec.jsonl" | xargs)"
 	"$(awk -F, 'NR > 1 { print $18 }' "$T/t.csv" | xargs)"
 "$HVT" report --totals-only "$T/t.hvt" >"$T/report" || fail "report failed"
 assert_contains "$T/report" "written, not reported accessed   $counted pages in $counted intervals"
+
+# check_phases holds a mode-ad trace to written ⊆ accessed as the kernel reported them: with one phase that
+# may write and read every page, only the count can fail it.
+printf '%s\n' '{"type":"script","phases":[{"index":0,"name":"all","write":[[0,4096]],"read":[]}],"system_pages":[]}' \
+	'{"type":"phase","index":0,"round":0,"t_ns":0}' >"$T/phases.jsonl"
+rc=0
+"$TOOLS/check_phases" --trace "$T/t.hvt" --phase-log "$T/phases.jsonl" --accessed --min-inside 0 --min-exact 0 \
+	>"$T/check.out" 2>&1 || rc=$?
+assert_eq "check_phases exit" 1 "$rc"
+assert_contains "$T/check.out" "written ⊆ accessed: MISMATCH: the kernel reported 1 page written but not accessed"
+assert_eq "intervals failed" "$counted" "$(grep -c 'written ⊆ accessed: MISMATCH' "$T/check.out")"
 echo ok

@@ -2,7 +2,9 @@
 # /init of the nested lab's L1 for tests/lab/test_record.sh: hvmtrace-vmm runs the phases4 payload in an L2
 # guest (CPL3 payload) on our rebuilt KVM, `hvmtrace record` traces it in mode ad (the tracer harvests
 # through the A/D fd), and check_phases compares the trace's written and accessed sets with the VMM's
-# phase log page by page. Every combination of kvm_amd npt=1/0 and 1 s / 100 ms intervals. Each phase lasts
+# phase log page by page, and holds every interval to written ⊆ accessed as the kernel reported them and
+# to no set holding a page the payload never touches (with npt=0 its page tables as well: check_phases
+# --shadow-mmu). Every combination of kvm_amd npt=1/0 and 1 s / 100 ms intervals. Each phase lasts
 # its phase time and until the tracer has harvested MIN_INSIDE whole intervals inside it: the VMM follows
 # the tracer's JSON Lines (--hold-intervals, --follow), so a slow or busy L1 lengthens phases instead of
 # leaving too few exact intervals. Results go to the serial console: "CHECK record npt=N interval=I
@@ -26,7 +28,9 @@ run_one() {
 		--jsonl "$d/rec.jsonl" 2>"$d/record.err" || ok=0
 	wait "$vmm" || ok=0
 	grep -q "in ad mode" "$d/record.err" || ok=0
-	check_phases --trace "$d/t.hvt" --phase-log "$d/phases.jsonl" --min-inside "$4" --accessed \
+	shadow=""
+	[ "$1" = 0 ] && shadow=--shadow-mmu
+	check_phases --trace "$d/t.hvt" --phase-log "$d/phases.jsonl" --min-inside "$4" --accessed $shadow \
 		>"$d/check.out" 2>&1
 	check=$?
 	files="record.err vmm.out"

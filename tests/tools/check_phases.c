@@ -12,7 +12,11 @@
  * run --min-exact in all, so the check has teeth. (An interval shorter than one pass of its phase, as at
  * 10 ms with a write set whose re-arm faults take longer, is held to must ⊆ written ⊆ may only.)
  * Accessed sets (mode ad only; --accessed requires them) are held to the same rules with A_j = W_j ∪ R_j,
- * the pages phase j writes or reads: an interval wholly inside phase k must hold exactly A_k.
+ * the pages phase j writes or reads: an interval wholly inside phase k must hold exactly A_k. With accessed
+ * sets, written ⊆ accessed must hold as the kernel reported them: the trace's written_not_accessed is 0.
+ * Pages the payload never touches are in no set of any interval: the pages outside every phase and the
+ * system pages (already in "may"), the log's untouched_pages, and with --shadow-mmu its table_pages (the
+ * guest's paging structures, which only nested paging's hardware walks touch; docs/kvm-ad.md).
  * A log whose writer only knows bounds for a phase change (tests/tools/qemu_phases: "t_earliest_ns") gets
  * the wide reading for "may" and the narrow one for "wholly inside".
  * Exit 0 when everything holds, 1 when a set is wrong, 2 on bad input, 3 when every set is right but there
@@ -49,6 +53,8 @@ struct phaselog {
 	roaring_bitmap_t *w[MAX_PHASES];
 	roaring_bitmap_t *a[MAX_PHASES]; /* W ∪ R: what the phase accesses */
 	roaring_bitmap_t *system;
+	roaring_bitmap_t *untouched; /* system pages the payload never touches */
+	roaring_bitmap_t *tables;    /* system pages only the CPU's walks of the guest's page tables touch */
 	struct window win[MAX_WINDOWS];
 	int nwin;
 	struct pass *passes;
@@ -103,6 +109,8 @@ static void read_phaselog(const char *file, struct phaselog *pl)
 	}
 	memset(pl, 0, sizeof(*pl));
 	pl->system = roaring_bitmap_create();
+	pl->untouched = roaring_bitmap_create();
+	pl->tables = roaring_bitmap_create();
 	while (getline(&buf, &cap, f) > 0) {
 		struct json_object *o = json_tokener_parse(buf), *v;
 		const char *type;
@@ -131,6 +139,13 @@ static void read_phaselog(const char *file, struct phaselog *pl)
 			}
 			if (json_object_object_get_ex(o, "system_pages", &v))
 				add_ranges(pl->system, v, file, line);
+			if (json_object_object_get_ex(o, "untouched_pages", &v))
+				add_ranges(pl->untouched, v, file, line);
+			if (json_object_object_get_ex(o, "table_pages", &v))
+				add_ranges(pl->tables, v, file, line);
+			if (!roaring_bitmap_is_subset(pl->untouched, pl->system) ||
+			    !roaring_bitmap_is_subset(pl->tables, pl->system))
+				die_input(file, line, "untouched or table pages outside the system pages");
 		} else if (!strcmp(type, "phase") || !strcmp(type, "done")) {
 			/* The event happened at t, or (a logger that only sees bounds) somewhere in [e, t].
 			 */
@@ -203,12 +218,14 @@ static void print_some(const char *what, const roaring_bitmap_t *set)
 }
 
 /*
- * One kind of set (written or accessed) of one interval against the phases: must ⊆ set ⊆ may, and when the
- * interval lies wholly inside phase `whole` (>= 0), set = phase_sets[whole] apart from system pages.
+ * One kind of set (written or accessed) of one interval against the phases: must ⊆ set ⊆ may, no page of
+ * `none` (pages the payload never touches) in it, and when the interval lies wholly inside phase `whole`
+ * (>= 0), set = phase_sets[whole] apart from system pages.
  */
 static bool check_set(const char *what, const struct hvt_pageset *sets, const struct hvt_layout *l,
 		      const struct hvt_interval *iv, roaring_bitmap_t *const *phase_sets,
-		      const struct phaselog *pl, uint64_t wide_start, uint64_t wide_end, int whole)
+		      const struct phaselog *pl, const roaring_bitmap_t *none, uint64_t wide_start,
+		      uint64_t wide_end, int whole)
 {
 	roaring_bitmap_t *set = gfns(sets, l), *must = roaring_bitmap_create();
 	roaring_bitmap_t *may = roaring_bitmap_copy(pl->system);
@@ -220,6 +237,7 @@ static bool check_set(const char *what, const struct hvt_pageset *sets, const st
 		if (pl->win[w].begin <= wide_end && pl->win[w].end >= wide_start)
 			roaring_bitmap_or_inplace(may, phase_sets[pl->win[w].phase]);
 
+	roaring_bitmap_andnot_inplace(may, none);
 	bool ok = roaring_bitmap_is_subset(must, set) && roaring_bitmap_is_subset(set, may);
 	if (whole >= 0) {
 		roaring_bitmap_t *payload = roaring_bitmap_andnot(set, pl->system);
@@ -233,10 +251,14 @@ static bool check_set(const char *what, const struct hvt_pageset *sets, const st
 	if (!ok) {
 		roaring_bitmap_t *missing = roaring_bitmap_andnot(whole >= 0 ? phase_sets[whole] : must, set);
 		roaring_bitmap_t *extra = roaring_bitmap_andnot(set, whole >= 0 ? phase_sets[whole] : may);
+		roaring_bitmap_t *untouched = roaring_bitmap_and(set, none);
 
 		roaring_bitmap_andnot_inplace(extra, pl->system);
 		print_some("missing", missing);
 		print_some("unexpected", extra);
+		if (!roaring_bitmap_is_empty(untouched))
+			print_some("never touched by the payload", untouched);
+		roaring_bitmap_free(untouched);
 		roaring_bitmap_free(missing);
 		roaring_bitmap_free(extra);
 	}
@@ -246,13 +268,39 @@ static bool check_set(const char *what, const struct hvt_pageset *sets, const st
 	return ok;
 }
 
+/*
+ * Written ⊆ accessed, as the kernel reported the sets: the tracer adds a written page the harvest did not
+ * report accessed to the accessed set and counts it, so the count must be there and 0.
+ */
+static bool check_written_in_accessed(const struct hvt_interval *iv, const struct hvt_layout *l)
+{
+	roaring_bitmap_t *w = gfns(iv->written, l), *a = gfns(iv->accessed, l);
+	bool subset = roaring_bitmap_is_subset(w, a), counted = iv->flags & HVT_IV_WNA_COUNTED;
+	bool ok = subset && counted && !iv->written_not_accessed;
+
+	if (!ok) {
+		printf("  written ⊆ accessed: MISMATCH: ");
+		if (!counted)
+			printf("the trace does not count written_not_accessed\n");
+		else if (!subset)
+			printf("written pages outside the accessed set\n");
+		else
+			printf("the kernel reported %" PRIu64 " page%s written but not accessed\n",
+			       iv->written_not_accessed, iv->written_not_accessed == 1 ? "" : "s");
+	}
+	roaring_bitmap_free(w);
+	roaring_bitmap_free(a);
+	return ok;
+}
+
 int main(int argc, char **argv)
 {
 	const char *trace = NULL, *log = NULL;
 	int min_inside = 1, min_exact = 1, failures = 0, inside[MAX_PHASES] = {0}, boundary = 0, exact = 0;
 	int too_few = 0;
 	int partial = 0, with_accessed = 0;
-	bool need_accessed = false;
+	bool need_accessed = false, shadow_mmu = false;
+	roaring_bitmap_t *none;
 	struct hvt_trace_reader *r;
 	struct hvt_err err = {{0}};
 	struct phaselog pl;
@@ -266,6 +314,8 @@ int main(int argc, char **argv)
 	    HVT_OPT_INT(0, "min-exact", &min_exact, 0, INT32_MAX, "N",
 			"exact intervals needed in all (default 1)"),
 	    HVT_OPT_FLAG(0, "accessed", &need_accessed, "require accessed sets (a trace in mode ad)"),
+	    HVT_OPT_FLAG(0, "shadow-mmu", &shadow_mmu,
+			 "the guest ran under KVM's shadow MMU: its page-table pages are in no set"),
 	    HVT_OPT_END,
 	};
 	const struct hvt_cmdline cmd = {.prog = "check_phases", .options = opts, .usage_status = 2};
@@ -274,6 +324,9 @@ int main(int argc, char **argv)
 	if (rc != HVT_OPTS_RUN)
 		return rc;
 	read_phaselog(log, &pl);
+	none = roaring_bitmap_copy(pl.untouched);
+	if (shadow_mmu)
+		roaring_bitmap_or_inplace(none, pl.tables);
 	if (hvt_trace_open(&r, trace, &err)) {
 		fprintf(stderr, "check_phases: %s\n", err.msg);
 		return 2;
@@ -312,12 +365,14 @@ int main(int argc, char **argv)
 		}
 		printf("interval %" PRIu64 " [%.3f, %.3f] %s, %d passes inside:\n", iv.seq,
 		       iv.t_start_ns / 1e9, iv.t_end_ns / 1e9, kind, passes_inside);
-		bool ok = check_set("written", iv.written, l, &iv, pl.w, &pl, wide_start, wide_end, whole);
+		bool ok =
+		    check_set("written", iv.written, l, &iv, pl.w, &pl, none, wide_start, wide_end, whole);
 		if (iv.accessed) {
 			with_accessed++;
-			ok = check_set("accessed", iv.accessed, l, &iv, pl.a, &pl, wide_start, wide_end,
+			ok = check_set("accessed", iv.accessed, l, &iv, pl.a, &pl, none, wide_start, wide_end,
 				       whole) &&
 			     ok;
+			ok = check_written_in_accessed(&iv, l) && ok;
 		} else if (need_accessed) {
 			printf(
 			    "  accessed: none in this interval (--accessed needs a trace in mode ad): MISMATCH\n");
@@ -355,6 +410,9 @@ int main(int argc, char **argv)
 		roaring_bitmap_free(pl.a[k]);
 	}
 	roaring_bitmap_free(pl.system);
+	roaring_bitmap_free(pl.untouched);
+	roaring_bitmap_free(pl.tables);
+	roaring_bitmap_free(none);
 	free(pl.passes);
 	return failures ? 1 : too_few ? 3 : 0;
 }

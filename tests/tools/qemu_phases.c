@@ -300,13 +300,39 @@ static void watch_passes(const struct guest *g, const struct options *o, struct 
 /*
  * The ack page is written by every pass, so it is part of every phase's write set. The command page is
  * read all the time, also while the guest waits for its first command, so it goes with the payload's
- * system pages (code, page tables, script) right below it.
+ * system pages (system_pages()).
  */
 static void add_ack_page(struct script *s)
 {
 	for (unsigned k = 0; k < s->nphases; k++)
 		if (script_add_range(&s->phases[k].write, PHASES_ACK_GPA / PAGE, 1, 1))
 			die("%s", "out of memory");
+}
+
+/*
+ * The payload's pages outside its phases, by class, from the layout the guest left in the ack page: the
+ * image, the script and the command page; the fault stubs and the entry's stack are not touched once the
+ * guest is ready, and its page tables only by the CPU's walks.
+ */
+static void system_pages(struct system_pages *sys, const struct guest *g, size_t script_len)
+{
+	const uint64_t tables = g->ack[(PHASES_LAYOUT_TABLES - PHASES_ACK_GPA) / 8],
+		       tables_end = g->ack[(PHASES_LAYOUT_TABLES_END - PHASES_ACK_GPA) / 8],
+		       image_end = g->ack[(PHASES_LAYOUT_IMAGE_END - PHASES_ACK_GPA) / 8];
+
+	if (!(PHASES_IMAGE_GPA < tables && tables < tables_end && tables_end < image_end &&
+	      image_end <= PHASES_SCRIPT_GPA && !(tables % PAGE) && !(tables_end % PAGE) &&
+	      !(image_end % PAGE)))
+		die("%s",
+		    "the guest left no layout of its image in the ack page (a payload older than this driver?)");
+	memset(sys, 0, sizeof(*sys));
+	if (script_add_range(&sys->all, PHASES_IMAGE_GPA / PAGE, (image_end - PHASES_IMAGE_GPA) / PAGE, 1) ||
+	    script_add_range(&sys->all, PHASES_SCRIPT_GPA / PAGE, (script_len + PAGE - 1) / PAGE, 1) ||
+	    script_add_range(&sys->all, PHASES_CMD_GPA / PAGE, 1, 1) ||
+	    script_add_range(&sys->untouched, PHASES_VECTORS_GPA / PAGE, 1, 1) ||
+	    script_add_range(&sys->untouched, image_end / PAGE - 1, 1, 1) ||
+	    script_add_range(&sys->tables, tables / PAGE, (tables_end - tables) / PAGE, 1))
+		die("%s", "out of memory");
 }
 
 static void ready(const struct options *o)
@@ -336,6 +362,7 @@ static void run(const struct options *o)
 	struct phase_hold hold;
 	struct guest g;
 	struct script s = {0};
+	struct system_pages sys;
 	uint64_t t_cmd, t_read, t_seen;
 	size_t len;
 	uint8_t *bytes;
@@ -350,8 +377,9 @@ static void run(const struct options *o)
 	    phase_hold_init(&hold, o->hold_ns, o->hold_intervals, o->follow, &err))
 		die("%s", err.msg);
 	add_ack_page(&s);
-	phaselog_script(&pl, &s, o->hold_ns, PHASES_IMAGE_GPA / PAGE,
-			(PHASES_CMD_GPA + PAGE - PHASES_IMAGE_GPA) / PAGE, slots, 2);
+	system_pages(&sys, &g, len);
+	phaselog_script(&pl, &s, o->hold_ns, &sys, slots, 2);
+	system_pages_free(&sys);
 
 	for (unsigned k = 0; k < s.nphases; k++) {
 		t_cmd = hvt_now_ns();

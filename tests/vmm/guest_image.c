@@ -14,6 +14,7 @@
 #include "guest_abi.h"
 #include "guest_image.h"
 #include "hvmtrace/error.h"
+#include "phaselog.h"
 #include "vm.h"
 
 extern const char guest_payload_start[], guest_payload_end[];
@@ -102,6 +103,7 @@ int guest_image_build(struct vm *vm, const struct guest_map *maps, unsigned nmap
 			if (!pd_of_gib[g])
 				pd_of_gib[g] = take_pages(&b, PAGE);
 	}
+	img->tables_end_gpa = b.next;
 	img->code_gpa = take_pages(&b, code_len);
 	img->script_gpa = take_pages(&b, script_len);
 	if (b.next > GUEST_SYSTEM_LIMIT)
@@ -152,6 +154,20 @@ int guest_image_build(struct vm *vm, const struct guest_map *maps, unsigned nmap
 	void *ro = vm_gpa_to_host(vm, img->code_gpa, b.next - img->code_gpa);
 	if (mprotect(ro, b.next - img->code_gpa, PROT_READ) < 0)
 		return hvt_err_set(err, -errno, "write-protecting the system area: %s", strerror(errno));
+	return 0;
+}
+
+int guest_image_system_pages(const struct guest_image *img, struct system_pages *sys)
+{
+	memset(sys, 0, sizeof(*sys));
+	if (script_add_range(&sys->all, img->system_first_gfn, img->system_npages, 1) ||
+	    script_add_range(&sys->untouched, img->gdt_gpa / PAGE, 1, 1) ||
+	    script_add_range(&sys->untouched, img->stack_top / PAGE - 1, 1, 1) ||
+	    script_add_range(&sys->tables, img->pml4_gpa / PAGE, (img->tables_end_gpa - img->pml4_gpa) / PAGE,
+			     1)) {
+		system_pages_free(sys);
+		return -ENOMEM;
+	}
 	return 0;
 }
 

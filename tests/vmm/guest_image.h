@@ -25,7 +25,16 @@ struct guest_map {
 struct guest_image {
 	uint64_t system_first_gfn, system_npages;
 	uint64_t code_gpa, script_gpa, stack_top, gdt_gpa, tss_gpa, pml4_gpa;
+	uint64_t tables_end_gpa; /* the paging structures are [pml4_gpa, tables_end_gpa) */
 };
+
+struct system_pages;
+
+/*
+ * The system area by class, for the phase log: the GDT/TSS page and the stack page are never touched (no
+ * segment load, no interrupt, no push at CPL3), the paging structures only by the CPU's walks.
+ */
+int guest_image_system_pages(const struct guest_image *img, struct system_pages *sys);
 
 /* Writes the system area into guest memory; fails if it would not fit below GUEST_SYSTEM_LIMIT. */
 int guest_image_build(struct vm *vm, const struct guest_map *maps, unsigned nmaps, const void *script,

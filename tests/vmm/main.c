@@ -128,7 +128,14 @@ int main(int argc, char **argv)
 		status = (rc == -EINVAL || rc == -E2BIG) ? VMM_USAGE : VMM_FAILED;
 		goto out;
 	}
-	phaselog_script(&pl, &s, o.phase_ns, img.system_first_gfn, img.system_npages, vm.slots, vm.nslots);
+	struct system_pages sys;
+	if (guest_image_system_pages(&img, &sys)) {
+		fprintf(stderr, "hvmtrace-vmm: out of memory\n");
+		status = VMM_FAILED;
+		goto out;
+	}
+	phaselog_script(&pl, &s, o.phase_ns, &sys, vm.slots, vm.nslots);
+	system_pages_free(&sys);
 	if (o.verbose)
 		fprintf(stderr, "hvmtrace-vmm: system pages gfn %llu..%llu (code 0x%llx, script 0x%llx)\n",
 			(unsigned long long)img.system_first_gfn,

@@ -2,6 +2,7 @@
 /* The phase log: what the guest did and when, for the checker that compares it with the trace. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hvmtrace/error.h"
@@ -43,8 +44,8 @@ static void put_ranges(FILE *f, const struct range_list *l)
 	fputc(']', f);
 }
 
-void phaselog_script(struct phaselog *pl, const struct script *s, uint64_t hold_ns, uint64_t system_first_gfn,
-		     uint64_t system_npages, const struct vm_slot *slots, uint32_t nslots)
+void phaselog_script(struct phaselog *pl, const struct script *s, uint64_t hold_ns,
+		     const struct system_pages *sys, const struct vm_slot *slots, uint32_t nslots)
 {
 	FILE *f = pl->f;
 
@@ -59,13 +60,26 @@ void phaselog_script(struct phaselog *pl, const struct script *s, uint64_t hold_
 		put_ranges(f, &s->phases[i].read);
 		fputc('}', f);
 	}
-	fprintf(f, "],\"system_pages\":[[%" PRIu64 ",%" PRIu64 "]],\"slots\":[", system_first_gfn,
-		system_npages);
+	fputs("],\"system_pages\":", f);
+	put_ranges(f, &sys->all);
+	fputs(",\"untouched_pages\":", f);
+	put_ranges(f, &sys->untouched);
+	fputs(",\"table_pages\":", f);
+	put_ranges(f, &sys->tables);
+	fputs(",\"slots\":[", f);
 	for (uint32_t i = 0; i < nslots; i++)
 		fprintf(f, "%s{\"slot\":%u,\"gpa\":%" PRIu64 ",\"size\":%" PRIu64 "}", i ? "," : "",
 			slots[i].id, slots[i].gpa, slots[i].size);
 	fputc(']', f);
 	end_line(pl);
+}
+
+void system_pages_free(struct system_pages *sys)
+{
+	free(sys->all.v);
+	free(sys->untouched.v);
+	free(sys->tables.v);
+	memset(sys, 0, sizeof(*sys));
 }
 
 static void put_bounds(FILE *f, uint64_t t_earliest_ns, uint64_t t_ns)
