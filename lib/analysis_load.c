@@ -165,6 +165,8 @@ static int add_interval(struct loader *ld, const struct hvt_layout *l)
 	    .accessed = HVT_NA,
 	    .win_written = HVT_NA,
 	    .win_accessed = HVT_NA,
+	    .written_not_accessed = (h->flags & HVT_IV_WNA_COUNTED) ? h->written_not_accessed : HVT_NA,
+	    .lost_pages = h->lost_pages,
 	};
 	add_bandwidth(a, h, ii);
 	mark_ram(ld, l);
@@ -265,6 +267,11 @@ static int finish(struct hvt_analysis *a, uint64_t last_end_ns, uint64_t first_s
 			c[i] = sum += c[i];
 	}
 	a->ram_pages = hvt_pageset_count(&a->ram);
+	if (!a->ram_pages)
+		return hvt_err_set(err, -EINVAL,
+				   "--range 0x%" PRIx64 "-0x%" PRIx64
+				   " holds no guest RAM (it lies in a hole)",
+				   a->gfn_first, a->gfn_first + a->npages - 1);
 	return 0;
 }
 

@@ -68,11 +68,13 @@ struct hvt_iv_info {
 	uint64_t t_start_ns, t_end_ns;
 	uint32_t flags; /* enum hvt_interval_flags */
 	uint32_t missed_deadlines;
-	uint64_t written, accessed; /* pages; HVT_NA when the interval has no such sets */
-	uint64_t read_bytes;        /* summed over channels; HVT_NA without bandwidth */
-	uint64_t write_bytes;       /* HVT_NA without bandwidth or when only totals are known */
-	uint64_t win_written;       /* pages written in the sliding window ending here; HVT_NA */
-	uint64_t win_accessed;      /* pages accessed in that window; HVT_NA */
+	uint64_t written, accessed;    /* pages; HVT_NA when the interval has no such sets */
+	uint64_t read_bytes;           /* summed over channels; HVT_NA without bandwidth */
+	uint64_t write_bytes;          /* HVT_NA without bandwidth or when only totals are known */
+	uint64_t win_written;          /* pages written in the sliding window ending here; HVT_NA */
+	uint64_t win_accessed;         /* pages accessed in that window; HVT_NA */
+	uint64_t written_not_accessed; /* (whole interval) with HVT_IV_WNA_COUNTED, else HVT_NA */
+	uint64_t lost_pages;           /* (whole interval) see struct hvt_interval */
 };
 
 struct hvt_analysis_opts {
