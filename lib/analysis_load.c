@@ -1,25 +1,44 @@
 // SPDX-License-Identifier: MIT
 /*
  * Loading the analyses' input (analysis.h): one pass over the selected intervals, read as runs of GFNs.
- * Per-page counts go through difference arrays (+1 at a run's start, -1 past its end, summed once at the
- * end), so a pass costs O(runs), not O(pages), per interval.
+ *
+ * Each page keeps its count and the interval it was last touched in (one cache line serves both, and a run
+ * of pages is one sequential sweep). The sliding windows follow from the last touches: a page touched in
+ * interval k counts in the windows ending at k .. k+w-1; if it was touched d < w intervals before, the
+ * windows up to k+w-1-d already counted it, so it adds only the windows from k+w-d on. Those spans go into
+ * a difference array over intervals, summed as the pass goes. Cost: O(pages touched), whatever the window
+ * and however scattered the sets (a union of run lists grows with both).
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
-#include "analysis_internal.h"
 #include "hvmtrace/analysis.h"
 #include "hvmtrace/error.h"
 #include "trace_format.h"
+#include "trace_runs.h"
+
+#define PREFETCH_AHEAD 16
+
+/* What a page keeps during the pass, per kind (both in one line: a written page is mostly accessed too). */
+struct page_state {
+	uint32_t count[2];
+	uint32_t stamp[2]; /* k + window + 1 of the selected interval k that last touched it; 0: never */
+};
 
 struct loader {
 	struct hvt_analysis *a;
 	struct hvt_iv_runs ir;
 	struct hvt_runs clipped[2];
-	struct hvt_window win[2];
+	struct page_state *ps;
+	bool kind[2];      /* the trace has sets of this kind */
+	int64_t *wdiff[2]; /* [interval]: change of the window's page count there */
+	int64_t wsum[2];
+	uint64_t *gap[2]; /* [window]: pages of this interval last touched d intervals before */
+	uint64_t max_n;
 	uint64_t gfn_end; /* one past the range */
 	const struct hvt_layout *marked;
 	size_t cap;
@@ -103,6 +122,26 @@ static int selected(const struct hvt_selection *sel, uint64_t seq, uint64_t t0, 
 	return 1;
 }
 
+/*
+ * The page states are swept at random places once per run: on 4 KiB pages nearly every run also misses the
+ * TLB. Transparent huge pages where the kernel offers them (madvise) cut that; anonymous mmap is zeroed.
+ */
+static void *big_calloc(size_t bytes)
+{
+	void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	madvise(p, bytes, MADV_HUGEPAGE); /* a hint: without THP it fails, and that is fine */
+	return p;
+}
+
+static void big_free(void *p, size_t bytes)
+{
+	if (p)
+		munmap(p, bytes ? bytes : 1);
+}
+
 static int grow(struct loader *ld)
 {
 	struct hvt_analysis *a = ld->a;
@@ -145,11 +184,82 @@ static void add_bandwidth(struct hvt_analysis *a, const struct hvt_interval *h, 
 	ii->write_bytes = (h->flags & HVT_IV_BW_TOTAL) ? HVT_NA : wr;
 }
 
+/* Touches a run of pages in interval k; adds to gap[d] the pages last touched d < w intervals before. */
+static void touch_run(struct page_state *p, uint64_t count, int kind, uint32_t stamp, uint32_t w,
+		      uint64_t *gap)
+{
+	struct page_state *end = p + count;
+	uint32_t prev = UINT32_MAX;
+	uint64_t seg = 0;
+
+	/* pages touched together were mostly touched together before: count segments of one gap */
+	for (; p < end; p++) {
+		uint32_t d = stamp - p->stamp[kind];
+
+		p->count[kind]++;
+		p->stamp[kind] = stamp;
+		if (d != prev) {
+			if (prev < w)
+				gap[prev] += seg;
+			seg = 0;
+			prev = d;
+		}
+		seg++;
+	}
+	if (prev < w)
+		gap[prev] += seg;
+}
+
+/* The window ending at interval k, from the gaps of its touches. */
+static uint64_t close_window(struct loader *ld, int kind, uint64_t k)
+{
+	uint32_t w = ld->a->window;
+	int64_t *wd = ld->wdiff[kind];
+	uint64_t seen = 0, pages = ld->clipped[kind].pages;
+
+	for (uint32_t d = 1; d < w; d++) {
+		wd[k + w - d] += (int64_t)ld->gap[kind][d];
+		seen += ld->gap[kind][d];
+		ld->gap[kind][d] = 0;
+	}
+	wd[k] += (int64_t)(pages - seen);
+	wd[k + w] -= (int64_t)pages;
+	ld->wsum[kind] += wd[k];
+	return (uint64_t)ld->wsum[kind];
+}
+
+/* Both kinds' runs in GFN order, so a written run finds the lines its accessed run just brought in. */
+static void touch_interval(struct loader *ld, const bool have[2], uint64_t k)
+{
+	struct hvt_analysis *a = ld->a;
+	const struct hvt_runs *c[2] = {&ld->clipped[0], &ld->clipped[1]};
+	size_t n[2] = {have[0] ? c[0]->n : 0, have[1] ? c[1]->n : 0}, i[2] = {0, 0};
+	uint32_t w = a->window, stamp = (uint32_t)(k + w + 1);
+
+	while (i[0] < n[0] || i[1] < n[1]) {
+		int s = i[1] < n[1] && (i[0] == n[0] || c[1]->v[i[1]].first <= c[0]->v[i[0]].first);
+		const struct hvt_run *r = &c[s]->v[i[s]];
+
+		/* runs lie far apart: ask for the lines of a run some runs ahead while this one is swept */
+		if (i[s] + PREFETCH_AHEAD < n[s]) {
+			const struct page_state *q =
+			    &ld->ps[c[s]->v[i[s] + PREFETCH_AHEAD].first - a->gfn_first];
+
+			__builtin_prefetch(q, 1);
+			__builtin_prefetch((const char *)q + 64, 1);
+			__builtin_prefetch((const char *)q + 128, 1);
+		}
+		touch_run(&ld->ps[r->first - a->gfn_first], r->count, s, stamp, w, ld->gap[s]);
+		i[s]++;
+	}
+}
+
 static int add_interval(struct loader *ld, const struct hvt_layout *l)
 {
 	struct hvt_analysis *a = ld->a;
 	const struct hvt_interval *h = &ld->ir.hdr;
 	struct hvt_iv_info *ii;
+	bool have[2];
 	int rc;
 
 	if (a->n == ld->cap && (rc = grow(ld)))
@@ -171,21 +281,17 @@ static int add_interval(struct loader *ld, const struct hvt_layout *l)
 	add_bandwidth(a, h, ii);
 	mark_ram(ld, l);
 	for (int k = 0; k < 2; k++) {
-		uint32_t *diff = k ? a->accessed_count : a->written_count;
-
-		if (!(h->flags & (k ? HVT_IV_ACCESSED : HVT_IV_WRITTEN)))
-			continue;
-		if (clip(&ld->clipped[k], &ld->ir.set[k], a->gfn_first, ld->gfn_end))
+		have[k] = (h->flags & (k ? HVT_IV_ACCESSED : HVT_IV_WRITTEN)) && ld->kind[k];
+		if (have[k] && clip(&ld->clipped[k], &ld->ir.set[k], a->gfn_first, ld->gfn_end))
 			return -ENOMEM;
-		for (size_t i = 0; i < ld->clipped[k].n; i++) {
-			diff[ld->clipped[k].v[i].first - a->gfn_first]++;
-			diff[ld->clipped[k].v[i].first + ld->clipped[k].v[i].count - a->gfn_first]--;
-		}
+	}
+	touch_interval(ld, have, a->n);
+	for (int k = 0; k < 2; k++) {
+		if (!have[k])
+			continue;
+		*(k ? &ii->win_accessed : &ii->win_written) = close_window(ld, k, a->n);
 		*(k ? &ii->accessed : &ii->written) = ld->clipped[k].pages;
 		*(k ? &a->n_accessed : &a->n_written) += 1;
-		if (hvt_window_push(&ld->win[k], ld->clipped[k].v, ld->clipped[k].n,
-				    k ? &ii->win_accessed : &ii->win_written))
-			return -ENOMEM;
 	}
 	a->n++;
 	return 0;
@@ -234,44 +340,50 @@ static int setup(struct loader *ld, struct hvt_trace_reader *r, const struct hvt
 	a->npages = ld->gfn_end - a->gfn_first;
 	if (hvt_pageset_init(&a->ram, a->npages))
 		return hvt_err_set(err, -ENOMEM, "out of memory for %" PRIu64 " pages", a->npages);
-	if (m->written_available && !(a->written_count = calloc(a->npages + 1, sizeof(uint32_t))))
+	ld->max_n = st.intervals;
+	ld->kind[0] = m->written_available;
+	ld->kind[1] = m->accessed_available;
+	ld->ps = big_calloc(a->npages * sizeof(*ld->ps));
+	if (!ld->ps)
 		return hvt_err_set(err, -ENOMEM, "out of memory for %" PRIu64 " pages", a->npages);
-	if (m->accessed_available && !(a->accessed_count = calloc(a->npages + 1, sizeof(uint32_t))))
-		return hvt_err_set(err, -ENOMEM, "out of memory for %" PRIu64 " pages", a->npages);
-	if (hvt_window_init(&ld->win[0], a->window) || hvt_window_init(&ld->win[1], a->window))
-		return hvt_err_set(err, -ENOMEM, "out of memory");
+	for (int k = 0; k < 2; k++) {
+		ld->wdiff[k] = calloc(ld->max_n + a->window + 1, sizeof(*ld->wdiff[k]));
+		ld->gap[k] = calloc(a->window, sizeof(*ld->gap[k]));
+		if (!ld->wdiff[k] || !ld->gap[k])
+			return hvt_err_set(err, -ENOMEM, "out of memory");
+	}
 	return 0;
 }
 
-static int finish(struct hvt_analysis *a, uint64_t last_end_ns, uint64_t first_seq, uint64_t last_seq,
+static int finish(struct loader *ld, uint64_t last_end_ns, uint64_t first_seq, uint64_t last_seq,
 		  struct hvt_err *err)
 {
+	struct hvt_analysis *a = ld->a;
+
 	if (!a->n)
 		return hvt_err_set(
 		    err, -EINVAL,
 		    "--from/--to select no interval: the trace covers 0-%.3f s, intervals %" PRIu64
 		    "-%" PRIu64,
 		    last_end_ns / 1e9, first_seq, last_seq);
-	/* difference arrays to counts; intervals that lack a kind left its array zero */
-	for (int k = 0; k < 2; k++) {
-		uint32_t *c = k ? a->accessed_count : a->written_count, sum = 0;
-
-		if (!c)
-			continue;
-		if (!(k ? a->n_accessed : a->n_written)) {
-			free(c);
-			*(k ? &a->accessed_count : &a->written_count) = NULL;
-			continue;
-		}
-		for (uint64_t i = 0; i < a->npages; i++)
-			c[i] = sum += c[i];
-	}
 	a->ram_pages = hvt_pageset_count(&a->ram);
 	if (!a->ram_pages)
 		return hvt_err_set(err, -EINVAL,
 				   "--range 0x%" PRIx64 "-0x%" PRIx64
 				   " holds no guest RAM (it lies in a hole)",
 				   a->gfn_first, a->gfn_first + a->npages - 1);
+	for (int k = 0; k < 2; k++) {
+		uint32_t *c;
+
+		if (!ld->kind[k] || !(k ? a->n_accessed : a->n_written))
+			continue;
+		c = malloc(a->npages * sizeof(*c));
+		if (!c)
+			return hvt_err_set(err, -ENOMEM, "out of memory for %" PRIu64 " pages", a->npages);
+		for (uint64_t i = 0; i < a->npages; i++)
+			c[i] = ld->ps[i].count[k];
+		*(k ? &a->accessed_count : &a->written_count) = c;
+	}
 	return 0;
 }
 
@@ -329,11 +441,13 @@ int hvt_analysis_load(struct hvt_analysis *a, struct hvt_trace_reader *r, const 
 		rc = 0;
 	}
 	if (!rc)
-		rc = finish(a, last_end, first_seq, last_seq, err);
+		rc = finish(&ld, last_end, first_seq, last_seq, err);
 	hvt_iv_runs_fini(&ld.ir);
+	big_free(ld.ps, a->npages * sizeof(*ld.ps));
 	for (int k = 0; k < 2; k++) {
 		free(ld.clipped[k].v);
-		hvt_window_fini(&ld.win[k]);
+		free(ld.gap[k]);
+		free(ld.wdiff[k]);
 	}
 	if (rc)
 		hvt_analysis_fini(a);
