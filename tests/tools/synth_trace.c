@@ -131,6 +131,7 @@ int main(int argc, char **argv)
 	int st = hvt_opts_parse(&cmd, argc, argv);
 	bool ad = !strcmp(mode, "ad");
 	struct hvt_trace_writer *w;
+	struct hvt_trace_meta *meta;
 	struct hvt_layout l = {0};
 	struct hvt_err err = {{0}};
 	struct hvt_channel_bytes ch[2];
@@ -142,7 +143,8 @@ int main(int argc, char **argv)
 	make_layout(&l, guest);
 	total = hvt_layout_total_pages(&l);
 	region = total < (4 * GIB / PAGE) * 2 ? total / 2 : 4 * GIB / PAGE;
-	if (hvt_trace_create(&w, out, make_meta(ad, bw), &err) || hvt_trace_write_layout(w, &l, &err)) {
+	meta = make_meta(ad, bw);
+	if (hvt_trace_create(&w, out, meta, &err) || hvt_trace_write_layout(w, &l, &err)) {
 		fprintf(stderr, "synth_trace: %s\n", err.msg);
 		return 2;
 	}
@@ -217,6 +219,6 @@ int main(int argc, char **argv)
 	}
 	free(pool);
 	hvt_layout_fini(&l);
-	hvt_trace_meta_fini(make_meta(ad, bw));
+	hvt_trace_meta_fini(meta);
 	return 0;
 }
