@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "export_interop.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/interval_json.h"
 #include "hvmtrace/options.h"
@@ -106,7 +107,8 @@ static void csv_page_rows(FILE *f, uint64_t seq, const char *kind, const struct 
 
 struct export_ctx {
 	struct out *jsonl;
-	FILE *csv, *pages;
+	FILE *csv, *pages, *damo, *pcm, *raw;
+	const struct hvt_trace_meta *meta;
 	const struct hvt_json_opts *jopts;
 };
 
@@ -126,6 +128,12 @@ static int export_one(void *arg, const struct hvt_interval *iv, const struct hvt
 		csv_page_rows(x->pages, iv->seq, "accessed",
 			      (iv->flags & HVT_IV_ACCESSED) ? iv->accessed : NULL, l);
 	}
+	if (x->damo)
+		export_damo_interval(x->damo, iv, l);
+	if (x->pcm)
+		export_pcm_csv_interval(x->pcm, iv, x->meta);
+	if (x->raw)
+		export_raw_interval(x->raw, iv, l);
 	return 0;
 }
 
@@ -155,7 +163,7 @@ int cmd_export(int argc, char **argv)
 	    {TRACE_INCOMPLETE, "the trace is incomplete (everything before the damage was exported)"},
 	    {0, NULL},
 	};
-	struct out jsonl = {0}, csv = {0}, pages = {0};
+	struct out jsonl = {0}, csv = {0}, pages = {0}, damo = {0}, pcm = {0}, raw = {0};
 	struct hvt_json_opts jopts = {.page_ranges = true};
 	bool meta = false;
 	const char *path = "hvmtrace.hvt";
@@ -167,6 +175,12 @@ int cmd_export(int argc, char **argv)
 	    HVT_OPT_PATH(0, "csv", &csv.path, "FILE|-", "one CSV row per interval"),
 	    HVT_OPT_PATH(0, "csv-pages", &pages.path, "FILE|-",
 			 "one CSV row per run of pages: seq,kind,first_gfn,count"),
+	    HVT_OPT_PATH(
+		0, "damo", &damo.path, "FILE|-",
+		"DAMON damon_aggregated lines as `perf script` prints them, for damo's perf_script input"),
+	    HVT_OPT_PATH(0, "pcm-csv", &pcm.path, "FILE|-", "bandwidth in the CSV layout of pcm-memory -csv"),
+	    HVT_OPT_PATH(0, "raw", &raw.path, "FILE|-",
+			 "page-set bitmaps per interval in KVM's dirty-log layout"),
 	    HVT_OPT_FLAG_OFF(0, "no-pages", &jopts.page_ranges,
 			     "JSON Lines without the page ranges (counts only)"),
 	    HVT_OPT_FLAG(0, "meta", &meta,
@@ -184,7 +198,7 @@ int cmd_export(int argc, char **argv)
 
 	if (status != HVT_OPTS_RUN)
 		return status;
-	if (!jsonl.path && !csv.path && !pages.path)
+	if (!jsonl.path && !csv.path && !pages.path && !damo.path && !pcm.path && !raw.path)
 		jsonl.path = "-";
 
 	r = trace_input_open("export", path);
@@ -195,7 +209,12 @@ int cmd_export(int argc, char **argv)
 		hvt_trace_reader_close(r);
 		return 0;
 	}
-	if (open_out(&jsonl) || open_out(&csv) || open_out(&pages)) {
+	if (pcm.path && export_pcm_csv_check(hvt_trace_meta(r), path)) {
+		hvt_trace_reader_close(r);
+		return TRACE_USAGE;
+	}
+	if (open_out(&jsonl) || open_out(&csv) || open_out(&pages) || open_out(&damo) || open_out(&pcm) ||
+	    open_out(&raw)) {
 		status = TRACE_OUTPUT_FAILED;
 		goto out;
 	}
@@ -203,11 +222,23 @@ int cmd_export(int argc, char **argv)
 		fputs(csv_header, csv.f);
 	if (pages.f)
 		fputs("seq,kind,first_gfn,count\n", pages.f);
+	if (pcm.f)
+		export_pcm_csv_header(pcm.f, hvt_trace_meta(r));
+	if (raw.f)
+		export_raw_header(raw.f);
 
-	struct export_ctx ctx = {.jsonl = &jsonl, .csv = csv.f, .pages = pages.f, .jopts = &jopts};
+	struct export_ctx ctx = {.jsonl = &jsonl,
+				 .csv = csv.f,
+				 .pages = pages.f,
+				 .damo = damo.f,
+				 .pcm = pcm.f,
+				 .raw = raw.f,
+				 .meta = hvt_trace_meta(r),
+				 .jopts = &jopts};
 	status = trace_input_each("export", path, r, export_one, &ctx);
 out:
-	if (close_out(&jsonl) | close_out(&csv) | close_out(&pages))
+	if (close_out(&jsonl) | close_out(&csv) | close_out(&pages) | close_out(&damo) | close_out(&pcm) |
+	    close_out(&raw))
 		status = TRACE_OUTPUT_FAILED;
 	hvt_trace_reader_close(r);
 	return status;

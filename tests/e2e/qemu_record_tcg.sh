@@ -45,3 +45,26 @@ grep 'HVT' "$T/console" | grep -v C-RUN | head
 grep -q 'HVT EXIT 0' "$T/console" || { tail -20 "$T/console"; fail "the array program did not finish"; }
 "$TOOLS/check_array" --trace "$T/t.hvt" --console "$T/console" --min-intervals 3 || fail "written sets do not match the array program"
 tail -n 1 "$T/t.jsonl" | grep -q '"final":true' || fail "the guest's shutdown did not end the trace with a final interval"
+
+# Analyses (docs/analyses.md): over the intervals that wrote at least as many pages as c has (the copy and
+# add phases), every page of c is classed write-heavy.
+cpages=$(awk '/HVT C-PAGES/ { print $NF; exit }' "$T/console")
+"$BIN/hvmtrace" report --json "$T/t.hvt" >"$T/all.json" || fail "report --json"
+read -r first last < <(jq -r --argjson c "$cpages" '[.intervals[] | select(.written != null and .written >= $c) | .seq] | "\(min) \(max)"' "$T/all.json")
+"$BIN/hvmtrace" report --json --pages --from "$first" --to "$last" "$T/t.hvt" >"$T/phases.json" || fail "report --pages"
+grep 'HVT C-RUN' "$T/console" | awk '{ print $(NF-1), $NF }' >"$T/c.runs"
+python3 - "$T/phases.json" "$T/c.runs" <<'PY' || fail "c is not write-heavy in intervals $first-$last"
+import json, sys, bisect
+runs = json.load(open(sys.argv[1]))['classes']['page_runs']
+starts = [r[0] for r in runs]
+bad = 0
+for line in open(sys.argv[2]):
+    gfn, n = (int(x) for x in line.split()[-2:])
+    for g in range(gfn, gfn + n):
+        i = bisect.bisect_right(starts, g) - 1
+        if i < 0 or not (runs[i][0] <= g < runs[i][0] + runs[i][1]) or runs[i][2] != 'write-heavy':
+            bad += 1
+print('c pages not write-heavy:', bad)
+sys.exit(1 if bad else 0)
+PY
+echo "ok: c is write-heavy over intervals $first-$last; phases found (written): $(jq -c .phases.written "$T/phases.json")"

@@ -1,0 +1,35 @@
+#!/bin/sh
+# Figures for issue 11's speed goals (printed, not asserted): a synthetic 1-hour trace of a 16 GiB guest with
+# accessed and written sets (3,600 intervals, two bandwidth channels; tests/tools/synth_trace), then the time
+# of `report` with every analysis, of the same pass with only decoding (the floor), and the rate of
+# `export --jsonl`. Also the stress case without locality between intervals.
+set -u
+build=${1:?usage: bench/report_speed.sh BUILD_DIR}
+hvt=$build/bin/hvmtrace
+syn=$build/tests/tools/synth_trace
+dir=$(mktemp -d /tmp/hvt-bench-report.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+[ -x "$syn" ] || { echo "report_speed: no $syn (make bench builds it)" >&2; exit 1; }
+
+secs() { # COMMAND...: wall seconds, the output discarded
+	start=$(date +%s.%N)
+	"$@" >/dev/null 2>&1
+	awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN { printf "%.2f", a - b }'
+}
+
+for kind in locality no-locality; do
+	flags="--bandwidth"
+	[ $kind = no-locality ] && flags="$flags --no-locality"
+	# shellcheck disable=SC2086
+	"$syn" -o "$dir/t.hvt" --guest 16G --intervals 3600 --runs 17000 $flags || exit 1
+	size=$(stat -c %s "$dir/t.hvt")
+	echo "trace ($kind): 3600 intervals, 16 GiB guest, $((size / 1000000)) MB"
+	echo "  report, every analysis (text):      $(secs "$hvt" report "$dir/t.hvt") s (goal: under 2 s)"
+	echo "  report --json --pages --regions:    $(secs "$hvt" report --json --pages --regions "$dir/t.hvt") s"
+	echo "  export --raw (decoding to bitmaps): $(secs "$hvt" export --raw /dev/null "$dir/t.hvt") s"
+	[ $kind = no-locality ] && continue
+	t=$(secs "$hvt" export --jsonl "$dir/t.jsonl" "$dir/t.hvt")
+	out=$(stat -c %s "$dir/t.jsonl")
+	echo "  export --jsonl: $((out / 1000000)) MB in $t s = $(awk -v o="$out" -v t="$t" 'BEGIN { printf "%.0f", o / 1e6 / t }') MB/s (goal: 48 MB/s, 3x 16)"
+	rm -f "$dir/t.jsonl"
+done

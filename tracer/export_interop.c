@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: MIT
+/* hvmtrace export --damo, --pcm-csv and --raw (export_interop.h; the mappings are in docs/analyses.md). */
+#include <endian.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "export_interop.h"
+
+/* ---- damo ---- */
+
+/* One line of `perf script` output for the damon:damon_aggregated tracepoint, as damo parses it. */
+static void damo_line(FILE *f, double t, uint64_t nr_regions, uint64_t start, uint64_t end, unsigned acc)
+{
+	fprintf(f,
+		"kdamond.0 0 [000] %.6f: damon:damon_aggregated: target_id=0 nr_regions=%" PRIu64 " %" PRIu64
+		"-%" PRIu64 ": %u 0\n",
+		t, nr_regions, start, end, acc);
+}
+
+/*
+ * The regions of one interval: every slot cut into runs of touched pages (nr_accesses 1) and the untouched
+ * gaps between them (nr_accesses 0), in guest-physical bytes. Touched = accessed where the interval has
+ * accessed sets, else written; written pages are accessed pages.
+ */
+void export_damo_interval(FILE *f, const struct hvt_interval *iv, const struct hvt_layout *l)
+{
+	const struct hvt_pageset *sets = (iv->flags & HVT_IV_ACCESSED)  ? iv->accessed
+					 : (iv->flags & HVT_IV_WRITTEN) ? iv->written
+									: NULL;
+	double t = iv->t_end_ns / 1e9;
+	uint64_t nr = 0, ps = l->page_size;
+
+	if (!sets)
+		return;
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t s = 0; s < l->nslots; s++) {
+			const struct hvt_pageset *set = &sets[s];
+			uint64_t base = l->slots[s].gpa, pos = 0, at = 0;
+			struct hvt_run r;
+
+			while (hvt_pageset_next_run(set, &pos, &r)) {
+				if (r.first > at && pass)
+					damo_line(f, t, nr, base + at * ps, base + r.first * ps, 0);
+				if (pass)
+					damo_line(f, t, nr, base + r.first * ps,
+						  base + (r.first + r.count) * ps, 1);
+				nr += !pass * ((r.first > at) + 1);
+				at = r.first + r.count;
+			}
+			if (at < set->npages) {
+				if (pass)
+					damo_line(f, t, nr, base + at * ps, base + set->npages * ps, 0);
+				nr += !pass;
+			}
+		}
+}
+
+/* ---- pcm-memory -csv ---- */
+
+static int32_t socket_of(const struct hvt_meta_channel *c)
+{
+	return (c->present & (1ull << HVT_MCH_SOCKET)) ? c->socket : 0;
+}
+
+static int32_t max_socket(const struct hvt_trace_meta *m)
+{
+	int32_t top = 0;
+
+	for (uint32_t i = 0; i < m->channels.n; i++)
+		if (socket_of(&m->channels.v[i]) > top)
+			top = socket_of(&m->channels.v[i]);
+	return top;
+}
+
+int export_pcm_csv_check(const struct hvt_trace_meta *m, const char *path)
+{
+	if (!m->bandwidth_available || !m->channels.n) {
+		fprintf(stderr, "hvmtrace export: %s: --pcm-csv needs bandwidth, and this trace has none\n",
+			path);
+		return -1;
+	}
+	if (m->bandwidth_source == HVT_BW_SOURCE_RESCTRL_TOTAL) {
+		fprintf(
+		    stderr,
+		    "hvmtrace export: %s: --pcm-csv needs reads and writes apart; this trace has resctrl totals\n",
+		    path);
+		return -1;
+	}
+	return 0;
+}
+
+void export_pcm_csv_header(FILE *f, const struct hvt_trace_meta *m)
+{
+	/* first header row: the socket of each column; second: what it is (pcm-memory's own names) */
+	for (int row = 0; row < 2; row++) {
+		fputs(row ? "Date,Time," : ",,", f);
+		for (int32_t skt = 0; skt <= max_socket(m); skt++) {
+			uint32_t ch = 0;
+
+			for (uint32_t i = 0; i < m->channels.n; i++)
+				if (socket_of(&m->channels.v[i]) == skt) {
+					if (row)
+						fprintf(f, "Ch%uRead,Ch%uWrite,", ch, ch);
+					else
+						fprintf(f, "SKT%d,SKT%d,", skt, skt);
+					ch++;
+				}
+			if (row)
+				fputs("Mem Read (MB/s),Mem Write (MB/s),Memory (MB/s),", f);
+			else
+				fprintf(f, "SKT%d,SKT%d,SKT%d,", skt, skt, skt);
+		}
+		fputs(row ? "Read,Write,Memory\n" : "System,System,System\n", f);
+	}
+}
+
+void export_pcm_csv_interval(FILE *f, const struct hvt_interval *iv, const struct hvt_trace_meta *m)
+{
+	double secs = (iv->t_end_ns - iv->t_start_ns) / 1e9, srd = 0, swr = 0;
+	int64_t wall = iv->wall_start_ns + (int64_t)(iv->t_end_ns - iv->t_start_ns);
+	time_t tt = (time_t)(wall / 1000000000);
+	struct tm tm;
+	bool have = (iv->flags & HVT_IV_BANDWIDTH) && secs > 0;
+
+	localtime_r(&tt, &tm); /* pcm-memory prints local time */
+	fprintf(f, "%04d-%02d-%02d,%02d:%02d:%02d.%03d,", 1900 + tm.tm_year, 1 + tm.tm_mon, tm.tm_mday,
+		tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(wall % 1000000000 / 1000000));
+	for (int32_t skt = 0; skt <= max_socket(m); skt++) {
+		double rd = 0, wr = 0;
+
+		for (uint32_t i = 0; i < m->channels.n; i++) {
+			double crd = 0, cwr = 0;
+
+			if (socket_of(&m->channels.v[i]) != skt)
+				continue;
+			for (uint32_t j = 0; have && j < iv->nchannels; j++)
+				if (iv->channels[j].channel == i) {
+					crd = iv->channels[j].read_bytes / 1e6 /
+					      secs; /* MB = 10^6 bytes, as pcm */
+					cwr = iv->channels[j].write_bytes / 1e6 / secs;
+				}
+			if (have)
+				fprintf(f, "%8.2f,%8.2f,", crd, cwr);
+			else
+				fputs(",,", f); /* pcm-memory's form for a channel without data */
+			rd += crd;
+			wr += cwr;
+		}
+		if (have)
+			fprintf(f, "%8.2f,%8.2f,%8.2f,", rd, wr, rd + wr);
+		else
+			fputs(",,,", f);
+		srd += rd;
+		swr += wr;
+	}
+	if (have)
+		fprintf(f, "%10.2f,%10.2f,%10.2f\n", srd, swr, srd + swr);
+	else
+		fputs(",,\n", f);
+}
+
+/* ---- raw bitmaps ---- */
+
+#define RAW_MAGIC "HVTRAW1\n"
+
+void export_raw_header(FILE *f)
+{
+	fwrite(RAW_MAGIC, 1, 8, f);
+}
+
+static void put64(FILE *f, uint64_t v)
+{
+	v = htole64(v);
+	fwrite(&v, 8, 1, f);
+}
+
+static void put32(FILE *f, uint32_t v)
+{
+	v = htole32(v);
+	fwrite(&v, 4, 1, f);
+}
+
+/* Per interval: seq, t_start_ns, t_end_ns (u64), kinds (u32: 1 written, 2 accessed), nslots (u32), per slot
+ * first_gfn and npages (u64), then per kind present (written first) per slot the bitmap: ceil(npages/64)
+ * little-endian u64 words, bit i of the slot's bitmap = page i, as KVM_GET_DIRTY_LOG fills it. */
+void export_raw_interval(FILE *f, const struct hvt_interval *iv, const struct hvt_layout *l)
+{
+	uint32_t kinds = iv->flags & (HVT_IV_WRITTEN | HVT_IV_ACCESSED);
+
+	put64(f, iv->seq);
+	put64(f, iv->t_start_ns);
+	put64(f, iv->t_end_ns);
+	put32(f, kinds);
+	put32(f, l->nslots);
+	for (uint32_t s = 0; s < l->nslots; s++) {
+		put64(f, hvt_memslot_first_gfn(l, &l->slots[s]));
+		put64(f, hvt_memslot_npages(l, &l->slots[s]));
+	}
+	for (int k = 0; k < 2; k++) {
+		const struct hvt_pageset *sets = k ? iv->accessed : iv->written;
+
+		if (!(kinds & (k ? HVT_IV_ACCESSED : HVT_IV_WRITTEN)))
+			continue;
+		for (uint32_t s = 0; s < l->nslots; s++) {
+			uint64_t n = hvt_pageset_nwords(sets[s].npages);
+#if __BYTE_ORDER == __LITTLE_ENDIAN
+			fwrite(sets[s].words, 8, n, f);
+#else
+			for (uint64_t w = 0; w < n; w++)
+				put64(f, sets[s].words[w]);
+#endif
+		}
+	}
+}
