@@ -8,7 +8,7 @@ SAN ?= 0
 
 WARN    = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -g -Iinclude $(WARN) $(JSONC_CFLAGS) $(ZSTD_CFLAGS) $(CAPNG_CFLAGS) \
-	     $(ISAL_CFLAGS) $(ROARING_CFLAGS) $(PFM_CFLAGS) -MMD -MP
+	     $(ISAL_CFLAGS) $(ROARING_CFLAGS) $(PFM_CFLAGS) $(CAIRO_CFLAGS) -MMD -MP
 ifeq ($(SAN),1)
 OPT = -O1 $(SANITIZE)
 else
@@ -56,7 +56,7 @@ $(LIBHVT): $(call obj,$(LIB_SRCS))
 
 $(BUILD)/bin/hvmtrace: $(call obj,$(TRACER_SRCS)) $(LIBHVT)
 	@mkdir -p $(@D)
-	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL)
+	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL) $(CAIRO_LIBS)
 
 $(BUILD)/bin/chanmap: $(call obj,$(CHANMAP_SRCS)) $(LIBHVT)
 	@mkdir -p $(@D)
