@@ -138,7 +138,7 @@ int main(int argc, char **argv)
 			 "guest RAM (default 1G)"),
 	    HVT_OPT_SIZE(0, "array", &array, 2 << 20, 1ull << 40, 2 << 20, "SIZE",
 			 "bytes of each array (default RAM/16)"),
-	    HVT_OPT_INT(0, "intervals", &intervals, 2, 10000000, "N", "intervals (default 60)"),
+	    HVT_OPT_INT(0, "intervals", &intervals, 0, 10000000, "N", "intervals (default 60)"),
 	    HVT_OPT_DURATION(0, "interval", &interval_ns, 1000000, "DUR", "interval length (default 1s)"),
 	    HVT_OPT_STRING(0, "mode", &mode, "ad|dirty-log", "accessed sets too (ad, default) or not"),
 	    HVT_OPT_INT(0, "channels", &channels, 0, 16, "N", "memory channels with bytes (default 0: none)"),
