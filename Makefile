@@ -8,7 +8,7 @@ SAN ?= 0
 
 WARN    = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -g -Iinclude $(WARN) $(JSONC_CFLAGS) $(ZSTD_CFLAGS) $(CAPNG_CFLAGS) \
-	     $(ISAL_CFLAGS) $(ROARING_CFLAGS) $(PFM_CFLAGS) $(CAIRO_CFLAGS) -MMD -MP
+	     $(ISAL_CFLAGS) $(ROARING_CFLAGS) $(PFM_CFLAGS) $(CAIRO_CFLAGS) $(ZLIB_CFLAGS) -MMD -MP
 ifeq ($(SAN),1)
 OPT = -O1 $(SANITIZE)
 else
@@ -17,7 +17,7 @@ endif
 LIBS_ALL = $(JSONC_LIBS) $(ZSTD_LIBS) $(CAPNG_LIBS) $(ISAL_LIBS) $(ROARING_LIBS) $(PFM_LIBS) -lpthread -lm
 
 LIB_SRCS    = $(wildcard lib/*.c)
-TRACER_SRCS = $(wildcard tracer/*.c)
+TRACER_SRCS = $(wildcard tracer/*.c tracer/*.S)
 CHANMAP_SRCS = $(wildcard chanmap/*.c)
 VMM_SRCS    = $(wildcard tests/vmm/*.c) $(wildcard tests/vmm/*.S)
 UNIT_SRCS   = $(wildcard tests/unit/test_*.c)
@@ -56,7 +56,10 @@ $(LIBHVT): $(call obj,$(LIB_SRCS))
 
 $(BUILD)/bin/hvmtrace: $(call obj,$(TRACER_SRCS)) $(LIBHVT)
 	@mkdir -p $(@D)
-	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL) $(CAIRO_LIBS)
+	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL) $(CAIRO_LIBS) $(ZLIB_LIBS)
+
+# The HTML report's page and script, which the assembler includes (.incbin) and the compiler cannot list.
+$(BUILD)/obj/tracer/report_html_assets.o: tracer/report_page.html tracer/report_view.js
 
 $(BUILD)/bin/chanmap: $(call obj,$(CHANMAP_SRCS)) $(LIBHVT)
 	@mkdir -p $(@D)

@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/options.h"
+#include "report_html.h"
 #include "trace_input.h"
 
 #define MIB(pages, psize) ((double)(pages) * (psize) / (1 << 20))
@@ -260,9 +261,12 @@ int cmd_report(int argc, char **argv)
 	const char *path = "hvmtrace.hvt";
 	struct hvt_trace_reader *r;
 	bool table = true;
+	const char *html = NULL;
 	const struct hvt_option opts[] = {
 	    HVT_OPT_OPERAND(&path, "TRACE", "the trace to read (default hvmtrace.hvt)"),
 	    HVT_OPT_FLAG_OFF(0, "totals-only", &table, "print only the totals, not the per-interval table"),
+	    HVT_OPT_PATH(0, "html", &html, "FILE",
+			 "write the interactive memory display instead: one self-contained HTML file"),
 	    HVT_OPT_END,
 	};
 	const struct hvt_cmdline cmd = {
@@ -279,6 +283,8 @@ int cmd_report(int argc, char **argv)
 
 	if (status != HVT_OPTS_RUN)
 		return status;
+	if (html)
+		return report_html(path, html);
 	r = trace_input_open("report", path);
 	if (!r)
 		return TRACE_USAGE;

@@ -8,10 +8,10 @@
  *   first half of the intervals (copy): c written, a read; second half (add): c written, a and b read;
  *   every interval also writes --noise-written and reads --noise-accessed random pages (seeded).
  * Mode ad: accessed = written + read pages; mode dirty-log: written only. --channels N: N memory channels
- * (devmem extents of 1 GiB each, round robin) with read bytes = 4096 × read pages and write bytes =
- * 4096 × written pages per interval (a model: each touched page moved once). It prints the arrays' GFN runs
- * and the intervals of each phase: array c 0x… 0x…      (first GFN, pages) phase copy 1 N       (first and
- * last seq)
+ * (devmem extents of --extent bytes, 1 GiB by default, round robin) with read bytes = 4096 × read pages and
+ * write bytes = 4096 × written pages per interval (a model: each touched page moved once). It prints the
+ * arrays' GFN runs and the intervals of each phase: array c 0x… 0x…      (first GFN, pages) phase copy 1 N
+ * (first and last seq)
  */
 #include <inttypes.h>
 #include <json-c/json.h>
@@ -32,7 +32,7 @@ static int die(const char *what, const struct hvt_err *err)
 	return 1;
 }
 
-static struct json_object *layout_json(uint64_t memory, int channels)
+static struct json_object *layout_json(uint64_t memory, int channels, uint64_t extent)
 {
 	struct json_object *o = json_object_new_object(), *slots = json_object_new_array();
 	uint64_t low = memory > 3 * GIB ? 3 * GIB : memory;
@@ -48,15 +48,15 @@ static struct json_object *layout_json(uint64_t memory, int channels)
 		json_object_object_add(s, "size", json_object_new_uint64(size));
 		json_object_object_add(s, "backing", json_object_new_string(channels ? "devmem" : "anon"));
 		json_object_object_add(s, "name", json_object_new_string(k ? "pc.ram-high" : "pc.ram-low"));
-		for (uint64_t off = 0; channels && off < size; off += GIB) {
+		for (uint64_t off = 0; channels && off < size; off += extent) {
 			struct json_object *e = json_object_new_object();
 			char ch[32];
 
-			snprintf(ch, sizeof(ch), "s0.mc0.ch%d", (int)(((gpa + off) / GIB) % channels));
+			snprintf(ch, sizeof(ch), "s0.mc0.ch%d", (int)(((gpa + off) / extent) % channels));
 			json_object_object_add(e, "gpa", json_object_new_uint64(gpa + off));
 			json_object_object_add(e, "hpa", json_object_new_uint64(64 * GIB + gpa + off));
-			json_object_object_add(e, "size",
-					       json_object_new_uint64(size - off < GIB ? size - off : GIB));
+			json_object_object_add(
+			    e, "size", json_object_new_uint64(size - off < extent ? size - off : extent));
 			json_object_object_add(e, "channel", json_object_new_string(ch));
 			json_object_array_add(ext, e);
 		}
@@ -129,7 +129,8 @@ static uint64_t ram_gfn(const struct hvt_layout *l, uint64_t k)
 
 int main(int argc, char **argv)
 {
-	uint64_t memory = GIB, array = 0, interval_ns = 1000000000, noise_w = 256, noise_a = 2048, seed = 1;
+	uint64_t memory = GIB, extent = GIB, array = 0, interval_ns = 1000000000, noise_w = 256,
+		 noise_a = 2048, seed = 1;
 	int intervals = 60, channels = 0;
 	const char *out = NULL, *mode = "ad";
 	const struct hvt_option opts[] = {
@@ -142,6 +143,8 @@ int main(int argc, char **argv)
 	    HVT_OPT_DURATION(0, "interval", &interval_ns, 1000000, "DUR", "interval length (default 1s)"),
 	    HVT_OPT_STRING(0, "mode", &mode, "ad|dirty-log", "accessed sets too (ad, default) or not"),
 	    HVT_OPT_INT(0, "channels", &channels, 0, 16, "N", "memory channels with bytes (default 0: none)"),
+	    HVT_OPT_SIZE(0, "extent", &extent, 2 << 20, 1ull << 40, 2 << 20, "SIZE",
+			 "bytes per devmem extent, channels round robin (default 1G)"),
 	    HVT_OPT_INT(0, "noise-written", &noise_w, 0, 1u << 30, "N", "random pages written per interval"),
 	    HVT_OPT_INT(0, "noise-accessed", &noise_a, 0, 1u << 30, "N", "random pages read per interval"),
 	    HVT_OPT_INT(0, "seed", &seed, 0, INT64_MAX, "N", "seed of the random pages (default 1)"),
@@ -164,7 +167,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "synth_trace: --mode %s: not ad or dirty-log\n", mode);
 		return 2;
 	}
-	o = layout_json(memory, channels);
+	o = layout_json(memory, channels, extent);
 	if (hvt_layout_from_json(&l, o, &err))
 		return die("layout", &err);
 	json_object_put(o);
