@@ -140,10 +140,31 @@ const char *series_channel_of(const struct hvt_layout *l, uint64_t gfn)
 	return NULL;
 }
 
-static void count_run(void *ctx, uint64_t gfn, uint64_t count)
+/* Pages of sets inside [first, end): whole slots by popcount, the others run by run. */
+static uint64_t count_pages(const struct hvt_pageset *sets, const struct hvt_layout *l, uint64_t first,
+			    uint64_t end)
 {
-	(void)gfn;
-	*(uint64_t *)ctx += count;
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < l->nslots; i++) {
+		uint64_t a = hvt_memslot_first_gfn(l, &l->slots[i]),
+			 b = a + hvt_memslot_npages(l, &l->slots[i]);
+		uint64_t pos = 0;
+		struct hvt_run run;
+
+		if (a >= first && b <= end) {
+			n += hvt_pageset_count(&sets[i]);
+			continue;
+		}
+		while (hvt_pageset_next_run(&sets[i], &pos, &run)) {
+			uint64_t x = a + run.first, y = x + run.count;
+
+			x = x < first ? first : x;
+			y = y > end ? end : y;
+			n += x < y ? y - x : 0;
+		}
+	}
+	return n;
 }
 
 struct walk {
@@ -204,9 +225,9 @@ static int take(void *ctx, const struct hvt_interval *iv, const struct hvt_layou
 	    .flags = iv->flags,
 	};
 	if (iv->flags & HVT_IV_WRITTEN)
-		series_each_run(iv->written, l, s->gfn_first, s->gfn_end, count_run, &v->written);
+		v->written = count_pages(iv->written, l, s->gfn_first, s->gfn_end);
 	if (iv->flags & HVT_IV_ACCESSED)
-		series_each_run(iv->accessed, l, s->gfn_first, s->gfn_end, count_run, &v->accessed);
+		v->accessed = count_pages(iv->accessed, l, s->gfn_first, s->gfn_end);
 	for (uint32_t c = 0; c < s->nchannels; c++) {
 		s->read[s->niv * s->nchannels + c] = 0;
 		s->write[s->niv * s->nchannels + c] = 0;

@@ -112,17 +112,21 @@ def check_pages(b, geo, ivs, extents, page_list, accessed, label):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--html", required=True)
-    ap.add_argument("--jsonl", required=True)
-    ap.add_argument("--meta", required=True)
+    ap.add_argument("--open-only", action="store_true",
+                    help="only open the page, screenshot it and print the time (for bench/pictures.sh)")
+    ap.add_argument("--jsonl")
+    ap.add_argument("--meta")
     ap.add_argument("--shots", required=True)
     ap.add_argument("--page", action="append", default=[], type=lambda s: int(s, 0))
-    ap.add_argument("--range-from", type=int, required=True, help="seq")
-    ap.add_argument("--range-to", type=int, required=True, help="seq")
+    ap.add_argument("--range-from", type=int, help="seq")
+    ap.add_argument("--range-to", type=int, help="seq")
     ap.add_argument("--user", help="run chromium as this user (needed as root: its sandbox stays on)")
     ap.add_argument("--profile", required=True, help="a directory for chromium's profile")
     ap.add_argument("--name", default="report")
     a = ap.parse_args()
-    ivs, extents = load_oracle(a.jsonl, a.meta)
+    if not a.open_only and None in (a.jsonl, a.meta, a.range_from, a.range_to):
+        ap.error("--jsonl, --meta, --range-from and --range-to are needed unless --open-only")
+    ivs, extents = load_oracle(a.jsonl, a.meta) if not a.open_only else ([], [])
     accessed = any(iv.get("accessed") is not None for iv in ivs)
     os.makedirs(a.shots, exist_ok=True)
     b = Browser(user=a.user, profile=a.profile)
@@ -137,6 +141,8 @@ def main():
             print("FAIL: the page says: " + err)
             return 1
         b.screenshot(os.path.join(a.shots, a.name + "-1-opened.png"))
+        if a.open_only:
+            return 0
         geo = b.eval("(() => { const g = document.getElementById('grid'), r = g.getBoundingClientRect(),"
                      " m = JSON.parse(document.getElementById('hvt-meta').textContent);"
                      " return {W: g.width, PX: g.clientWidth / g.width, left: r.left, top: r.top,"
