@@ -146,7 +146,7 @@ check: config.mk format-check
 	scripts/build-qemu.sh >/dev/null
 	tests/run.sh build/check
 
-bench: all $(BENCHES)
+bench: all $(BENCHES) $(BUILD)/tests/tools/synth_trace
 	bench/run.sh $(BUILD)
 
 # The user's programs only: hvmtrace-vmm (tests/vmm) is the tests' VMM, run from $(BUILD)/bin.

@@ -45,3 +45,6 @@ grep 'HVT' "$T/console" | grep -v C-RUN | head
 grep -q 'HVT EXIT 0' "$T/console" || { tail -20 "$T/console"; fail "the array program did not finish"; }
 "$TOOLS/check_array" --trace "$T/t.hvt" --console "$T/console" --min-intervals 3 || fail "written sets do not match the array program"
 tail -n 1 "$T/t.jsonl" | grep -q '"final":true' || fail "the guest's shutdown did not end the trace with a final interval"
+# Its pictures (docs/plots.md): c written at its rows and columns in the heatmap read back.
+source "$(dirname "$0")/../lib/plots.bash"
+check_array_heatmap "$T/t.hvt" "$T/console"
