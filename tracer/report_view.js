@@ -118,9 +118,9 @@
 		ctx.textAlign = 'center';
 		ctx.fillText(unit, 0, 0);
 		ctx.restore();
-		ctx.textAlign = 'center';
 		for (let k = 0; k <= 5; k++) {
 			const t = t0 + (t1 - t0) * k / 5;
+			ctx.textAlign = k === 0 ? 'left' : k === 5 ? 'right' : 'center';
 			ctx.fillText(t.toFixed(t1 - t0 < 20 ? 1 : 0) + ' s', x(t), h - 6);
 		}
 		let lx = w - R - 6;
