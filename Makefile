@@ -19,6 +19,7 @@ LIBS_ALL = $(JSONC_LIBS) $(ZSTD_LIBS) $(CAPNG_LIBS) $(ISAL_LIBS) $(ROARING_LIBS)
 LIB_SRCS    = $(wildcard lib/*.c)
 TRACER_SRCS = $(wildcard tracer/*.c tracer/*.S)
 CHANMAP_SRCS = $(wildcard chanmap/*.c)
+PLOT_SRCS   = $(wildcard plot/*.c) tracer/trace_series.c tracer/trace_input.c
 VMM_SRCS    = $(wildcard tests/vmm/*.c) $(wildcard tests/vmm/*.S)
 UNIT_SRCS   = $(wildcard tests/unit/test_*.c)
 TOOL_SRCS   = $(wildcard tests/tools/*.c)
@@ -29,7 +30,7 @@ GUEST_PROGS = $(patsubst tests/guest/%.c,$(BUILD)/guest/%,$(wildcard tests/guest
 obj = $(patsubst %.S,$(BUILD)/obj/%.o,$(patsubst %.c,$(BUILD)/obj/%.o,$(1)))
 
 LIBHVT   = $(BUILD)/lib/libhvmtrace.a
-PROGRAMS = $(BUILD)/bin/hvmtrace $(BUILD)/bin/hvmtrace-vmm $(if $(CHANMAP_SRCS),$(BUILD)/bin/chanmap)
+PROGRAMS = $(BUILD)/bin/hvmtrace $(BUILD)/bin/hvmtrace-plot $(BUILD)/bin/hvmtrace-vmm $(if $(CHANMAP_SRCS),$(BUILD)/bin/chanmap)
 UNITS    = $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
 TOOLS    = $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRCS))
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
@@ -56,7 +57,12 @@ $(LIBHVT): $(call obj,$(LIB_SRCS))
 
 $(BUILD)/bin/hvmtrace: $(call obj,$(TRACER_SRCS)) $(LIBHVT)
 	@mkdir -p $(@D)
-	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL) $(CAIRO_LIBS) $(ZLIB_LIBS)
+	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL) $(ZLIB_LIBS)
+
+# `hvmtrace plot` runs it: cairo stays out of hvmtrace, whose record mlockall()s every page it maps.
+$(BUILD)/bin/hvmtrace-plot: $(call obj,$(PLOT_SRCS)) $(LIBHVT)
+	@mkdir -p $(@D)
+	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL) $(CAIRO_LIBS)
 
 # The HTML report's page and script, which the assembler includes (.incbin) and the compiler cannot list.
 $(BUILD)/obj/tracer/report_html_assets.o: tracer/report_page.html tracer/report_view.js
@@ -153,6 +159,7 @@ bench: all $(BENCHES) $(BUILD)/tests/tools/synth_trace
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BUILD)/bin/hvmtrace $(DESTDIR)$(PREFIX)/bin/hvmtrace
+	install -m 0755 $(BUILD)/bin/hvmtrace-plot $(DESTDIR)$(PREFIX)/bin/hvmtrace-plot
 	$(if $(CHANMAP_SRCS),install -m 0755 $(BUILD)/bin/chanmap $(DESTDIR)$(PREFIX)/bin/chanmap)
 
 clean:

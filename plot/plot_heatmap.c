@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "plot.h"
-#include "trace_input.h"
+#include "../tracer/trace_input.h"
 
 struct heat {
 	uint64_t ppr, nrows; /* pages per row, rows */
