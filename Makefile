@@ -85,6 +85,12 @@ $(BUILD)/tests/unit/test_harvest: $(BUILD)/obj/tests/unit/test_harvest.o \
 	@mkdir -p $(@D)
 	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LIBS_ALL)
 
+# What the pictures read (tracer/trace_series.c), tested on its own.
+$(BUILD)/tests/unit/test_trace_series: $(BUILD)/obj/tests/unit/test_trace_series.o \
+				       $(call obj,tracer/trace_series.c tracer/trace_input.c) $(LIBHVT)
+	@mkdir -p $(@D)
+	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LIBS_ALL)
+
 # The test of the test VMM's phase hold, which qemu_phases shares.
 $(BUILD)/tests/unit/test_phase_hold: $(BUILD)/obj/tests/unit/test_phase_hold.o $(call obj,tests/vmm/phase_hold.c) $(LIBHVT)
 	@mkdir -p $(@D)
