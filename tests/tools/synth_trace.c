@@ -8,10 +8,12 @@
  *   first half of the intervals (copy): c written, a read; second half (add): c written, a and b read;
  *   every interval also writes --noise-written and reads --noise-accessed random pages (seeded).
  * Mode ad: accessed = written + read pages; mode dirty-log: written only. --channels N: N memory channels
- * (devmem extents of --extent bytes, 1 GiB by default, round robin) with read bytes = 4096 × read pages and
- * write bytes = 4096 × written pages per interval (a model: each touched page moved once). It prints the
- * arrays' GFN runs and the intervals of each phase: array c 0x… 0x…      (first GFN, pages) phase copy 1 N
- * (first and last seq)
+ * (devmem extents of --extent bytes, 1 GiB by default, round robin) with read bytes = 4096 × read pages
+ * and write bytes = 4096 × written pages per interval (a model: each touched page moved once), channel c
+ * taking c + 1 shares of them. It prints the arrays' GFN runs and the intervals of each phase:
+ *
+ *     array c 0x14000 0x2000     (first GFN, pages)
+ *     phase copy 1 10            (first and last seq)
  */
 #include <inttypes.h>
 #include <json-c/json.h>
@@ -219,8 +221,11 @@ int main(int argc, char **argv)
 			iv.channels = calloc(channels, sizeof(*iv.channels));
 			for (int c = 0; c < channels; c++) {
 				iv.channels[c].channel = c;
-				iv.channels[c].read_bytes = 4096 * read_pages / channels;
-				iv.channels[c].write_bytes = 4096 * written / channels;
+				/* channel c takes (c + 1) shares, so that the channels' lines differ */
+				uint64_t shares = (uint64_t)channels * (channels + 1) / 2;
+
+				iv.channels[c].read_bytes = 4096 * read_pages * (c + 1) / shares;
+				iv.channels[c].write_bytes = 4096 * written * (c + 1) / shares;
 			}
 		}
 		if (hvt_trace_write_interval(w, &iv, &err))
