@@ -284,7 +284,7 @@
 		if (state.playing) { stop(); return; }
 		const heat = new Float32Array(NC), decay = 0.75;
 		let b = state.b0;
-		$('play').textContent = '\u23f8 pause';
+		$('play').textContent = '\u25a0 stop';
 		const step = () => {
 			const src = state.metric === 'accessed' && tilesA ? tilesA : tilesW, o = b * NC;
 			const n = ivLast(b) - ivFirst(b) + 1;
