@@ -109,7 +109,7 @@ double plot_py(const struct plot *p, double y)
 }
 
 /* A round step (1, 2, 5 × 10^k; or powers of two for bytes) giving about n ticks over span. */
-static double tick_step(double span, int n, bool binary)
+double plot_tick_step(double span, int n, bool binary)
 {
 	double raw = span / n, base, f;
 
@@ -151,6 +151,16 @@ void plot_fmt_bytes(double v, double step, char *buf, int len)
 	snprintf(buf, len, "%g %s", v, units[u]);
 }
 
+void plot_y_tick(struct plot *p, double py, const char *label)
+{
+	cairo_set_source_rgb(p->cr, 0, 0, 0);
+	cairo_set_line_width(p->cr, 1);
+	cairo_move_to(p->cr, p->x0 - 4, floor(py) + 0.5);
+	cairo_line_to(p->cr, p->x0, floor(py) + 0.5);
+	cairo_stroke(p->cr);
+	plot_text(p, p->x0 - 6, py, 11, label, 1, 0.5);
+}
+
 static void grid_line(struct plot *p, double x0, double y0, double x1, double y1)
 {
 	cairo_set_source_rgb(p->cr, 0.88, 0.88, 0.88);
@@ -174,8 +184,8 @@ void plot_axes(struct plot *p, double lo_x, double hi_x, double lo_y, double hi_
 	p->hi_x = hi_x;
 	p->lo_y = lo_y;
 	p->hi_y = hi_y;
-	sx = tick_step(hi_x - lo_x, 8, fmt_x == plot_fmt_bytes);
-	sy = tick_step(hi_y - lo_y, 6, fmt_y == plot_fmt_bytes);
+	sx = plot_tick_step(hi_x - lo_x, 8, fmt_x == plot_fmt_bytes);
+	sy = plot_tick_step(hi_y - lo_y, 6, fmt_y == plot_fmt_bytes);
 	for (double x = ceil(lo_x / sx) * sx; x <= hi_x + sx * 1e-9; x += sx) {
 		double px = plot_px(p, x);
 
@@ -184,7 +194,7 @@ void plot_axes(struct plot *p, double lo_x, double hi_x, double lo_y, double hi_
 		fmt_x(x, sx, buf, sizeof(buf));
 		plot_text(p, px, p->y1 + 14, 11, buf, 0.5, 0.5);
 	}
-	for (double y = ceil(lo_y / sy) * sy; y <= hi_y + sy * 1e-9; y += sy) {
+	for (double y = ceil(lo_y / sy) * sy; fmt_y && y <= hi_y + sy * 1e-9; y += sy) {
 		double py = plot_py(p, y);
 
 		grid_line(p, p->x0, py, p->x1, py);

@@ -31,11 +31,14 @@ int plot_close(struct plot *p, const char *cmd);
 
 void plot_title(struct plot *p, const char *title, const char *subtitle);
 /* Sets the data range and draws both axes: ticks at round values, labels from fmt_x/fmt_y (value -> text),
- * axis names with their units. */
+ * axis names with their units. fmt_y NULL: no y ticks (the caller draws them with plot_y_tick). */
 typedef void (*plot_fmt)(double v, double step, char *buf, int len);
 void plot_axes(struct plot *p, double lo_x, double hi_x, double lo_y, double hi_y, const char *name_x,
 	       const char *name_y, plot_fmt fmt_x, plot_fmt fmt_y);
 double plot_px(const struct plot *p, double x); /* data -> device */
+void plot_y_tick(struct plot *p, double py, const char *label);
+/* A round step (1, 2, 5 × 10^k; powers of two when binary) giving about n ticks over span. */
+double plot_tick_step(double span, int n, bool binary);
 double plot_py(const struct plot *p, double y);
 /* One more legend entry, right to left above the area: a swatch (line when dashed >= 0, box when < 0). */
 void plot_legend(struct plot *p, struct rgb c, double dashed, const char *label);

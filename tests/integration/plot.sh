@@ -43,13 +43,22 @@ g=$("$HVT" plot heatmap "$T/s.hvt" -o "$T/h.png" --from 5s --to 10s) || fail "pl
 [[ $g == *"time 5.000-10.000 s"* ]] || fail "--from 5s --to 10s: $g"
 check "$g" --width 1200 --height 720 --band "$b_first-$b_last@5-10" --colour white
 
+# Above the PCI hole: an 8 GiB guest puts b and c in pc.ram-high; the hole is squeezed into a band.
+"$TOOLS/synth_trace" -o "$T/big.hvt" --memory 8G --array 64M --intervals 10 --noise-written 0 --noise-accessed 0 \
+	>"$T/truth-big" || fail "synth_trace 8G"
+read -r _ _ c8 n8 <<<"$(grep '^array c' "$T/truth-big")"
+g=$("$HVT" plot heatmap "$T/big.hvt" -o "$T/h.png") || fail "plot heatmap 8G"
+echo "$g"
+[[ $g == *" gap:0xc0000-0x100000@"* ]] || fail "the PCI hole (GFN 0xc0000-0x100000) is not a squeezed gap: $g"
+check "$g" --width 1200 --height 720 --band "$c8-$(printf '0x%x' $((c8 + n8 - 1)))@0-10" --colour written --outside
+
 # SVG, and the other kinds.
 "$HVT" plot heatmap "$T/s.hvt" -o "$T/h.svg" >/dev/null || fail "plot heatmap svg"
 grep -q '<svg' "$T/h.svg" || fail "h.svg is not SVG"
 for k in bw wss cdf; do
 	"$HVT" plot $k "$T/s.hvt" -o "$T/$k.png" --width 900 --height 600 >"$T/out" || fail "plot $k"
 	assert_contains "$T/out" "wrote $T/$k.png: $k 900x600 px"
-	"$CHECK" --png "$T/$k.png" --geometry "area x=0 y=0 w=1 h=1; gfn 0x0-0x1 bottom to top, 1 pages per row; time 0-1 s" \
+	"$CHECK" --png "$T/$k.png" --geometry "area x=0 y=0 w=1 h=1; 1 rows of 1 pages, bottom to top: 0x0-0x1@0+1; time 0-1 s" \
 		--width 900 --height 600 >/dev/null || fail "$k.png is not a 900x600 PNG"
 done
 
@@ -76,7 +85,7 @@ for cut in $(seq 50 50 3000); do
 	"$HVT" report --totals-only "$T/torn.hvt" 2>/dev/null | grep -q 'intervals  *19 ' && break
 done
 rc=0
-g=$("$HVT" plot heatmap "$T/torn.hvt" -o "$T/t.png" 2>"$T/err") || rc=$?
+g=$("$HVT" plot heatmap "$T/torn.hvt" -o "$T/h.png" 2>"$T/err") || rc=$?
 assert_eq "exit status of plot on a torn trace (cut $cut bytes)" 3 "$rc"
 assert_contains "$T/err" "incomplete trace"
 [[ $g == *"time 0.000-19.000 s"* ]] || fail "torn trace: expected 19 intervals drawn: $g"

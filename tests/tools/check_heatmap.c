@@ -24,9 +24,19 @@ struct band {
 	double t0, t1;
 };
 
+#define MAX_SEGS 64
+
+/* The plot's rows: segments of GFNs [first, end) on rows [row0, row0 + nrows), ppr pages a row, or gaps. */
+struct seg {
+	uint64_t first, end, row0, nrows;
+	bool gap;
+};
+
 struct geometry {
 	int x, y, w, h;
-	uint64_t gfn_lo, gfn_hi, ppr;
+	uint64_t nrows, ppr;
+	struct seg seg[MAX_SEGS];
+	int nseg;
 	double t_lo, t_hi;
 };
 
@@ -50,15 +60,48 @@ static int band_arg(const struct hvt_option *opt, const char *v, char *problem, 
 
 static int parse_geometry(const char *line, struct geometry *g)
 {
-	const char *p = strstr(line, "area x=");
+	const char *p = strstr(line, "area x="), *t;
+	int n;
 
-	return p && sscanf(p,
-			   "area x=%d y=%d w=%d h=%d; gfn 0x%" SCNx64 "-0x%" SCNx64 " bottom to top, %" SCNu64
-			   " pages per row; time %lf-%lf s",
-			   &g->x, &g->y, &g->w, &g->h, &g->gfn_lo, &g->gfn_hi, &g->ppr, &g->t_lo,
-			   &g->t_hi) == 9
-		   ? 0
-		   : -1;
+	if (!p ||
+	    sscanf(p, "area x=%d y=%d w=%d h=%d; %" SCNu64 " rows of %" SCNu64 " pages, bottom to top:%n",
+		   &g->x, &g->y, &g->w, &g->h, &g->nrows, &g->ppr, &n) != 6)
+		return -1;
+	p += n;
+	t = strstr(p, "; time ");
+	if (!t || sscanf(t, "; time %lf-%lf s", &g->t_lo, &g->t_hi) != 2)
+		return -1;
+	while (p < t && g->nseg < MAX_SEGS) {
+		struct seg *s = &g->seg[g->nseg];
+
+		while (*p == ' ')
+			p++;
+		s->gap = !strncmp(p, "gap:", 4);
+		p += s->gap ? 4 : 0;
+		if (sscanf(p, "0x%" SCNx64 "-0x%" SCNx64 "@%" SCNu64 "+%" SCNu64 "%n", &s->first, &s->end,
+			   &s->row0, &s->nrows, &n) != 4)
+			return -1;
+		p += n;
+		g->nseg++;
+	}
+	return g->nseg ? 0 : -1;
+}
+
+/* The GFNs of data row r: [*lo, *hi]; false for a gap's rows. */
+static bool row_gfns(const struct geometry *g, uint64_t r, uint64_t *lo, uint64_t *hi)
+{
+	for (int i = 0; i < g->nseg; i++) {
+		const struct seg *s = &g->seg[i];
+
+		if (r < s->row0 || r >= s->row0 + s->nrows)
+			continue;
+		if (s->gap)
+			return false;
+		*lo = s->first + (r - s->row0) * g->ppr;
+		*hi = *lo + g->ppr - 1 < s->end - 1 ? *lo + g->ppr - 1 : s->end - 1;
+		return true;
+	}
+	return false;
 }
 
 int main(int argc, char **argv)
@@ -82,8 +125,8 @@ int main(int argc, char **argv)
 	const struct hvt_cmdline cmd = {.prog = "check_heatmap", .options = opts, .usage_status = 2};
 	int rc = hvt_opts_parse(&cmd, argc, argv), stride;
 	uint32_t want;
-	uint64_t nrows, inside = 0, wrong = 0, outside_n = 0, outside_bad = 0;
-	struct geometry g;
+	uint64_t inside = 0, wrong = 0, outside_n = 0, outside_bad = 0;
+	struct geometry g = {0};
 	cairo_surface_t *img;
 	unsigned char *data;
 
@@ -110,7 +153,6 @@ int main(int argc, char **argv)
 	}
 	data = cairo_image_surface_get_data(img);
 	stride = cairo_image_surface_get_stride(img);
-	nrows = (g.gfn_hi - g.gfn_lo) / g.ppr;
 	for (int b = 0; b < nbands; b++) {
 		const struct band *bd = &bands[b];
 		double ct0 = (bd->t0 - g.t_lo) / (g.t_hi - g.t_lo) * g.w,
@@ -119,10 +161,13 @@ int main(int argc, char **argv)
 		for (int py = 1; py < g.h - 1; py++) {
 			/* cairo's nearest filter samples the data row under the pixel's centre; low GFNs at
 			 * the bottom */
-			uint64_t r = nrows - 1 - (uint64_t)((py + 0.5) * nrows / g.h);
-			uint64_t lo = g.gfn_lo + r * g.ppr, hi = lo + g.ppr - 1;
-			bool in = lo >= bd->first && hi <= bd->last;
-			bool out = hi + g.ppr < bd->first || lo > bd->last + g.ppr;
+			uint64_t r = g.nrows - 1 - (uint64_t)((py + 0.5) * g.nrows / g.h), lo, hi;
+			bool in, out;
+
+			if (!row_gfns(&g, r, &lo, &hi))
+				continue;
+			in = lo >= bd->first && hi <= bd->last;
+			out = hi + g.ppr < bd->first || lo > bd->last + g.ppr;
 
 			for (int px = (int)ceil(ct0) + 1; px < (int)floor(ct1) - 1 && px < g.w - 1; px++) {
 				uint32_t v =
