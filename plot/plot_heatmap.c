@@ -366,7 +366,7 @@ int plot_heatmap(const struct plot_args *a)
 	snprintf(sub, sizeof(sub), "one row = %" PRIu64 " page%s; paler = fewer of its pages", h.ppr,
 		 h.ppr == 1 ? "" : "s");
 	cairo_set_source_rgb(p.cr, 0.3, 0.3, 0.3);
-	plot_text(&p, p.x1, p.y1 + 36, 10, sub, 1, 0.5);
+	plot_text(&p, p.x1 + 160, p.y1 + 52, 10, sub, 1, 0.5);
 	for (unsigned i = 0; i < h.nseg; i++)
 		snprintf(segs + strlen(segs), sizeof(segs) - strlen(segs),
 			 " %s0x%" PRIx64 "-0x%" PRIx64 "@%" PRIu64 "+%" PRIu64, h.seg[i].gap ? "gap:" : "",
