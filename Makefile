@@ -158,7 +158,7 @@ check: config.mk format-check
 	scripts/build-qemu.sh >/dev/null
 	tests/run.sh build/check
 
-bench: all $(BENCHES) $(BUILD)/tests/tools/synth_trace
+bench: all $(BENCHES) $(BUILD)/tests/tools/synth_arrays
 	bench/run.sh $(BUILD)
 
 # The user's programs only: hvmtrace-vmm (tests/vmm) is the tests' VMM, run from $(BUILD)/bin.

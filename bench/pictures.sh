@@ -1,6 +1,6 @@
 #!/bin/bash
 # The pictures on a synthetic 1-hour trace of a 16 GiB guest with accessed and written sets (3,600 intervals
-# of 1 s, about 130 MB, written through the trace writer by tests/tools/synth_trace: arrays of 1 GiB,
+# of 1 s, about 130 MB, written through the trace writer by tests/tools/synth_arrays: arrays of 1 GiB,
 # 2,500 written and 20,000 read random pages per interval, 4 channels). Prints: `plot heatmap`'s time
 # (goal under 5 s), `report --html`'s time and file size (goal under 50 MB), and the time headless Chromium
 # takes from navigation to the drawn page (goal under 3 s). Measures; asserts nothing.
@@ -9,7 +9,7 @@ set -u
 BUILD=${1:?usage: bench/pictures.sh BUILD_DIR}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 HVT=$BUILD/bin/hvmtrace
-SYNTH=$BUILD/tests/tools/synth_trace
+SYNTH=$BUILD/tests/tools/synth_arrays
 [ -x "$SYNTH" ] || { echo "no $SYNTH (make bench builds it)"; exit 1; }
 T=$(mktemp -d)
 chmod 755 "$T"

@@ -30,8 +30,8 @@ run() {
 		--shots "$SHOTS" --name "$name" --profile "$T/profile" "${user[@]}" "$@" || fail "check_html $name"
 }
 
-"$TOOLS/synth_trace" -o "$T/ad.hvt" --memory 512M --intervals 20 --channels 2 --extent 128M \
-	--noise-written 64 --noise-accessed 512 >"$T/truth" || fail "synth_trace"
+"$TOOLS/synth_arrays" -o "$T/ad.hvt" --memory 512M --intervals 20 --channels 2 --extent 128M \
+	--noise-written 64 --noise-accessed 512 >"$T/truth" || fail "synth_arrays"
 pages=()
 for arr in a b c; do
 	first=$(awk -v a="$arr" '$1 == "array" && $2 == a {print $3}' "$T/truth")
@@ -39,15 +39,15 @@ for arr in a b c; do
 done
 # 128 MiB extents, channels round robin: a and c on ch0, b and GFN 0x9000 on ch1
 run ad "$T/ad.hvt" "${pages[@]}" --page 0x9000 --range-from 8 --range-to 14
-"$TOOLS/synth_trace" -o "$T/dl.hvt" --memory 256M --intervals 8 --mode dirty-log >"$T/truth-dl" ||
-	fail "synth_trace dirty-log"
+"$TOOLS/synth_arrays" -o "$T/dl.hvt" --memory 256M --intervals 8 --mode dirty-log >"$T/truth-dl" ||
+	fail "synth_arrays dirty-log"
 c=$(awk '$2 == "c" {print $3}' "$T/truth-dl")
 run dirty-log "$T/dl.hvt" --page "$(printf '0x%x' $((c + 1)))" --page 0x100 --range-from 3 --range-to 6
 ls "$SHOTS"
 [ "$(ls "$SHOTS"/ad-*.png | wc -l)" = 4 ] || fail "expected 4 screenshots of the ad report in $SHOTS"
 
 # Bad input.
-"$TOOLS/synth_trace" -o "$T/empty.hvt" --intervals 0 >/dev/null || fail "synth_trace --intervals 0"
+"$TOOLS/synth_arrays" -o "$T/empty.hvt" --intervals 0 >/dev/null || fail "synth_arrays --intervals 0"
 expect 2 "cannot create /nonexistent/r.html" "$HVT" report "$T/ad.hvt" --html /nonexistent/r.html
 expect 2 "the trace holds no interval" "$HVT" report "$T/empty.hvt" --html "$T/e.html"
 [ ! -e "$T/e.html" ] || fail "a refused report left e.html behind"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# hvmtrace plot on synthetic traces whose pages are known by construction (tests/tools/synth_trace: arrays
+# hvmtrace plot on synthetic traces whose pages are known by construction (tests/tools/synth_arrays: arrays
 # a, b, c; copy phase c written and a read, add phase c written and a, b read). Each picture is read back
 # as a PNG (tests/tools/check_heatmap, through cairo): its size, and in the heatmap the written band of c
 # and the accessed bands of a and b at their rows and columns in their colours, with no pixel of that
@@ -9,8 +9,8 @@ source "$(dirname "$0")/../lib/assert.bash"
 HVT=$BIN/hvmtrace
 CHECK=$TOOLS/check_heatmap
 
-"$TOOLS/synth_trace" -o "$T/s.hvt" --memory 512M --intervals 20 --noise-written 0 --noise-accessed 0 \
-	--channels 2 >"$T/truth" || fail "synth_trace"
+"$TOOLS/synth_arrays" -o "$T/s.hvt" --memory 512M --intervals 20 --noise-written 0 --noise-accessed 0 \
+	--channels 2 >"$T/truth" || fail "synth_arrays"
 read -r _ _ a_first n <<<"$(grep '^array a' "$T/truth")"
 read -r _ _ b_first _ <<<"$(grep '^array b' "$T/truth")"
 read -r _ _ c_first _ <<<"$(grep '^array c' "$T/truth")"
@@ -44,8 +44,8 @@ g=$("$HVT" plot heatmap "$T/s.hvt" -o "$T/h.png" --from 5s --to 10s) || fail "pl
 check "$g" --width 1200 --height 720 --band "$b_first-$b_last@5-10" --colour white
 
 # Above the PCI hole: an 8 GiB guest puts b and c in pc.ram-high; the hole is squeezed into a band.
-"$TOOLS/synth_trace" -o "$T/big.hvt" --memory 8G --array 64M --intervals 10 --noise-written 0 --noise-accessed 0 \
-	>"$T/truth-big" || fail "synth_trace 8G"
+"$TOOLS/synth_arrays" -o "$T/big.hvt" --memory 8G --array 64M --intervals 10 --noise-written 0 --noise-accessed 0 \
+	>"$T/truth-big" || fail "synth_arrays 8G"
 read -r _ _ c8 n8 <<<"$(grep '^array c' "$T/truth-big")"
 g=$("$HVT" plot heatmap "$T/big.hvt" -o "$T/h.png") || fail "plot heatmap 8G"
 echo "$g"
@@ -63,8 +63,8 @@ for k in bw wss cdf; do
 done
 
 # Bad input: one line, exit 2, nothing left behind.
-"$TOOLS/synth_trace" -o "$T/empty.hvt" --intervals 0 >/dev/null || fail "synth_trace --intervals 0"
-"$TOOLS/synth_trace" -o "$T/dl.hvt" --intervals 4 --mode dirty-log >/dev/null || fail "synth_trace dirty-log"
+"$TOOLS/synth_arrays" -o "$T/empty.hvt" --intervals 0 >/dev/null || fail "synth_arrays --intervals 0"
+"$TOOLS/synth_arrays" -o "$T/dl.hvt" --intervals 4 --mode dirty-log >/dev/null || fail "synth_arrays dirty-log"
 expect 2 "the trace holds no interval" "$HVT" plot heatmap "$T/empty.hvt" -o "$T/x.png"
 expect 2 "outside the guest's RAM" "$HVT" plot heatmap "$T/s.hvt" -o "$T/x.png" --range 0x10000000-0x10000fff
 expect 2 "no interval in the --from/--to range" "$HVT" plot wss "$T/s.hvt" -o "$T/x.png" --from 30 --to 40

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * synth_trace: writes a synthetic trace through the library's trace writer, whose pages are known by
+ * synth_arrays: writes a synthetic trace through the library's trace writer, whose pages are known by
  * construction, for the pictures' tests and benchmarks (docs/plots.md). The guest: --memory of RAM, split
  * as QEMU's pc machine does above 3 GiB (slot "pc.ram-low" below the PCI hole at 3-4 GiB, "pc.ram-high"
  * above it). The run, the seed paper's array program at scale:
@@ -30,7 +30,7 @@
 
 static int die(const char *what, const struct hvt_err *err)
 {
-	fprintf(stderr, "synth_trace: %s: %s\n", what, err->msg);
+	fprintf(stderr, "synth_arrays: %s: %s\n", what, err->msg);
 	return 1;
 }
 
@@ -79,8 +79,8 @@ static struct json_object *meta_json(bool ad, int channels, uint64_t interval_ns
 
 	snprintf(
 	    text, sizeof(text),
-	    "{\"tool\": \"synth_trace\", \"created\": \"\", \"host\": {\"hostname\": \"synthetic\"}, \"vm\": "
-	    "{\"name\": \"synthetic\", \"uuid\": \"\", \"pid\": 1, \"vmm\": \"synth_trace\", \"accel\": \"kvm\"}, "
+	    "{\"tool\": \"synth_arrays\", \"created\": \"\", \"host\": {\"hostname\": \"synthetic\"}, \"vm\": "
+	    "{\"name\": \"synthetic\", \"uuid\": \"\", \"pid\": 1, \"vmm\": \"synth_arrays\", \"accel\": \"kvm\"}, "
 	    "\"tracer\": {\"version\": \"\", \"cpu\": 0, \"harvest_cpu\": -1, \"command\": []}, \"mode\": "
 	    "\"%s\", \"interval_ns\": %" PRIu64 ", \"page_size\": 4096, \"written_available\": true, "
 	    "\"accessed_available\": %s, \"bandwidth_available\": %s, \"channels\": [], \"t_armed_ns\": 0}",
@@ -96,7 +96,7 @@ static struct json_object *meta_json(bool ad, int channels, uint64_t interval_ns
 
 		snprintf(id, sizeof(id), "s0.mc0.ch%d", c);
 		json_object_object_add(ch, "id", json_object_new_string(id));
-		json_object_object_add(ch, "source", json_object_new_string("synthetic (synth_trace)"));
+		json_object_object_add(ch, "source", json_object_new_string("synthetic (synth_arrays)"));
 		json_object_object_add(ch, "reads_writes_split", json_object_new_boolean(1));
 		json_object_array_add(chs, ch);
 	}
@@ -152,7 +152,7 @@ int main(int argc, char **argv)
 	    HVT_OPT_INT(0, "seed", &seed, 0, INT64_MAX, "N", "seed of the random pages (default 1)"),
 	    HVT_OPT_END,
 	};
-	const struct hvt_cmdline cmd = {.prog = "synth_trace", .options = opts, .usage_status = 2};
+	const struct hvt_cmdline cmd = {.prog = "synth_arrays", .options = opts, .usage_status = 2};
 	int rc = hvt_opts_parse(&cmd, argc, argv);
 	struct hvt_err err = {{0}};
 	struct hvt_trace_writer *w;
@@ -166,7 +166,7 @@ int main(int argc, char **argv)
 		return rc;
 	ad = !strcmp(mode, "ad");
 	if (!ad && strcmp(mode, "dirty-log")) {
-		fprintf(stderr, "synth_trace: --mode %s: not ad or dirty-log\n", mode);
+		fprintf(stderr, "synth_arrays: --mode %s: not ad or dirty-log\n", mode);
 		return 2;
 	}
 	o = layout_json(memory, channels, extent);
@@ -194,7 +194,7 @@ int main(int argc, char **argv)
 		bool add = i >= intervals / 2;
 
 		if (hvt_interval_init(&iv, &l, flags)) {
-			fprintf(stderr, "synth_trace: out of memory\n");
+			fprintf(stderr, "synth_arrays: out of memory\n");
 			return 1;
 		}
 		iv.seq = i + 1;
