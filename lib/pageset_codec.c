@@ -15,6 +15,7 @@
 
 #include "hvmtrace/error.h"
 #include "hvmtrace/pageset.h"
+#include "trace_runs.h"
 
 /* Chosen by bench/pageset_codec.c; the figures and the reasoning are in docs/formats.md. */
 const enum hvt_codec hvt_codec_default = HVT_CODEC_ZSTD_RUNS;
@@ -62,12 +63,43 @@ static int roaring_encode(const struct hvt_pageset *s, uint8_t **out, size_t *ou
 	return 0;
 }
 
+/* Most runs of a scattered set fit in one word: set those inline, leave the rest to set_range. */
+static inline void set_run(struct hvt_pageset *s, uint64_t first, uint64_t count)
+{
+	unsigned bit = (unsigned)(first % 64);
+
+	if (bit + count <= 64) {
+		uint64_t mask = count == 64 ? ~(uint64_t)0 : (((uint64_t)1 << count) - 1) << bit;
+
+		s->words[first / 64] |= mask;
+	} else {
+		hvt_pageset_set_range(s, first, count);
+	}
+}
+
+/* Where decoded runs go: into a bitmap, or (out != NULL) appended to a run list as GFNs base + page. */
+struct run_sink {
+	struct hvt_pageset *s;
+	struct hvt_runs *out;
+	uint64_t base;
+	uint64_t npages;
+};
+
+static inline int sink_run(struct run_sink *k, uint64_t first, uint64_t count)
+{
+	if (!k->out) {
+		set_run(k->s, first, count);
+		return 0;
+	}
+	return hvt_runs_push(k->out, k->base + first, count);
+}
+
 /* Collects the values of a deserialised bitmap into runs, refusing anything a valid bitmap cannot hold. */
 struct roaring_sink {
-	struct hvt_pageset *s;
+	struct run_sink *sink;
 	uint64_t next_min; /* values must increase strictly */
 	uint64_t run_first, run_end;
-	bool bad;
+	bool bad, nomem;
 	uint32_t bad_value;
 };
 
@@ -77,13 +109,16 @@ static bool roaring_visit(uint32_t v, void *arg)
 
 	/* Deserialisation bounds the reads, not the contents: unsorted or overlapping containers and
 	 * out-of-range values are caught here, which also bounds the iteration to npages values. */
-	if (v < k->next_min || v >= k->s->npages) {
+	if (v < k->next_min || v >= k->sink->npages) {
 		k->bad = true;
 		k->bad_value = v;
 		return false;
 	}
 	if (v != k->run_end) {
-		hvt_pageset_set_range(k->s, k->run_first, k->run_end - k->run_first);
+		if (k->run_end > k->run_first && sink_run(k->sink, k->run_first, k->run_end - k->run_first)) {
+			k->nomem = true;
+			return false;
+		}
 		k->run_first = v;
 	}
 	k->run_end = (uint64_t)v + 1;
@@ -91,9 +126,9 @@ static bool roaring_visit(uint32_t v, void *arg)
 	return true;
 }
 
-static int roaring_decode(struct hvt_pageset *s, const uint8_t *in, size_t inlen, struct hvt_err *err)
+static int roaring_decode(struct run_sink *sink, const uint8_t *in, size_t inlen, struct hvt_err *err)
 {
-	struct roaring_sink k = {.s = s};
+	struct roaring_sink k = {.sink = sink};
 	roaring_bitmap_t *r;
 	size_t used;
 
@@ -109,13 +144,16 @@ static int roaring_decode(struct hvt_pageset *s, const uint8_t *in, size_t inlen
 		return hvt_err_set(err, -EINVAL, "roaring: cannot deserialise the bitmap (%zu bytes)", inlen);
 	roaring_iterate(r, roaring_visit, &k);
 	roaring_bitmap_free(r);
+	if (k.nomem)
+		return hvt_err_set(err, -ENOMEM, "out of memory");
 	if (k.bad) {
-		if (k.bad_value >= s->npages)
+		if (k.bad_value >= sink->npages)
 			return hvt_err_set(err, -EINVAL, "roaring: page %u is past the slot's %llu pages",
-					   k.bad_value, (unsigned long long)s->npages);
+					   k.bad_value, (unsigned long long)sink->npages);
 		return hvt_err_set(err, -EINVAL, "roaring: page %u out of order", k.bad_value);
 	}
-	hvt_pageset_set_range(s, k.run_first, k.run_end - k.run_first);
+	if (k.run_end > k.run_first && sink_run(sink, k.run_first, k.run_end - k.run_first))
+		return hvt_err_set(err, -ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -260,43 +298,36 @@ static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 	return -1;
 }
 
-/* Most runs of a scattered set fit in one word: set those inline, leave the rest to set_range. */
-static inline void set_run(struct hvt_pageset *s, uint64_t first, uint64_t count)
+static int parse_runs(struct run_sink *k, const uint8_t *p, const uint8_t *end, struct hvt_err *err)
 {
-	unsigned bit = (unsigned)(first % 64);
-
-	if (bit + count <= 64) {
-		uint64_t mask = count == 64 ? ~(uint64_t)0 : (((uint64_t)1 << count) - 1) << bit;
-
-		s->words[first / 64] |= mask;
-	} else {
-		hvt_pageset_set_range(s, first, count);
-	}
-}
-
-static int parse_runs(struct hvt_pageset *s, const uint8_t *p, const uint8_t *end, struct hvt_err *err)
-{
-	uint64_t prev_end = 0, nrun = 0, gap, len1;
+	uint64_t prev_end = 0, nrun = 0, gap, len1, npages = k->npages;
 
 	while (p < end) {
-		if (get_varint(&p, end, &gap) || get_varint(&p, end, &len1))
+		/* one-byte varints (short gaps and runs) are the common case: read them inline */
+		if (end - p >= 2 && !((p[0] | p[1]) & 0x80)) {
+			gap = p[0];
+			len1 = p[1];
+			p += 2;
+		} else if (get_varint(&p, end, &gap) || get_varint(&p, end, &len1)) {
 			return hvt_err_set(err, -EINVAL, "zstd-runs: run %llu: truncated or overlong varint",
 					   (unsigned long long)nrun);
+		}
 		if (nrun > 0 && gap == 0)
 			return hvt_err_set(err, -EINVAL, "zstd-runs: run %llu touches the previous run",
 					   (unsigned long long)nrun);
-		if (gap >= s->npages - prev_end || len1 >= s->npages - prev_end - gap)
+		if (gap >= npages - prev_end || len1 >= npages - prev_end - gap)
 			return hvt_err_set(err, -EINVAL,
 					   "zstd-runs: run %llu runs past the slot's %llu pages",
-					   (unsigned long long)nrun, (unsigned long long)s->npages);
-		set_run(s, prev_end + gap, len1 + 1);
+					   (unsigned long long)nrun, (unsigned long long)npages);
+		if (sink_run(k, prev_end + gap, len1 + 1))
+			return hvt_err_set(err, -ENOMEM, "out of memory");
 		prev_end += gap + len1 + 1;
 		nrun++;
 	}
 	return 0;
 }
 
-static int zstd_runs_decode(struct hvt_pageset *s, const uint8_t *in, size_t inlen, struct hvt_err *err)
+static int zstd_runs_decode(struct run_sink *k, const uint8_t *in, size_t inlen, struct hvt_err *err)
 {
 	struct zstd_ctxs *z;
 	unsigned long long size;
@@ -320,10 +351,10 @@ static int zstd_runs_decode(struct hvt_pageset *s, const uint8_t *in, size_t inl
 	size = ZSTD_getFrameContentSize(in, inlen);
 	if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR)
 		return hvt_err_set(err, -EINVAL, "zstd-runs: the frame does not declare its size");
-	if (size > s->npages && size - s->npages > 1)
+	if (size > k->npages && size - k->npages > 1)
 		return hvt_err_set(err, -EINVAL,
 				   "zstd-runs: %llu bytes of runs is more than %llu pages allow", size,
-				   (unsigned long long)s->npages);
+				   (unsigned long long)k->npages);
 	z = zstd_ctxs_get();
 	if (!z || size > SIZE_MAX - 1)
 		return -ENOMEM;
@@ -337,7 +368,7 @@ static int zstd_runs_decode(struct hvt_pageset *s, const uint8_t *in, size_t inl
 		rc = hvt_err_set(err, -EINVAL, "zstd-runs: frame holds %zu bytes, not the %llu it declares",
 				 n, size);
 	else
-		rc = parse_runs(s, buf, buf + n, err);
+		rc = parse_runs(k, buf, buf + n, err);
 	free(buf);
 	return rc;
 }
@@ -357,23 +388,45 @@ int hvt_pageset_encode(const struct hvt_pageset *s, enum hvt_codec c, uint8_t **
 	return -EINVAL;
 }
 
+static int decode_into(struct run_sink *k, enum hvt_codec c, const uint8_t *in, size_t inlen,
+		       struct hvt_err *err)
+{
+	switch (c) {
+	case HVT_CODEC_ROARING:
+		return roaring_decode(k, in, inlen, err);
+	case HVT_CODEC_ZSTD_RUNS:
+		return zstd_runs_decode(k, in, inlen, err);
+	}
+	return hvt_err_set(err, -EINVAL, "unknown page-set codec %d", (int)c);
+}
+
 int hvt_pageset_decode(struct hvt_pageset *s, enum hvt_codec c, const uint8_t *in, size_t inlen,
 		       struct hvt_err *err)
 {
+	struct run_sink k = {.s = s, .npages = s->npages};
 	int rc;
 
 	hvt_pageset_clear(s);
-	switch (c) {
-	case HVT_CODEC_ROARING:
-		rc = roaring_decode(s, in, inlen, err);
-		break;
-	case HVT_CODEC_ZSTD_RUNS:
-		rc = zstd_runs_decode(s, in, inlen, err);
-		break;
-	default:
-		return hvt_err_set(err, -EINVAL, "unknown page-set codec %d", (int)c);
-	}
+	rc = decode_into(&k, c, in, inlen, err);
 	if (rc)
 		hvt_pageset_clear(s); /* no half-decoded set escapes */
 	return rc;
+}
+
+int hvt_pageset_decode_runs(struct hvt_runs *out, uint64_t base, uint64_t npages, enum hvt_codec c,
+			    const uint8_t *in, size_t inlen, struct hvt_err *err)
+{
+	struct run_sink k = {.out = out, .base = base, .npages = npages};
+	size_t n0 = out->n;
+	uint64_t pages = 0;
+	int rc = decode_into(&k, c, in, inlen, err);
+
+	if (rc) {
+		out->n = n0;
+		return rc;
+	}
+	for (size_t i = n0; i < out->n; i++)
+		pages += out->v[i].count;
+	out->pages += pages;
+	return 0;
 }

@@ -19,6 +19,7 @@
 #include "hvmtrace/error.h"
 #include "hvmtrace/trace.h"
 #include "trace_format.h"
+#include "trace_runs.h"
 
 #define WINDOW_SIZE (1u << 20) /* bytes read at a time while walking records */
 
@@ -580,5 +581,38 @@ int hvt_trace_read_interval(struct hvt_trace_reader *r, uint64_t i, struct hvt_i
 	if (rc)
 		return hvt_err_prefix(err, rc, "%s: interval %llu, record at offset %llu: ", r->path,
 				      (unsigned long long)i, (unsigned long long)e->offset);
+	return 0;
+}
+
+int hvt_trace_read_payload(struct hvt_trace_reader *r, uint64_t i, const uint8_t **payload, size_t *len,
+			   const struct hvt_layout **layout, struct hvt_err *err)
+{
+	const struct interval_entry *e;
+	struct record rec;
+	char why[200];
+	int rc = 0;
+
+	if (i >= r->nintervals)
+		return hvt_err_set(err, -EINVAL, "%s: no interval %llu (the trace has %zu)", r->path,
+				   (unsigned long long)i, r->nintervals);
+	e = &r->intervals[i];
+	/* as hvt_trace_read_interval: the record afresh, its CRC checked again */
+	r->win_len = 0;
+	if (e->offset + HVT_REC_HEADER_SIZE + hvt_rec_padded(e->length) <= r->size &&
+	    !fetch_ahead(r, e->offset, HVT_REC_HEADER_SIZE + (size_t)hvt_rec_padded(e->length), 0, &rc))
+		snprintf(why, sizeof(why), "read error: %s", strerror(-rc));
+	else
+		rc = read_record(r, e->offset, &rec, why, sizeof(why));
+	if (!rc && (rec.type != HVT_REC_INTERVAL || rec.length != e->length ||
+		    hvt_get_le64(rec.payload) != e->seq || hvt_get_le64(rec.payload + 40) != e->generation)) {
+		snprintf(why, sizeof(why), "record changed since the trace was opened");
+		rc = -EINVAL;
+	}
+	if (rc)
+		return hvt_err_set(err, rc, "%s: interval %llu, record at offset %llu: %s", r->path,
+				   (unsigned long long)i, (unsigned long long)e->offset, why);
+	*payload = rec.payload;
+	*len = rec.length;
+	*layout = &r->layouts[e->layout].layout;
 	return 0;
 }

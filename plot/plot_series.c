@@ -309,8 +309,7 @@ int plot_cdf(const struct plot_args *a)
 	nw = concentration(pp.w, span, s.niv, &xw, &yw);
 	na = concentration(pp.a, span, s.niv, &xa, &ya);
 	plot_describe(&s, sub, sizeof(sub));
-	plot_title(&p, "Write concentration: x % of the pages take y % of the page-writes",
-		   sub);
+	plot_title(&p, "Write concentration: x % of the pages take y % of the page-writes", sub);
 	plot_axes(&p, 0, 100, 0, 100, "pages, most-written first (% of the pages ever written / accessed)",
 		  "page-writes (page-accesses) they take (%)", plot_fmt_plain, plot_fmt_plain);
 	polyline(&p, diag, diag, NULL, 2, (struct rgb){0.6, 0.6, 0.6}, 1, 3);

@@ -1,272 +1,131 @@
 // SPDX-License-Identifier: MIT
 /*
- * hvmtrace report: the per-interval table of a trace and its totals. Totals are computed over guest-physical
- * page numbers, so they stay right across layout changes (slots split or merged between intervals).
+ * hvmtrace report: the per-interval table of a trace, its totals and the analyses of docs/analyses.md
+ * (working sets, write frequency, page classes, phases, channel bandwidth), as text or JSON, over a
+ * selection of intervals (--from/--to) and guest pages (--range). Totals are computed over guest-physical
+ * page numbers, so they stay right across layout changes.
  */
-#include <inttypes.h>
-#include <roaring/roaring.h>
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/options.h"
+#include "report.h"
 #include "report_html.h"
 #include "trace_input.h"
 
-#define MIB(pages, psize) ((double)(pages) * (psize) / (1 << 20))
-#define MBPS(bytes, ns)   ((ns) ? (double)(bytes)*1e3 / (double)(ns) : 0.0) /* 10^6 bytes/s */
-
-/* DRAM bandwidth in the trace: none, reads and writes apart (PMU), or totals only (resctrl). */
-enum bw_kind { BW_NONE, BW_SPLIT, BW_TOTAL };
-
-struct bw_totals {
-	enum bw_kind kind;
-	enum hvt_bw_source source;
-	uint64_t intervals;        /* intervals that carry bandwidth */
-	uint64_t ns;               /* their summed duration */
-	uint64_t read, write, sum; /* bytes; read/write only for split intervals */
-};
-
-struct totals {
-	uint64_t intervals, finals, missed_intervals, missed_deadlines;
-	uint64_t span_ns, first_start_ns;
-	uint64_t peak_pages, peak_seq;
-	uint64_t written_sum;
-	uint64_t complete_intervals; /* not FINAL: the ones "every interval" is taken over */
-	roaring_bitmap_t *ever;      /* GFNs written in any interval */
-	roaring_bitmap_t *every;     /* GFNs written in every complete interval (NULL until the first) */
-	bool written_available, accessed_available;
-	uint64_t wna_pages, wna_intervals; /* written pages the harvest did not report accessed */
-	struct bw_totals bw;
-	uint32_t page_size;
-	bool table; /* print a row per interval */
-	const char *path;
-};
-
-/* The GFNs of a set, as a roaring bitmap; -1 if a GFN does not fit 32 bits (16 TiB of guest RAM). */
-static int gfns_of(const struct hvt_pageset *sets, const struct hvt_layout *l, roaring_bitmap_t *out)
+static int opt_point(const struct hvt_option *opt, const char *arg, char *problem, size_t len)
 {
-	for (uint32_t i = 0; i < l->nslots; i++) {
-		uint64_t pos = 0, base = hvt_memslot_first_gfn(l, &l->slots[i]);
-		struct hvt_run run;
+	struct hvt_err err = {{0}};
 
-		while (hvt_pageset_next_run(&sets[i], &pos, &run)) {
-			if (base + run.first + run.count > UINT32_MAX)
-				return -1;
-			roaring_bitmap_add_range(out, base + run.first, base + run.first + run.count);
-		}
+	if (hvt_point_parse(opt->value, arg, &err)) {
+		snprintf(problem, len, "%s", err.msg);
+		return -1;
 	}
 	return 0;
 }
 
-static void print_header(struct hvt_trace_reader *r, const char *path)
+static int opt_range(const struct hvt_option *opt, const char *arg, char *problem, size_t len)
 {
-	const struct hvt_trace_meta *m = hvt_trace_meta(r);
-	struct hvt_trace_status st;
+	struct hvt_err err = {{0}};
 
-	hvt_trace_get_status(r, &st);
-	printf("trace      %s (%s)\n", path, st.complete ? "complete" : "INCOMPLETE");
-	printf("vm         '%s' (%s, %s)\n", m->vm_name, m->vm_vmm, m->vm_accel);
-	printf("mode       %s, interval %.3f s\n", hvt_mode_name(m->mode), m->interval_ns / 1e9);
-	for (uint64_t i = 0; i < st.layouts; i++) {
-		const struct hvt_layout *l = hvt_trace_layout_at(r, i);
-
-		printf("layout %-3" PRIu64 "", l->generation);
-		for (uint32_t s = 0; s < l->nslots; s++)
-			printf("%s slot %u: gpa 0x%" PRIx64 " +%.1f MiB (%s%s%s)", s ? ";" : "",
-			       l->slots[s].slot, l->slots[s].gpa, l->slots[s].size / 1048576.0,
-			       l->slots[s].backing, l->slots[s].name[0] ? ", " : "", l->slots[s].name);
-		putchar('\n');
+	if (hvt_gfn_range_parse(opt->value, arg, &err)) {
+		snprintf(problem, len, "%s", err.msg);
+		return -1;
 	}
-	putchar('\n');
-}
-
-/* How the trace measured bandwidth, from its metadata; prints the source and the channels. */
-static void bw_from_meta(const struct hvt_trace_meta *m, struct bw_totals *bw)
-{
-	if (!m->bandwidth_available)
-		return;
-	bw->source = m->bandwidth_source;
-	bw->kind = bw->source == HVT_BW_SOURCE_RESCTRL_TOTAL ? BW_TOTAL : BW_SPLIT;
-	printf("bandwidth  %s%s:", hvt_bw_source_name(bw->source),
-	       bw->kind == BW_TOTAL                       ? " (TOTAL bytes, not split into reads and writes)"
-	       : bw->source == HVT_BW_SOURCE_PMU_STAND_IN ? " (STAND-IN: software events, not DRAM)"
-							  : "");
-	for (uint32_t i = 0; i < m->channels.n; i++)
-		printf("%s %s", i ? "," : "", m->channels.v[i].id);
-	printf("\n\n");
-}
-
-/* Adds an interval's bytes to the totals; prints its MB/s columns when the table is on. */
-static void account_bw(struct bw_totals *bw, const struct hvt_interval *iv, bool table)
-{
-	bool have = iv->flags & HVT_IV_BANDWIDTH, split = have && !(iv->flags & HVT_IV_BW_TOTAL);
-	uint64_t ns = iv->t_end_ns - iv->t_start_ns, rd = 0, wr = 0;
-
-	for (uint32_t i = 0; have && i < iv->nchannels; i++) {
-		rd += iv->channels[i].read_bytes;
-		wr += iv->channels[i].write_bytes;
-	}
-	if (have) {
-		bw->intervals++;
-		bw->ns += ns;
-		bw->sum += rd + wr;
-		bw->read += split ? rd : 0;
-		bw->write += split ? wr : 0;
-	}
-	if (!table || bw->kind == BW_NONE)
-		return;
-	if (bw->kind == BW_TOTAL && have)
-		printf(" %10.1f", MBPS(rd + wr, ns));
-	else if (bw->kind == BW_TOTAL)
-		printf(" %10s", "n/a");
-	else if (split)
-		printf(" %10.1f %10.1f", MBPS(rd, ns), MBPS(wr, ns));
-	else
-		printf(" %10s %10s", "n/a", "n/a");
-}
-
-static int account(void *ctx, const struct hvt_interval *iv, const struct hvt_layout *l)
-{
-	struct totals *t = ctx;
-	bool table = t->table;
-	uint64_t wp = 0;
-
-	if (!t->intervals)
-		t->first_start_ns = iv->t_start_ns;
-	t->intervals++;
-	t->span_ns = iv->t_end_ns - t->first_start_ns;
-	t->finals += !!(iv->flags & HVT_IV_FINAL);
-	t->missed_intervals += iv->missed_deadlines > 0;
-	t->missed_deadlines += iv->missed_deadlines;
-	t->page_size = l->page_size;
-	if (iv->flags & HVT_IV_WRITTEN) {
-		roaring_bitmap_t *set = roaring_bitmap_create();
-
-		t->written_available = true;
-		if (gfns_of(iv->written, l, set)) {
-			roaring_bitmap_free(set);
-			fprintf(stderr,
-				"hvmtrace report: %s: interval %" PRIu64
-				" has a GFN above 2^32, which report does not handle (guests over 16 TiB)\n",
-				t->path, iv->seq);
-			return TRACE_USAGE;
-		}
-		wp = roaring_bitmap_get_cardinality(set);
-		t->written_sum += wp;
-		if (wp > t->peak_pages || t->intervals == 1) {
-			t->peak_pages = wp;
-			t->peak_seq = iv->seq;
-		}
-		roaring_bitmap_or_inplace(t->ever, set);
-		if (!(iv->flags & HVT_IV_FINAL)) {
-			if (!t->complete_intervals++)
-				t->every = roaring_bitmap_copy(set);
-			else
-				roaring_bitmap_and_inplace(t->every, set);
-		}
-		roaring_bitmap_free(set);
-	}
-	t->accessed_available |= !!(iv->flags & HVT_IV_ACCESSED);
-	if ((iv->flags & HVT_IV_WNA_COUNTED) && iv->written_not_accessed) {
-		t->wna_pages += iv->written_not_accessed;
-		t->wna_intervals++;
-	}
-	if (table) {
-		printf("%6" PRIu64 " %10.3f %8.3f", iv->seq, (iv->t_start_ns - t->first_start_ns) / 1e9,
-		       (iv->t_end_ns - iv->t_start_ns) / 1e9);
-		if (iv->flags & HVT_IV_WRITTEN)
-			printf(" %10" PRIu64 " %11.1f", wp, MIB(wp, l->page_size));
-		else
-			printf(" %10s %11s", "n/a", "n/a");
-		if (iv->flags & HVT_IV_ACCESSED)
-			printf(" %10" PRIu64, hvt_interval_count_pages(iv->accessed, iv->nslots));
-		else
-			printf(" %10s", "n/a");
-	}
-	account_bw(&t->bw, iv, table);
-	if (table)
-		printf(" %6u %s\n", iv->missed_deadlines, (iv->flags & HVT_IV_FINAL) ? "final" : "");
 	return 0;
 }
 
-static void print_bw_totals(const struct bw_totals *bw, uint64_t intervals)
+/* A fraction 0 .. 1, or a percentage with '%'. */
+static int opt_fraction(const struct hvt_option *opt, const char *arg, char *problem, size_t len)
 {
-	if (bw->kind == BW_NONE) {
-		printf("  DRAM bandwidth                   not measured in this trace\n");
-		return;
+	char *end;
+	double v = strtod(arg, &end);
+
+	if (end != arg && *end == '%' && !end[1]) {
+		v /= 100;
+		end++;
 	}
-	if (bw->intervals < intervals)
-		printf("  DRAM bandwidth                   measured in %" PRIu64 " of %" PRIu64
-		       " intervals (a counter did not count in the others)\n",
-		       bw->intervals, intervals);
-	if (bw->kind == BW_TOTAL) {
-		printf("  DRAM bytes, total                %" PRIu64
-		       " (%.1f MB; not split into reads and writes)\n",
-		       bw->sum, bw->sum / 1e6);
-		printf("  mean DRAM MB/s, total            %.1f\n", MBPS(bw->sum, bw->ns));
-		return;
+	if (end == arg || *end || !isfinite(v) || v < 0 || v > 1) {
+		snprintf(problem, len, "'%s' is not a fraction from 0 to 1 (or a percentage such as 50%%)",
+			 arg);
+		return -1;
 	}
-	printf("  DRAM bytes read                  %" PRIu64 " (%.1f MB)\n", bw->read, bw->read / 1e6);
-	printf("  DRAM bytes written               %" PRIu64 " (%.1f MB)\n", bw->write, bw->write / 1e6);
-	printf("  mean DRAM MB/s read / write      %.1f / %.1f\n", MBPS(bw->read, bw->ns),
-	       MBPS(bw->write, bw->ns));
+	*(double *)opt->value = v;
+	return 0;
 }
 
-static void print_totals(const struct totals *t, const char *mode)
+static FILE *open_output(const char *path)
 {
-	uint64_t every = t->every ? roaring_bitmap_get_cardinality(t->every) : 0;
-	uint64_t ever = roaring_bitmap_get_cardinality(t->ever);
+	FILE *f;
 
-	printf("\ntotals\n");
-	printf("  intervals                        %" PRIu64 " (%" PRIu64 " final; %" PRIu64
-	       " after missed deadlines, %" PRIu64 " deadlines missed)\n",
-	       t->intervals, t->finals, t->missed_intervals, t->missed_deadlines);
-	printf("  time covered                     %.3f s\n", t->span_ns / 1e9);
-	if (!t->written_available) {
-		printf("  written pages                    not available in this trace\n");
-	} else {
-		printf("  distinct pages ever written      %" PRIu64 " (%.1f MiB)\n", ever,
-		       MIB(ever, t->page_size));
-		printf("  pages written in every interval  %" PRIu64 " (%.1f MiB; over the %" PRIu64
-		       " intervals not cut short)\n",
-		       every, MIB(every, t->page_size), t->complete_intervals);
-		printf("  peak written pages/interval      %" PRIu64 " (%.1f MiB, interval %" PRIu64 ")\n",
-		       t->peak_pages, MIB(t->peak_pages, t->page_size), t->peak_seq);
-		if (t->span_ns)
-			printf("  mean written pages/s             %.1f\n",
-			       t->written_sum / (t->span_ns / 1e9));
-	}
-	if (!t->accessed_available)
-		printf(
-		    "  accessed pages                   not available (mode %s records written pages only)\n",
-		    mode);
-	if (t->wna_pages)
-		printf("  written, not reported accessed   %" PRIu64 " pages in %" PRIu64
-		       " interval%s (the tracer recorded them as accessed too; see docs/kvm-ad.md)\n",
-		       t->wna_pages, t->wna_intervals, t->wna_intervals == 1 ? "" : "s");
-	print_bw_totals(&t->bw, t->intervals);
+	if (!path || !strcmp(path, "-"))
+		return stdout;
+	f = fopen(path, "we");
+	if (!f)
+		fprintf(stderr, "hvmtrace report: cannot create %s: %s\n", path, strerror(errno));
+	return f;
 }
 
 int cmd_report(int argc, char **argv)
 {
 	static const struct hvt_exit_status exits[] = {
 	    {TRACE_OK, "the report is complete"},
-	    {TRACE_USAGE, "bad arguments, or TRACE is not a trace"},
+	    {TRACE_OUTPUT_FAILED, "writing the output failed"},
+	    {TRACE_USAGE,
+	     "bad arguments, TRACE is not a trace, the selection holds nothing, or the output cannot "
+	     "be created"},
 	    {TRACE_INCOMPLETE, "the trace is incomplete (the report covers everything before the damage)"},
 	    {0, NULL},
 	};
-	struct totals t = {0};
-	const char *path = "hvmtrace.hvt";
-	struct hvt_trace_reader *r;
-	bool table = true;
-	const char *html = NULL;
+	struct report rp = {.path = "hvmtrace.hvt"};
+	struct report_opts *o = &rp.o;
+	const char *output = NULL, *html = NULL;
+	int window = HVT_DEFAULT_WINDOW, span = 0;
+	struct hvt_err err = {{0}};
+	char why[512] = "";
+	FILE *out;
+	int status;
+
+	o->table = true;
+	o->th = hvt_class_defaults;
+	o->ph = hvt_phase_defaults;
+	span = (int)o->ph.span;
 	const struct hvt_option opts[] = {
-	    HVT_OPT_OPERAND(&path, "TRACE", "the trace to read (default hvmtrace.hvt)"),
-	    HVT_OPT_FLAG_OFF(0, "totals-only", &table, "print only the totals, not the per-interval table"),
+	    HVT_OPT_OPERAND(&rp.path, "TRACE", "the trace to read (default hvmtrace.hvt)"),
+	    HVT_OPT_FLAG_OFF(0, "totals-only", &o->table, "no per-interval table"),
+	    HVT_OPT_FLAG(0, "json", &o->json, "everything as one JSON object (null: not available)"),
+	    HVT_OPT_PATH('o', "output", &output, "FILE", "write the report to FILE, not standard output"),
 	    HVT_OPT_PATH(0, "html", &html, "FILE",
 			 "write the interactive memory display instead: one self-contained HTML file"),
+	    HVT_OPT_HEADING("Selection"),
+	    HVT_OPT_CALLBACK(0, "from", &o->sel.from, opt_point, "WHEN",
+			     "first interval: its number (12) or a time since the start (30s, 1.5m)"),
+	    HVT_OPT_CALLBACK(0, "to", &o->sel.to, opt_point, "WHEN", "last interval, as --from"),
+	    HVT_OPT_CALLBACK(0, "range", &o->sel, opt_range, "GFN-GFN",
+			     "only these guest page frame numbers (decimal or 0x-hex, inclusive)"),
+	    HVT_OPT_HEADING("Analyses"),
+	    HVT_OPT_INT(0, "window", &window, 1, 65535, "N", "intervals per sliding window (default 10)"),
+	    HVT_OPT_FLAG(0, "histogram", &o->histogram, "the whole write-frequency histogram"),
+	    HVT_OPT_FLAG(0, "pages", &o->pages, "each page's class (runs of pages of one class)"),
+	    HVT_OPT_FLAG(0, "regions", &o->regions, "each 2 MiB region's class"),
+	    HVT_OPT_CALLBACK(0, "write-heavy", &o->th.write_heavy, opt_fraction, "F",
+			     "write-heavy: written in at least F of the intervals (default 0.5)"),
+	    HVT_OPT_CALLBACK(0, "read-mostly", &o->th.read_mostly_min, opt_fraction, "F",
+			     "read-mostly: accessed in at least F of the intervals (default 0.25)"),
+	    HVT_OPT_CALLBACK(
+		0, "read-mostly-write", &o->th.read_mostly_write, opt_fraction, "F",
+		"... and written in at most F of the intervals it was accessed in (default 0.1)"),
+	    HVT_OPT_CALLBACK(0, "cold", &o->th.cold, opt_fraction, "F",
+			     "cold: touched in fewer than F of the intervals (default 0.05)"),
+	    HVT_OPT_INT(0, "phase-span", &span, 1, 1000, "N",
+			"phases: compare the means of N intervals before and after (default 3)"),
+	    HVT_OPT_CALLBACK(0, "phase-change", &o->ph.rel, opt_fraction, "F",
+			     "phases: a level change of at least F of the larger mean (default 0.3)"),
 	    HVT_OPT_END,
 	};
 	const struct hvt_cmdline cmd = {
@@ -275,38 +134,56 @@ int cmd_report(int argc, char **argv)
 	    .options = opts,
 	    .notes = "With DRAM bandwidth in the trace, the table has read_MBps/write_MBps columns\n"
 		     "(total_MBps for sources that do not split reads and writes, such as resctrl);\n"
-		     "MB/s = 10^6 bytes/s.",
+		     "MB/s = 10^6 bytes/s. Every analysis is described in docs/analyses.md.",
 	    .exits = exits,
 	    .usage_status = TRACE_USAGE,
 	};
-	int status = hvt_opts_parse(&cmd, argc, argv);
 
+	status = hvt_opts_parse(&cmd, argc, argv);
 	if (status != HVT_OPTS_RUN)
 		return status;
 	if (html)
-		return report_html(path, html);
-	r = trace_input_open("report", path);
-	if (!r)
+		return report_html(rp.path, html);
+	o->window = (uint32_t)window;
+	o->ph.span = (uint32_t)span;
+	rp.r = trace_input_open("report", rp.path);
+	if (!rp.r)
 		return TRACE_USAGE;
-	print_header(r, path);
-	bw_from_meta(hvt_trace_meta(r), &t.bw);
-	if (table) {
-		printf("%6s %10s %8s %10s %11s %10s", "seq", "start_s", "dur_s", "written", "written_MiB",
-		       "accessed");
-		if (t.bw.kind == BW_SPLIT)
-			printf(" %10s %10s", "read_MBps", "write_MBps");
-		else if (t.bw.kind == BW_TOTAL)
-			printf(" %10s", "total_MBps");
-		printf(" %6s\n", "missed");
+	if (hvt_analysis_load(&rp.a, rp.r, &o->sel, &(struct hvt_analysis_opts){.window = o->window}, &err)) {
+		fprintf(stderr, "hvmtrace report: %s: %s\n", rp.path, err.msg);
+		hvt_trace_reader_close(rp.r);
+		return TRACE_USAGE;
 	}
-	t.ever = roaring_bitmap_create();
-	t.table = table;
-	t.path = path;
-	status = trace_input_each("report", path, r, account, &t);
-	print_totals(&t, hvt_mode_name(hvt_trace_meta(r)->mode));
-	roaring_bitmap_free(t.ever);
-	if (t.every)
-		roaring_bitmap_free(t.every);
-	hvt_trace_reader_close(r);
+	if (report_compute(&rp, why, sizeof(why))) {
+		fprintf(stderr, "hvmtrace report: %s: %s\n", rp.path, why);
+		status = TRACE_USAGE;
+		goto out;
+	}
+	out = open_output(output);
+	if (!out) {
+		status = TRACE_USAGE;
+		goto out;
+	}
+	if (o->json)
+		report_print_json(out, &rp);
+	else
+		report_print_text(out, &rp);
+	status = 0;
+	if (out != stdout ? fclose(out) : fflush(stdout)) {
+		fprintf(stderr, "hvmtrace report: writing %s: %s\n", output ? output : "standard output",
+			strerror(errno));
+		status = TRACE_OUTPUT_FAILED;
+	}
+	if (!status && !rp.a.complete) {
+		fprintf(
+		    stderr,
+		    "hvmtrace report: %s: incomplete trace (%s); the %llu intervals before that point were "
+		    "read\n",
+		    rp.path, rp.a.problem, (unsigned long long)rp.a.readable);
+		status = TRACE_INCOMPLETE;
+	}
+out:
+	report_free(&rp);
+	hvt_trace_reader_close(rp.r);
 	return status;
 }

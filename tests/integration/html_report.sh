@@ -2,7 +2,8 @@
 # hvmtrace report --html in Debian's headless Chromium, driven over its DevTools pipe (tests/tools/cdp.py,
 # check_html.py) with real mouse events: hover (GFN, host channel, counts), click (a page's history), a
 # drag across the working-set chart (range, summary and counts recomputed) and playback, each checked
-# against the trace's intervals as `hvmtrace export --jsonl` reads them; a mode-ad trace with channels and
+# against the trace's intervals as `hvmtrace export --jsonl` reads them, and the summaries against
+# `hvmtrace report --json` of the same range; a mode-ad trace with channels and
 # a dirty-log one without (accessed and bandwidth "not available"). Screenshots go to
 # $BUILD/test-logs/html_report/. The file is self-contained (no URL in it); bad input: one line, exit 2.
 source "$(dirname "$0")/../lib/assert.bash"
@@ -16,18 +17,22 @@ user=()
 [ "$(id -u)" = 0 ] && user=(--user nobody)
 mkdir -p "$T/profile" && [ "$(id -u)" = 0 ] && chown nobody "$T/profile"
 
-# run NAME TRACE CHECK_HTML-ARGS...: report --html, the oracle's exports, then the browser checks.
+# run NAME TRACE FROM TO CHECK_HTML-ARGS...: report --html, the oracles (export --jsonl, report --json of
+# the whole trace and of seqs FROM-TO), then the browser checks, with a drag over FROM-TO.
 run() {
-	local name=$1 trace=$2
-	shift 2
+	local name=$1 trace=$2 from=$3 to=$4
+	shift 4
 	"$HVT" report "$trace" --html "$T/$name.html" >"$T/$name.out" || fail "report --html $name"
 	cat "$T/$name.out"
 	"$HVT" export --jsonl "$T/$name.jsonl" "$trace" || fail "export --jsonl $name"
 	"$HVT" export --meta "$trace" >"$T/$name.meta" || fail "export --meta $name"
+	"$HVT" report --json "$trace" >"$T/$name.all.json" || fail "report --json $name"
+	"$HVT" report --json --from "$from" --to "$to" "$trace" >"$T/$name.range.json" || fail "report --json --from $from --to $to"
 	chmod 644 "$T/$name.html"
 	! grep -Eq 'https?://|<link|<img|src=' "$T/$name.html" || fail "$name.html refers to something outside it"
 	python3 tests/tools/check_html.py --html "$T/$name.html" --jsonl "$T/$name.jsonl" --meta "$T/$name.meta" \
-		--shots "$SHOTS" --name "$name" --profile "$T/profile" "${user[@]}" "$@" || fail "check_html $name"
+		--shots "$SHOTS" --name "$name" --profile "$T/profile" "${user[@]}" --range-from "$from" --range-to "$to" \
+		--report-all "$T/$name.all.json" --report-range "$T/$name.range.json" "$@" || fail "check_html $name"
 }
 
 "$TOOLS/synth_arrays" -o "$T/ad.hvt" --memory 512M --intervals 20 --channels 2 --extent 128M \
@@ -38,11 +43,11 @@ for arr in a b c; do
 	pages+=(--page "$(printf '0x%x' $((first + 3)))")
 done
 # 128 MiB extents, channels round robin: a and c on ch0, b and GFN 0x9000 on ch1
-run ad "$T/ad.hvt" "${pages[@]}" --page 0x9000 --range-from 8 --range-to 14
+run ad "$T/ad.hvt" 8 14 "${pages[@]}" --page 0x9000
 "$TOOLS/synth_arrays" -o "$T/dl.hvt" --memory 256M --intervals 8 --mode dirty-log >"$T/truth-dl" ||
 	fail "synth_arrays dirty-log"
 c=$(awk '$2 == "c" {print $3}' "$T/truth-dl")
-run dirty-log "$T/dl.hvt" --page "$(printf '0x%x' $((c + 1)))" --page 0x100 --range-from 3 --range-to 6
+run dirty-log "$T/dl.hvt" 3 6 --page "$(printf '0x%x' $((c + 1)))" --page 0x100
 ls "$SHOTS"
 [ "$(ls "$SHOTS"/ad-*.png | wc -l)" = 4 ] || fail "expected 4 screenshots of the ad report in $SHOTS"
 

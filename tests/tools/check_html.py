@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 """check_html: opens a page `hvmtrace report --html` wrote in headless Chromium (tests/tools/cdp.py) and
 checks what it shows against the trace's own intervals as `hvmtrace export --jsonl` gives them (the
-oracle: another reader of the same trace), with real mouse events:
+oracle: another reader of the same trace) and its summaries against `hvmtrace report --json` of the same
+range (--report-all, --report-range), with real mouse events:
   - the summary of the whole trace (intervals, page-interval sums and peaks, distinct pages, bytes);
   - hover over each --page: the tooltip's GFN, host channel (from `export --meta`'s layouts) and in how
     many intervals of the selected range the page was written and accessed;
@@ -70,6 +71,25 @@ def expected_summary(ivs, accessed):
     return exp
 
 
+def report_summary(path):
+    """What `hvmtrace report --json` says of the same range, in the summary's terms."""
+    d = json.load(open(path))
+    acc = [iv["accessed"] for iv in d["intervals"] if iv.get("accessed") is not None]
+    ws = d["working_set"].get("accessed") or {}
+    return {"sum-intervals": d["selection"]["intervals"], "sum-first-seq": d["selection"]["first_seq"],
+            "sum-written": d["write_frequency"]["page_writes"],
+            "sum-written-peak": d["totals"]["peak_written_pages"],
+            "sum-distinct-written": d["totals"]["pages_ever_written"],
+            "sum-accessed": sum(acc) if acc else None, "sum-accessed-peak": ws.get("max"),
+            "sum-read-bytes": d["totals"]["read_bytes"], "sum-write-bytes": d["totals"]["write_bytes"]}
+
+
+def compare_report(b, path, label):
+    exp, got = report_summary(path), shown_summary(b)
+    for k, v in exp.items():
+        check("%s: summary %s = report --json" % (label, k), v, got.get(k))
+
+
 def shown_summary(b):
     vals = b.eval("Object.fromEntries([...document.querySelectorAll('#summary [data-value]')]"
                   ".map(e => [e.id, e.dataset.value]))")
@@ -120,6 +140,8 @@ def main():
     ap.add_argument("--page", action="append", default=[], type=lambda s: int(s, 0))
     ap.add_argument("--range-from", type=int, help="seq")
     ap.add_argument("--range-to", type=int, help="seq")
+    ap.add_argument("--report-all", help="`hvmtrace report --json` of the whole trace")
+    ap.add_argument("--report-range", help="`hvmtrace report --json --from F --to T` of the dragged range")
     ap.add_argument("--user", help="run chromium as this user (needed as root: its sandbox stays on)")
     ap.add_argument("--profile", required=True, help="a directory for chromium's profile")
     ap.add_argument("--name", default="report")
@@ -152,6 +174,8 @@ def main():
                   % (geo["cp"], geo["block"]))
             return 2
         compare_summary(b, ivs, accessed, "whole trace")
+        if a.report_all:
+            compare_report(b, a.report_all, "whole trace")
         check_pages(b, geo, ivs, extents, a.page, accessed, "whole trace")
 
         # Click: the page's history, interval by interval.
@@ -185,6 +209,8 @@ def main():
                int(b.eval("document.getElementById('range-text').dataset.last"))])
         sel = ivs[k0:k1 + 1]
         compare_summary(b, sel, accessed, "range %d-%d" % (a.range_from, a.range_to))
+        if a.report_range:
+            compare_report(b, a.report_range, "range %d-%d" % (a.range_from, a.range_to))
         check_pages(b, geo, sel, extents, a.page, accessed, "range %d-%d" % (a.range_from, a.range_to))
         b.screenshot(os.path.join(a.shots, a.name + "-3-range-hover.png"))
 

@@ -1,0 +1,490 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Loading the analyses' input (analysis.h): one pass over the selected intervals, read as runs of GFNs.
+ *
+ * Each page keeps its count and the interval it was last touched in (one cache line serves both, and a run
+ * of pages is one sequential sweep). The sliding windows follow from the last touches: a page touched in
+ * interval k counts in the windows ending at k .. k+w-1; if it was touched d < w intervals before, the
+ * windows up to k+w-1-d already counted it, so it adds only the windows from k+w-d on. Those spans go into
+ * a difference array over intervals, summed as the pass goes. Cost: O(pages touched), whatever the window
+ * and however scattered the sets (a union of run lists grows with both).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "hvmtrace/analysis.h"
+#include "hvmtrace/error.h"
+#include "trace_format.h"
+#include "trace_runs.h"
+
+#define PREFETCH_AHEAD 16
+
+/* What a page keeps during the pass, per kind (both in one line: a written page is mostly accessed too). */
+struct page_state {
+	uint32_t count[2];
+	uint32_t stamp[2]; /* k + window + 1 of the selected interval k that last touched it; 0: never */
+};
+
+struct loader {
+	struct hvt_analysis *a;
+	struct hvt_iv_runs ir;
+	struct hvt_runs clipped[2];
+	struct page_state *ps;
+	bool kind[2];      /* the trace has sets of this kind */
+	int64_t *wdiff[2]; /* [interval]: change of the window's page count there */
+	int64_t wsum[2];
+	uint64_t *gap[2]; /* [window]: pages of this interval last touched d intervals before */
+	uint64_t max_n;
+	uint64_t gfn_end; /* one past the range */
+	const struct hvt_layout *marked;
+	size_t cap;
+};
+
+/* The runs of src inside [a->gfn_first, gfn_end), appended to dst (emptied first). */
+static int clip(struct hvt_runs *dst, const struct hvt_runs *src, uint64_t lo, uint64_t hi)
+{
+	size_t i = 0, top = src->n;
+
+	dst->n = 0;
+	dst->pages = 0;
+	while (i < top) { /* first run ending after lo */
+		size_t mid = i + (top - i) / 2;
+
+		if (src->v[mid].first + src->v[mid].count <= lo)
+			i = mid + 1;
+		else
+			top = mid;
+	}
+	for (; i < src->n && src->v[i].first < hi; i++) {
+		uint64_t f = src->v[i].first > lo ? src->v[i].first : lo;
+		uint64_t e = src->v[i].first + src->v[i].count < hi ? src->v[i].first + src->v[i].count : hi;
+
+		if (hvt_runs_push(dst, f, e - f))
+			return -ENOMEM;
+		dst->pages += e - f;
+	}
+	return 0;
+}
+
+/* The guest's RAM span over every layout of the trace: [*first, *end). */
+static void ram_span(struct hvt_trace_reader *r, uint64_t *first, uint64_t *end)
+{
+	const struct hvt_layout *l;
+
+	*first = UINT64_MAX;
+	*end = 0;
+	for (uint64_t i = 0; (l = hvt_trace_layout_at(r, i)); i++)
+		for (uint32_t s = 0; s < l->nslots; s++) {
+			uint64_t f = hvt_memslot_first_gfn(l, &l->slots[s]);
+			uint64_t e = f + hvt_memslot_npages(l, &l->slots[s]);
+
+			*first = f < *first ? f : *first;
+			*end = e > *end ? e : *end;
+		}
+}
+
+static void mark_ram(struct loader *ld, const struct hvt_layout *l)
+{
+	struct hvt_analysis *a = ld->a;
+
+	if (l == ld->marked)
+		return;
+	ld->marked = l;
+	for (uint32_t s = 0; s < l->nslots; s++) {
+		uint64_t f = hvt_memslot_first_gfn(l, &l->slots[s]);
+		uint64_t e = f + hvt_memslot_npages(l, &l->slots[s]);
+
+		f = f > a->gfn_first ? f : a->gfn_first;
+		e = e < ld->gfn_end ? e : ld->gfn_end;
+		if (f < e)
+			hvt_pageset_set_range(&a->ram, f - a->gfn_first, e - f);
+	}
+}
+
+static int selected(const struct hvt_selection *sel, uint64_t seq, uint64_t t0, uint64_t ts, uint64_t te,
+		    bool *past)
+{
+	*past = false;
+	if (sel->to.kind == HVT_POINT_INTERVAL && seq > sel->to.value)
+		*past = true;
+	if (sel->to.kind == HVT_POINT_TIME && ts - t0 >= sel->to.value)
+		*past = true;
+	if (*past)
+		return 0;
+	if (sel->from.kind == HVT_POINT_INTERVAL && seq < sel->from.value)
+		return 0;
+	if (sel->from.kind == HVT_POINT_TIME && te - t0 <= sel->from.value)
+		return 0;
+	return 1;
+}
+
+/*
+ * The page states are swept at random places once per run: on 4 KiB pages nearly every run also misses the
+ * TLB. Transparent huge pages where the kernel offers them (madvise) cut that; anonymous mmap is zeroed.
+ */
+static void *big_calloc(size_t bytes)
+{
+	void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	madvise(p, bytes, MADV_HUGEPAGE); /* a hint: without THP it fails, and that is fine */
+	return p;
+}
+
+static void big_free(void *p, size_t bytes)
+{
+	if (p)
+		munmap(p, bytes ? bytes : 1);
+}
+
+static int grow(struct loader *ld)
+{
+	struct hvt_analysis *a = ld->a;
+	size_t cap = ld->cap ? ld->cap * 2 : 256;
+	struct hvt_iv_info *iv = realloc(a->iv, cap * sizeof(*iv));
+	struct hvt_channel_bytes *ch;
+
+	if (!iv)
+		return -ENOMEM;
+	a->iv = iv;
+	if (a->nchannels) {
+		ch = realloc(a->ch, cap * a->nchannels * sizeof(*ch));
+		if (!ch)
+			return -ENOMEM;
+		a->ch = ch;
+	}
+	ld->cap = cap;
+	return 0;
+}
+
+static void add_bandwidth(struct hvt_analysis *a, const struct hvt_interval *h, struct hvt_iv_info *ii)
+{
+	struct hvt_channel_bytes *ch = a->nchannels ? &a->ch[a->n * a->nchannels] : NULL;
+	uint64_t rd = 0, wr = 0;
+
+	for (uint32_t c = 0; c < a->nchannels; c++)
+		ch[c] = (struct hvt_channel_bytes){.channel = c};
+	ii->read_bytes = ii->write_bytes = HVT_NA;
+	if (!(h->flags & HVT_IV_BANDWIDTH))
+		return;
+	for (uint32_t i = 0; i < h->nchannels; i++) {
+		rd += h->channels[i].read_bytes;
+		wr += h->channels[i].write_bytes;
+		if (h->channels[i].channel < a->nchannels) {
+			ch[h->channels[i].channel].read_bytes = h->channels[i].read_bytes;
+			ch[h->channels[i].channel].write_bytes = h->channels[i].write_bytes;
+		}
+	}
+	ii->read_bytes = rd;
+	ii->write_bytes = (h->flags & HVT_IV_BW_TOTAL) ? HVT_NA : wr;
+}
+
+/* Touches a run of pages in interval k; adds to gap[d] the pages last touched d < w intervals before. */
+static void touch_run(struct page_state *p, uint64_t count, int kind, uint32_t stamp, uint32_t w,
+		      uint64_t *gap)
+{
+	struct page_state *end = p + count;
+	uint32_t prev = UINT32_MAX;
+	uint64_t seg = 0;
+
+	/* pages touched together were mostly touched together before: count segments of one gap */
+	for (; p < end; p++) {
+		uint32_t d = stamp - p->stamp[kind];
+
+		p->count[kind]++;
+		p->stamp[kind] = stamp;
+		if (d != prev) {
+			if (prev < w)
+				gap[prev] += seg;
+			seg = 0;
+			prev = d;
+		}
+		seg++;
+	}
+	if (prev < w)
+		gap[prev] += seg;
+}
+
+/* The window ending at interval k, from the gaps of its touches. */
+static uint64_t close_window(struct loader *ld, int kind, uint64_t k)
+{
+	uint32_t w = ld->a->window;
+	int64_t *wd = ld->wdiff[kind];
+	uint64_t seen = 0, pages = ld->clipped[kind].pages;
+
+	for (uint32_t d = 1; d < w; d++) {
+		wd[k + w - d] += (int64_t)ld->gap[kind][d];
+		seen += ld->gap[kind][d];
+		ld->gap[kind][d] = 0;
+	}
+	wd[k] += (int64_t)(pages - seen);
+	wd[k + w] -= (int64_t)pages;
+	ld->wsum[kind] += wd[k];
+	return (uint64_t)ld->wsum[kind];
+}
+
+/* Both kinds' runs in GFN order, so a written run finds the lines its accessed run just brought in. */
+static void touch_interval(struct loader *ld, const bool have[2], uint64_t k)
+{
+	struct hvt_analysis *a = ld->a;
+	const struct hvt_runs *c[2] = {&ld->clipped[0], &ld->clipped[1]};
+	size_t n[2] = {have[0] ? c[0]->n : 0, have[1] ? c[1]->n : 0}, i[2] = {0, 0};
+	uint32_t w = a->window, stamp = (uint32_t)(k + w + 1);
+
+	while (i[0] < n[0] || i[1] < n[1]) {
+		int s = i[1] < n[1] && (i[0] == n[0] || c[1]->v[i[1]].first <= c[0]->v[i[0]].first);
+		const struct hvt_run *r = &c[s]->v[i[s]];
+
+		/* runs lie far apart: ask for the lines of a run some runs ahead while this one is swept */
+		if (i[s] + PREFETCH_AHEAD < n[s]) {
+			const struct page_state *q =
+			    &ld->ps[c[s]->v[i[s] + PREFETCH_AHEAD].first - a->gfn_first];
+
+			__builtin_prefetch(q, 1);
+			__builtin_prefetch((const char *)q + 64, 1);
+			__builtin_prefetch((const char *)q + 128, 1);
+		}
+		touch_run(&ld->ps[r->first - a->gfn_first], r->count, s, stamp, w, ld->gap[s]);
+		i[s]++;
+	}
+}
+
+static int add_interval(struct loader *ld, const struct hvt_layout *l)
+{
+	struct hvt_analysis *a = ld->a;
+	const struct hvt_interval *h = &ld->ir.hdr;
+	struct hvt_iv_info *ii;
+	bool have[2];
+	int rc;
+
+	if (a->n == ld->cap && (rc = grow(ld)))
+		return rc;
+	ii = &a->iv[a->n];
+	*ii = (struct hvt_iv_info){
+	    .seq = h->seq,
+	    .t_start_ns = h->t_start_ns - a->t0_ns,
+	    .t_end_ns = h->t_end_ns - a->t0_ns,
+	    .flags = h->flags,
+	    .missed_deadlines = h->missed_deadlines,
+	    .written = HVT_NA,
+	    .accessed = HVT_NA,
+	    .win_written = HVT_NA,
+	    .win_accessed = HVT_NA,
+	    .written_not_accessed = (h->flags & HVT_IV_WNA_COUNTED) ? h->written_not_accessed : HVT_NA,
+	    .lost_pages = h->lost_pages,
+	};
+	add_bandwidth(a, h, ii);
+	mark_ram(ld, l);
+	for (int k = 0; k < 2; k++) {
+		have[k] = (h->flags & (k ? HVT_IV_ACCESSED : HVT_IV_WRITTEN)) && ld->kind[k];
+		if (have[k] && clip(&ld->clipped[k], &ld->ir.set[k], a->gfn_first, ld->gfn_end))
+			return -ENOMEM;
+	}
+	touch_interval(ld, have, a->n);
+	for (int k = 0; k < 2; k++) {
+		if (!have[k])
+			continue;
+		*(k ? &ii->win_accessed : &ii->win_written) = close_window(ld, k, a->n);
+		*(k ? &ii->accessed : &ii->written) = ld->clipped[k].pages;
+		*(k ? &a->n_accessed : &a->n_written) += 1;
+	}
+	a->n++;
+	return 0;
+}
+
+static int setup(struct loader *ld, struct hvt_trace_reader *r, const struct hvt_selection *sel,
+		 const struct hvt_analysis_opts *o, struct hvt_err *err)
+{
+	struct hvt_analysis *a = ld->a;
+	const struct hvt_trace_meta *m = hvt_trace_meta(r);
+	struct hvt_trace_status st;
+	uint64_t span_first, span_end;
+
+	hvt_trace_get_status(r, &st);
+	a->meta = m;
+	a->page_size = m->page_size;
+	a->complete = st.complete;
+	a->readable = st.intervals;
+	snprintf(a->problem, sizeof(a->problem), "%s",
+		 st.complete     ? ""
+		 : st.problem[0] ? st.problem
+				 : "no index: the writer did not close it");
+	a->truncated = !st.complete;
+	if (!st.intervals)
+		return hvt_err_set(err, -EINVAL, "the trace holds no intervals%s%s", st.complete ? "" : " (",
+				   st.complete ? "" : "it is incomplete)");
+	a->window = o && o->window ? o->window : HVT_DEFAULT_WINDOW;
+	if (a->window > 65535)
+		return hvt_err_set(err, -EINVAL, "a window of %u intervals is more than 65535", a->window);
+	if (m->bandwidth_available)
+		a->bw = m->bandwidth_source == HVT_BW_SOURCE_RESCTRL_TOTAL ? HVT_BW_TOTAL : HVT_BW_SPLIT;
+	a->nchannels = m->bandwidth_available ? m->channels.n : 0;
+
+	ram_span(r, &span_first, &span_end);
+	a->gfn_first = span_first;
+	ld->gfn_end = span_end;
+	if (sel->gfns_given) {
+		if (sel->gfn_last < span_first || sel->gfn_first >= span_end)
+			return hvt_err_set(err, -EINVAL,
+					   "--range 0x%" PRIx64 "-0x%" PRIx64
+					   " lies outside the guest's RAM (GFNs 0x%" PRIx64 "-0x%" PRIx64 ")",
+					   sel->gfn_first, sel->gfn_last, span_first, span_end - 1);
+		a->gfn_first = sel->gfn_first > span_first ? sel->gfn_first : span_first;
+		ld->gfn_end = sel->gfn_last < span_end - 1 ? sel->gfn_last + 1 : span_end;
+	}
+	a->npages = ld->gfn_end - a->gfn_first;
+	if (hvt_pageset_init(&a->ram, a->npages))
+		return hvt_err_set(err, -ENOMEM, "out of memory for %" PRIu64 " pages", a->npages);
+	ld->max_n = st.intervals;
+	ld->kind[0] = m->written_available;
+	ld->kind[1] = m->accessed_available;
+	ld->ps = big_calloc(a->npages * sizeof(*ld->ps));
+	if (!ld->ps)
+		return hvt_err_set(err, -ENOMEM, "out of memory for %" PRIu64 " pages", a->npages);
+	for (int k = 0; k < 2; k++) {
+		ld->wdiff[k] = calloc(ld->max_n + a->window + 1, sizeof(*ld->wdiff[k]));
+		ld->gap[k] = calloc(a->window, sizeof(*ld->gap[k]));
+		if (!ld->wdiff[k] || !ld->gap[k])
+			return hvt_err_set(err, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static int finish(struct loader *ld, uint64_t last_end_ns, uint64_t first_seq, uint64_t last_seq,
+		  struct hvt_err *err)
+{
+	struct hvt_analysis *a = ld->a;
+
+	if (!a->n)
+		return hvt_err_set(
+		    err, -EINVAL,
+		    "--from/--to select no interval: the trace covers 0-%.3f s, intervals %" PRIu64
+		    "-%" PRIu64,
+		    last_end_ns / 1e9, first_seq, last_seq);
+	a->ram_pages = hvt_pageset_count(&a->ram);
+	if (!a->ram_pages)
+		return hvt_err_set(err, -EINVAL,
+				   "--range 0x%" PRIx64 "-0x%" PRIx64
+				   " holds no guest RAM (it lies in a hole)",
+				   a->gfn_first, a->gfn_first + a->npages - 1);
+	for (int k = 0; k < 2; k++) {
+		uint32_t *c;
+
+		if (!ld->kind[k] || !(k ? a->n_accessed : a->n_written))
+			continue;
+		c = malloc(a->npages * sizeof(*c));
+		if (!c)
+			return hvt_err_set(err, -ENOMEM, "out of memory for %" PRIu64 " pages", a->npages);
+		for (uint64_t i = 0; i < a->npages; i++)
+			c[i] = ld->ps[i].count[k];
+		*(k ? &a->accessed_count : &a->written_count) = c;
+	}
+	return 0;
+}
+
+int hvt_analysis_load(struct hvt_analysis *a, struct hvt_trace_reader *r, const struct hvt_selection *sel,
+		      const struct hvt_analysis_opts *o, struct hvt_err *err)
+{
+	struct loader ld = {.a = a};
+	uint64_t total = hvt_trace_interval_count(r), last_end = 0, first_seq = 0, last_seq = 0;
+	bool damaged = false;
+	int rc;
+
+	memset(a, 0, sizeof(*a));
+	rc = setup(&ld, r, sel, o, err);
+	for (uint64_t i = 0; !rc && i < total; i++) {
+		const struct hvt_layout *l;
+		const uint8_t *payload;
+		size_t len;
+		bool past;
+
+		rc = hvt_trace_read_payload(r, i, &payload, &len, &l, err);
+		if (rc) {
+			damaged = rc == -EINVAL;
+			break;
+		}
+		uint64_t seq = hvt_get_le64(payload), ts = hvt_get_le64(payload + 8),
+			 te = hvt_get_le64(payload + 16);
+		if (i == 0) {
+			a->t0_ns = ts;
+			first_seq = seq;
+		}
+		last_end = te - a->t0_ns;
+		last_seq = seq;
+		if (!selected(sel, seq, a->t0_ns, ts, te, &past)) {
+			if (past)
+				break;
+			continue;
+		}
+		if (!a->n)
+			a->first_index = i;
+		rc = hvt_iv_runs_decode(&ld.ir, l, payload, len, err);
+		if (rc) {
+			damaged = rc == -EINVAL;
+			hvt_err_prefix(err, rc, "interval %" PRIu64 ": ", seq);
+			break;
+		}
+		if ((rc = add_interval(&ld, l)))
+			hvt_err_set(err, rc, "out of memory");
+	}
+	if (damaged) {
+		/* a damaged record (or the file changed under us): analyse what came before, as for a torn
+		 * trace, and say so */
+		a->truncated = true;
+		a->complete = false;
+		snprintf(a->problem, sizeof(a->problem), "%.255s", err->msg);
+		rc = 0;
+	}
+	if (!rc)
+		rc = finish(&ld, last_end, first_seq, last_seq, err);
+	hvt_iv_runs_fini(&ld.ir);
+	big_free(ld.ps, a->npages * sizeof(*ld.ps));
+	for (int k = 0; k < 2; k++) {
+		free(ld.clipped[k].v);
+		free(ld.gap[k]);
+		free(ld.wdiff[k]);
+	}
+	if (rc)
+		hvt_analysis_fini(a);
+	return rc;
+}
+
+void hvt_analysis_fini(struct hvt_analysis *a)
+{
+	free(a->iv);
+	free(a->ch);
+	free(a->written_count);
+	free(a->accessed_count);
+	hvt_pageset_fini(&a->ram);
+	memset(a, 0, sizeof(*a));
+}
+
+int hvt_analysis_walk(const struct hvt_analysis *a, struct hvt_trace_reader *r, unsigned kinds, hvt_run_fn fn,
+		      void *ctx, struct hvt_err *err)
+{
+	struct hvt_iv_runs ir = {0};
+	struct hvt_runs clipped = {0};
+	int rc = 0;
+
+	for (uint64_t k = 0; !rc && k < a->n; k++) {
+		rc = hvt_trace_read_runs(r, a->first_index + k, &ir, err);
+		for (int s = 0; !rc && s < 2; s++) {
+			if (!(kinds & (1u << s)) || !(ir.hdr.flags & (s ? HVT_IV_ACCESSED : HVT_IV_WRITTEN)))
+				continue;
+			if (clip(&clipped, &ir.set[s], a->gfn_first, a->gfn_first + a->npages)) {
+				rc = hvt_err_set(err, -ENOMEM, "out of memory");
+				break;
+			}
+			for (size_t i = 0; !rc && i < clipped.n; i++)
+				rc = fn(ctx, k, (enum hvt_set_kind)s, clipped.v[i].first, clipped.v[i].count);
+		}
+	}
+	hvt_iv_runs_fini(&ir);
+	free(clipped.v);
+	return rc;
+}

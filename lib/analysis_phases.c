@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+/* Phase detection (analysis.h): where a series changes level. */
+#include <math.h>
+
+#include "hvmtrace/analysis.h"
+
+const struct hvt_phase_opts hvt_phase_defaults = {.span = 3, .rel = 0.3, .floor = 1};
+
+/* Mean of up to span valid values walking from k by step (-1: before k, +1: from k on); NAN if none. */
+static double side_mean(const uint64_t *x, uint64_t n, uint64_t k, int step, uint32_t span)
+{
+	double sum = 0;
+	uint32_t got = 0;
+
+	for (int64_t i = step < 0 ? (int64_t)k - 1 : (int64_t)k; i >= 0 && (uint64_t)i < n && got < span;
+	     i += step)
+		if (x[i] != HVT_NA) {
+			sum += (double)x[i];
+			got++;
+		}
+	return got ? sum / got : NAN;
+}
+
+/* The level change at k, or 0 when it is not one by the rules. */
+static double score(const uint64_t *x, uint64_t n, uint64_t k, const struct hvt_phase_opts *o)
+{
+	double before, after, d;
+
+	if (x[k] == HVT_NA)
+		return 0;
+	before = side_mean(x, n, k, -1, o->span);
+	after = side_mean(x, n, k, +1, o->span);
+	if (isnan(before) || isnan(after))
+		return 0;
+	d = fabs(after - before);
+	return d >= o->rel * fmax(before, after) && d >= o->floor && d > 0 ? d : 0;
+}
+
+uint64_t hvt_phases_detect(const uint64_t *series, uint64_t n, const struct hvt_phase_opts *o, uint64_t *out)
+{
+	uint64_t found = 0;
+	uint32_t span;
+
+	o = o ? o : &hvt_phase_defaults;
+	span = o->span ? o->span : 1;
+	for (uint64_t k = 1; k < n; k++) {
+		double s = score(series, n, k, o);
+		bool best = s > 0;
+
+		/* the largest change within span of k; ties go to the earliest */
+		for (uint64_t j = k > span - 1 ? k - (span - 1) : 1; best && j < k + span && j < n; j++)
+			if (j != k && (score(series, n, j, o) > s || (j < k && score(series, n, j, o) == s)))
+				best = false;
+		if (best)
+			out[found++] = k;
+	}
+	return found;
+}
