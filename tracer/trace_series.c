@@ -179,9 +179,10 @@ struct walk {
 static bool selected(const struct walk *w, const struct hvt_interval *iv)
 {
 	const struct series_point *f = &w->sel->from, *t = &w->sel->to;
-	uint64_t rel = iv->t_start_ns - w->t_first_ns;
+	uint64_t rel = iv->t_start_ns - w->t_first_ns, rel_end = iv->t_end_ns - w->t_first_ns;
 
-	if (f->given && (f->is_time ? rel < f->v : iv->seq < f->v))
+	/* As report's selection: by time, the intervals that overlap [from, to) */
+	if (f->given && (f->is_time ? rel_end <= f->v : iv->seq < f->v))
 		return false;
 	if (t->given && (t->is_time ? rel >= t->v : iv->seq > t->v))
 		return false;

@@ -67,7 +67,7 @@ struct trace_series {
 	    HVT_OPT_CALLBACK(0, "from", &(sel)->from, series_parse_point, "T|SEQ",                           \
 			     "start: a time since the trace's start (5s, 1500ms) or an interval seq"),       \
 	    HVT_OPT_CALLBACK(0, "to", &(sel)->to, series_parse_point, "T|SEQ",                               \
-			     "end (inclusive seq, or exclusive time); default: the end")
+			     "end (a seq, included; or a time: the intervals before it); default: the end")
 
 int series_parse_range(const struct hvt_option *opt, const char *arg, char *problem, size_t len);
 int series_parse_point(const struct hvt_option *opt, const char *arg, char *problem, size_t len);
