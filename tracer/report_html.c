@@ -4,11 +4,12 @@
  * and its script (tracer/report_page.html, tracer/report_view.js, built into the program), the trace's
  * metadata and per-interval series as JSON, and the pages as tiles.
  *
- * Tiles: the guest's GFN span is cut into cells of `cell_pages` pages (a power of two, so that there are at
- * most 2^17 cells: page resolution up to 512 MiB), the intervals into blocks of `block` intervals (so that
- * cells × blocks stays under 8 Mi per set). Each tile holds the page-intervals written (and accessed) in
- * its cell and block: the view sums tiles for any block-aligned time range without the trace. They are
- * little-endian u16 (u32 when a count could exceed 65535), gzip'd, base64.
+ * Tiles: the guest's RAM (with the small holes between its slots; gaps wider than 1/16 of the RAM, such as
+ * the PCI hole, left out) is cut into segments and those into cells of `cell_pages` pages (a power of two,
+ * so that there are at most about 3 × 2^16 cells: page resolution up to 768 MiB), the intervals into blocks
+ * of `block` intervals (so that cells × blocks stays under 8 Mi per set). Each tile holds the page-intervals
+ * written (and accessed) in its cell and block: the view sums tiles for any block-aligned time range without
+ * the trace. They are little-endian u16 (u32 when a count could exceed 65535), gzip'd, base64.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -22,14 +23,23 @@
 #include "trace_input.h"
 #include "trace_series.h"
 
-#define MAX_CELLS       (1u << 17)
+#define MAX_CELLS       (3u << 16)
 #define MAX_TILE_VALUES (8u << 20)
 
 extern const char hvt_report_page[], hvt_report_page_end[];
 extern const char hvt_report_view[], hvt_report_view_end[];
 
+#define MAX_SEGS 64
+
+/* GFNs [first, end) on cells [cell0, ...). */
+struct seg {
+	uint64_t first, end, cell0;
+};
+
 struct tiles {
-	uint64_t first, cell_pages, ncells, block, nblocks;
+	struct seg seg[MAX_SEGS];
+	unsigned nseg;
+	uint64_t cell_pages, ncells, block, nblocks;
 	uint32_t *w, *a; /* [block][cell] */
 	uint32_t *cur;
 };
@@ -39,10 +49,21 @@ static void add_run(void *ctx, uint64_t gfn, uint64_t count)
 	struct tiles *t = ctx;
 
 	while (count) {
-		uint64_t off = gfn - t->first, room = t->cell_pages - off % t->cell_pages;
-		uint64_t n = count < room ? count : room;
+		const struct seg *g = NULL;
+		uint64_t off, room, n;
 
-		t->cur[off / t->cell_pages] += n;
+		for (unsigned i = 0; i < t->nseg && !g; i++)
+			g = gfn >= t->seg[i].first && gfn < t->seg[i].end ? &t->seg[i] : NULL;
+		if (!g) { /* in a gap left out: no RAM there in any layout */
+			gfn++;
+			count--;
+			continue;
+		}
+		off = gfn - g->first;
+		room = t->cell_pages - off % t->cell_pages;
+		room = g->end - gfn < room ? g->end - gfn : room;
+		n = count < room ? count : room;
+		t->cur[g->cell0 + off / t->cell_pages] += n;
 		gfn += n;
 		count -= n;
 	}
@@ -65,6 +86,35 @@ static int tile_interval(void *ctx, const struct trace_series *s, const struct h
 		series_each_run(iv->accessed, l, s->gfn_first, s->gfn_end, add_run, t);
 	}
 	return 0;
+}
+
+/* The RAM as segments, gaps wider than 1/16 of it left out; then the cell size and each segment's cells. */
+static void segment(struct tiles *t, const struct trace_series *s)
+{
+	uint64_t ram = 0, lin = 0, cell = 0;
+
+	for (uint32_t i = 0; i < s->nslots; i++)
+		ram += s->slots[i].end - s->slots[i].first;
+	for (uint32_t i = 0; i < s->nslots; i++) {
+		struct seg *last = t->nseg ? &t->seg[t->nseg - 1] : NULL;
+
+		if (last && (s->slots[i].first - last->end) * 16 < ram)
+			last->end = s->slots[i].end; /* a small hole: kept, drawn as cells without RAM */
+		else if (t->nseg < MAX_SEGS)
+			t->seg[t->nseg++] = (struct seg){.first = s->slots[i].first, .end = s->slots[i].end};
+		else
+			last->end = s->slots[i].end;
+	}
+	for (unsigned i = 0; i < t->nseg; i++)
+		lin += t->seg[i].end - t->seg[i].first;
+	t->cell_pages = 1;
+	while ((lin + t->cell_pages - 1) / t->cell_pages > MAX_CELLS)
+		t->cell_pages *= 2;
+	for (unsigned i = 0; i < t->nseg; i++) {
+		t->seg[i].cell0 = cell;
+		cell += (t->seg[i].end - t->seg[i].first + t->cell_pages - 1) / t->cell_pages;
+	}
+	t->ncells = cell;
 }
 
 static struct json_object *u64_array(uint64_t n, const uint64_t *v, size_t stride, const bool *have)
@@ -189,6 +239,17 @@ static struct json_object *meta_json(const struct trace_series *s, const struct 
 	json_object_object_add(o, "gfn_first", json_object_new_uint64(s->gfn_first));
 	json_object_object_add(o, "gfn_end", json_object_new_uint64(s->gfn_end));
 	layout_json(o, s);
+	struct json_object *segs = json_object_new_array();
+
+	for (unsigned i = 0; i < t->nseg; i++) {
+		struct json_object *g = json_object_new_array();
+
+		json_object_array_add(g, json_object_new_uint64(t->seg[i].first));
+		json_object_array_add(g, json_object_new_uint64(t->seg[i].end));
+		json_object_array_add(g, json_object_new_uint64(t->seg[i].cell0));
+		json_object_array_add(segs, g);
+	}
+	json_object_object_add(o, "segments", segs);
 	json_object_object_add(o, "cell_pages", json_object_new_uint64(t->cell_pages));
 	json_object_object_add(o, "ncells", json_object_new_uint64(t->ncells));
 	json_object_object_add(o, "block", json_object_new_uint64(t->block));
@@ -276,7 +337,7 @@ int report_html(const char *trace, const char *out)
 	unsigned char *gz = NULL;
 	size_t gzlen = 0;
 	unsigned tile_bytes;
-	uint64_t span, niv;
+	uint64_t niv;
 	struct json_object *meta;
 	FILE *f = fopen(out, "we");
 	int rc;
@@ -288,13 +349,8 @@ int report_html(const char *trace, const char *out)
 	rc = trace_series_open(&s, "report", trace, &all);
 	if (rc)
 		goto fail;
-	span = s.gfn_end - s.gfn_first;
 	niv = hvt_trace_interval_count(s.r);
-	t.first = s.gfn_first;
-	t.cell_pages = 1;
-	while ((span + t.cell_pages - 1) / t.cell_pages > MAX_CELLS)
-		t.cell_pages *= 2;
-	t.ncells = (span + t.cell_pages - 1) / t.cell_pages;
+	segment(&t, &s);
 	t.block = (t.ncells * niv + MAX_TILE_VALUES - 1) / MAX_TILE_VALUES;
 	t.block = t.block ? t.block : 1;
 	t.nblocks = (niv + t.block - 1) / t.block;

@@ -21,11 +21,19 @@
 	const tilesW = new TA(raw, 0, NB * NC);
 	const tilesA = M.accessed_available ? new TA(raw, NB * NC * M.tile_bytes, NB * NC) : null;
 
-	// RAM pages of each cell (cells may straddle the PCI hole or the end of RAM).
+	// Segments of the RAM ([first GFN, end GFN, first cell]; large gaps are left out) and their cells.
+	const SEGS = M.segments;
+	const segOf = (g) => SEGS.find(([f, e]) => g >= f && g < e);
+	const cellOf = (g) => { const s = segOf(g); return s ? s[2] + Math.floor((g - s[0]) / CP) : -1; };
+	const segOfCell = (c) => { let best = SEGS[0]; for (const s of SEGS) if (c >= s[2]) best = s; return best; };
+	const gfnOf = (c) => { const s = segOfCell(c); return s[0] + (c - s[2]) * CP; };
+	window.hvtCellOf = cellOf; // for tests: where a page is drawn
+	// RAM pages of each cell (cells may straddle a small hole or the end of a slot).
 	const ram = new Uint32Array(NC);
 	for (const s of M.slots)
 		for (let g = s.first; g < s.end;) {
-			const c = Math.floor((g - M.gfn_first) / CP), end = Math.min(s.end, M.gfn_first + (c + 1) * CP);
+			const seg = segOf(g), c = cellOf(g);
+			const end = Math.min(s.end, seg[0] + (c - seg[2] + 1) * CP);
 			ram[c] += end - g;
 			g = end;
 		}
@@ -216,8 +224,8 @@
 		return col >= 0 && col < W && c >= 0 && c < NC ? c : -1;
 	}
 	function describeCell(c) {
-		const g = M.gfn_first + c * CP, ch = channelOf(g);
-		return { gfn: g, text: CP === 1 ? `GFN ${hex(g)} (GPA ${hex(g * PS)})` : `GFN ${hex(g)}–${hex(g + CP - 1)} (${CP * PS / 1024} KiB)`, channel: ch };
+		const g = gfnOf(c), ch = channelOf(g), last = Math.min(g + CP, segOfCell(c)[1]) - 1;
+		return { gfn: g, text: CP === 1 ? `GFN ${hex(g)} (GPA ${hex(g * PS)})` : `GFN ${hex(g)}–${hex(last)} (${CP * PS / 1024} KiB)`, channel: ch };
 	}
 	const tip = $('tip');
 	grid.addEventListener('mousemove', (e) => {
@@ -325,7 +333,8 @@
 	$('subtitle').textContent = `${M.trace} · ${M.vmm}, ${M.accel} · ${N} intervals · GFN ${hex(M.gfn_first)}–${hex(M.gfn_end - 1)}` +
 		(M.accessed_available ? '' : ` · accessed pages not available (mode ${M.mode})`);
 	$('grid-what').textContent = `(${W} cells wide, a cell = ${CP === 1 ? 'one page' : CP + ' pages (' + CP * PS / 1024 + ' KiB)'}, ` +
-		`low addresses top left, row by row${B > 1 ? `; time in blocks of ${B} intervals` : ''}; grey: no RAM)`;
+		`low addresses top left, row by row${B > 1 ? `; time in blocks of ${B} intervals` : ''}; grey: no RAM` +
+		(SEGS.length > 1 ? `; left out, no RAM: ${SEGS.slice(1).map((s, i) => `GFN ${hex(SEGS[i][1])}–${hex(s[0] - 1)}`).join(', ')})` : ')');
 	if (M.incomplete) $('warning').textContent = 'This trace is incomplete: it shows the intervals before the damage.';
 	if (M.bandwidth === 'none') $('bw-box').hidden = true;
 	else $('bw-title').textContent = `DRAM bandwidth (${M.bandwidth_source}${M.bandwidth === 'total' ? ', reads + writes' : ''})`;

@@ -103,7 +103,7 @@ def compare_summary(b, ivs, accessed, label):
 
 
 def hover(b, geo, gfn):
-    cell = gfn - geo["gfn_first"]
+    cell = b.eval("window.hvtCellOf(%d)" % gfn)  # the page's own layout; the tooltip's GFN checks it
     x = geo["left"] + (cell % geo["W"] + 0.5) * geo["PX"]
     y = geo["top"] + (cell // geo["W"] + 0.5) * geo["PX"]
     b.mouse("mouseMoved", x, y)
@@ -182,7 +182,7 @@ def main():
         for gfn in a.page[:1]:
             x, y, _ = hover(b, geo, gfn)
             b.click(x, y)
-            b.wait_for("document.getElementById('hist-text').dataset.cell === '%d'" % (gfn - geo["gfn_first"]),
+            b.wait_for("document.getElementById('hist-text').dataset.cell === String(window.hvtCellOf(%d))" % gfn,
                        "history of GFN 0x%x" % gfn, 10)
             hist = b.eval("({...document.getElementById('hist-text').dataset})")
             check("click GFN 0x%x: written history" % gfn, [int(gfn in pages(iv, "written")) for iv in ivs],
