@@ -8,7 +8,7 @@ SAN ?= 0
 
 WARN    = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -g -Iinclude $(WARN) $(JSONC_CFLAGS) $(ZSTD_CFLAGS) $(CAPNG_CFLAGS) \
-	     $(ISAL_CFLAGS) $(ROARING_CFLAGS) $(PFM_CFLAGS) -MMD -MP
+	     $(ISAL_CFLAGS) $(ROARING_CFLAGS) $(PFM_CFLAGS) $(CAIRO_CFLAGS) $(ZLIB_CFLAGS) -MMD -MP
 ifeq ($(SAN),1)
 OPT = -O1 $(SANITIZE)
 else
@@ -17,8 +17,9 @@ endif
 LIBS_ALL = $(JSONC_LIBS) $(ZSTD_LIBS) $(CAPNG_LIBS) $(ISAL_LIBS) $(ROARING_LIBS) $(PFM_LIBS) -lpthread -lm
 
 LIB_SRCS    = $(wildcard lib/*.c)
-TRACER_SRCS = $(wildcard tracer/*.c)
+TRACER_SRCS = $(wildcard tracer/*.c tracer/*.S)
 CHANMAP_SRCS = $(wildcard chanmap/*.c)
+PLOT_SRCS   = $(wildcard plot/*.c) tracer/trace_series.c tracer/trace_input.c
 VMM_SRCS    = $(wildcard tests/vmm/*.c) $(wildcard tests/vmm/*.S)
 UNIT_SRCS   = $(wildcard tests/unit/test_*.c)
 TOOL_SRCS   = $(wildcard tests/tools/*.c)
@@ -29,7 +30,7 @@ GUEST_PROGS = $(patsubst tests/guest/%.c,$(BUILD)/guest/%,$(wildcard tests/guest
 obj = $(patsubst %.S,$(BUILD)/obj/%.o,$(patsubst %.c,$(BUILD)/obj/%.o,$(1)))
 
 LIBHVT   = $(BUILD)/lib/libhvmtrace.a
-PROGRAMS = $(BUILD)/bin/hvmtrace $(BUILD)/bin/hvmtrace-vmm $(if $(CHANMAP_SRCS),$(BUILD)/bin/chanmap)
+PROGRAMS = $(BUILD)/bin/hvmtrace $(BUILD)/bin/hvmtrace-plot $(BUILD)/bin/hvmtrace-vmm $(if $(CHANMAP_SRCS),$(BUILD)/bin/chanmap)
 UNITS    = $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
 TOOLS    = $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRCS))
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
@@ -56,7 +57,15 @@ $(LIBHVT): $(call obj,$(LIB_SRCS))
 
 $(BUILD)/bin/hvmtrace: $(call obj,$(TRACER_SRCS)) $(LIBHVT)
 	@mkdir -p $(@D)
-	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL)
+	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL) $(ZLIB_LIBS)
+
+# `hvmtrace plot` runs it: cairo stays out of hvmtrace, whose record mlockall()s every page it maps.
+$(BUILD)/bin/hvmtrace-plot: $(call obj,$(PLOT_SRCS)) $(LIBHVT)
+	@mkdir -p $(@D)
+	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL) $(CAIRO_LIBS)
+
+# The HTML report's page and script, which the assembler includes (.incbin) and the compiler cannot list.
+$(BUILD)/obj/tracer/report_html_assets.o: tracer/report_page.html tracer/report_view.js
 
 $(BUILD)/bin/chanmap: $(call obj,$(CHANMAP_SRCS)) $(LIBHVT)
 	@mkdir -p $(@D)
@@ -76,6 +85,12 @@ $(BUILD)/tests/unit/test_harvest: $(BUILD)/obj/tests/unit/test_harvest.o \
 	@mkdir -p $(@D)
 	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LIBS_ALL)
 
+# What the pictures read (tracer/trace_series.c), tested on its own.
+$(BUILD)/tests/unit/test_trace_series: $(BUILD)/obj/tests/unit/test_trace_series.o \
+				       $(call obj,tracer/trace_series.c tracer/trace_input.c) $(LIBHVT)
+	@mkdir -p $(@D)
+	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LIBS_ALL)
+
 # The test of the test VMM's phase hold, which qemu_phases shares.
 $(BUILD)/tests/unit/test_phase_hold: $(BUILD)/obj/tests/unit/test_phase_hold.o $(call obj,tests/vmm/phase_hold.c) $(LIBHVT)
 	@mkdir -p $(@D)
@@ -87,6 +102,11 @@ $(BUILD)/tests/tools/qemu_phases: $(call obj,tests/tools/qemu_phases.c tests/vmm
 				  $(LIBHVT)
 	@mkdir -p $(@D)
 	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL)
+
+# It reads PNGs back through cairo.
+$(BUILD)/tests/tools/check_heatmap: $(BUILD)/obj/tests/tools/check_heatmap.o $(LIBHVT)
+	@mkdir -p $(@D)
+	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL) $(CAIRO_LIBS)
 
 $(BUILD)/tests/tools/%: $(BUILD)/obj/tests/tools/%.o $(LIBHVT)
 	@mkdir -p $(@D)
@@ -138,13 +158,14 @@ check: config.mk format-check
 	scripts/build-qemu.sh >/dev/null
 	tests/run.sh build/check
 
-bench: all $(BENCHES) $(BUILD)/tests/tools/synth_trace
+bench: all $(BENCHES) $(BUILD)/tests/tools/synth_trace $(BUILD)/tests/tools/synth_arrays
 	bench/run.sh $(BUILD)
 
 # The user's programs only: hvmtrace-vmm (tests/vmm) is the tests' VMM, run from $(BUILD)/bin.
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BUILD)/bin/hvmtrace $(DESTDIR)$(PREFIX)/bin/hvmtrace
+	install -m 0755 $(BUILD)/bin/hvmtrace-plot $(DESTDIR)$(PREFIX)/bin/hvmtrace-plot
 	$(if $(CHANMAP_SRCS),install -m 0755 $(BUILD)/bin/chanmap $(DESTDIR)$(PREFIX)/bin/chanmap)
 
 clean:

@@ -3,7 +3,8 @@
 # (cached: cold ~10 min, then seconds), boot the built-in Linux guest under QEMU (TCG) running the seed
 # paper's array program (copy c[i]=a[i], then add c[i]=a[i]+b[i]), trace it with hvmtrace record at 1 s
 # intervals through QEMU's hvmtrace object, print the written pages per second, and leave the trace and
-# its exports in demo-out/. (No bandwidth here: this host has no memory-controller PMU.)
+# its exports and pictures in demo-out/: heatmap.png (written pages by address and time), bw.png (DRAM
+# bandwidth, where the trace has it; not under TCG) and report.html (the interactive memory display).
 #   OUT=DIR      output directory (default demo-out)
 #   PHASE=SECS   length of each phase (default 8)
 #   SIZE=BYTES   size of each array (default 32 MiB)
@@ -42,5 +43,17 @@ echo
 echo "== written pages per second (hvmtrace report $OUT/demo.hvt); c has $((SIZE / 4096)) pages"
 build/bin/hvmtrace report "$OUT/demo.hvt"
 build/bin/hvmtrace export --jsonl "$OUT/demo.jsonl" --csv "$OUT/demo.csv" "$OUT/demo.hvt"
+build/bin/hvmtrace plot heatmap "$OUT/demo.hvt" -o "$OUT/heatmap.png" >/dev/null
+pictures="$OUT/heatmap.png (written pages by guest-physical address and time)"
+if [ "$(build/bin/hvmtrace export --meta "$OUT/demo.hvt" | jq .meta.bandwidth_available)" = true ]; then
+	build/bin/hvmtrace plot bw "$OUT/demo.hvt" -o "$OUT/bw.png" >/dev/null
+	pictures="$pictures, $OUT/bw.png (DRAM read and write bandwidth)"
+else
+	rm -f "$OUT/bw.png"
+	pictures="$pictures (no bw.png: this trace has no DRAM bandwidth)"
+fi
+build/bin/hvmtrace report "$OUT/demo.hvt" --html "$OUT/report.html" >/dev/null
 echo
 echo "== wrote $OUT/demo.hvt (trace), $OUT/demo.jsonl and $OUT/demo.csv (exports), $OUT/console.log (guest console)"
+echo "== pictures: $pictures"
+echo "== interactive memory display: $OUT/report.html (open it in a browser; it needs no network)"

@@ -15,6 +15,7 @@
 #include "hvmtrace/error.h"
 #include "hvmtrace/options.h"
 #include "report.h"
+#include "report_html.h"
 #include "trace_input.h"
 
 static int opt_point(const struct hvt_option *opt, const char *arg, char *problem, size_t len)
@@ -83,7 +84,7 @@ int cmd_report(int argc, char **argv)
 	};
 	struct report rp = {.path = "hvmtrace.hvt"};
 	struct report_opts *o = &rp.o;
-	const char *output = NULL;
+	const char *output = NULL, *html = NULL;
 	int window = HVT_DEFAULT_WINDOW, span = 0;
 	struct hvt_err err = {{0}};
 	char why[512] = "";
@@ -99,6 +100,8 @@ int cmd_report(int argc, char **argv)
 	    HVT_OPT_FLAG_OFF(0, "totals-only", &o->table, "no per-interval table"),
 	    HVT_OPT_FLAG(0, "json", &o->json, "everything as one JSON object (null: not available)"),
 	    HVT_OPT_PATH('o', "output", &output, "FILE", "write the report to FILE, not standard output"),
+	    HVT_OPT_PATH(0, "html", &html, "FILE",
+			 "write the interactive memory display instead: one self-contained HTML file"),
 	    HVT_OPT_HEADING("Selection"),
 	    HVT_OPT_CALLBACK(0, "from", &o->sel.from, opt_point, "WHEN",
 			     "first interval: its number (12) or a time since the start (30s, 1.5m)"),
@@ -139,6 +142,8 @@ int cmd_report(int argc, char **argv)
 	status = hvt_opts_parse(&cmd, argc, argv);
 	if (status != HVT_OPTS_RUN)
 		return status;
+	if (html)
+		return report_html(rp.path, html);
 	o->window = (uint32_t)window;
 	o->ph.span = (uint32_t)span;
 	rp.r = trace_input_open("report", rp.path);

@@ -68,3 +68,7 @@ print('c pages not write-heavy:', bad)
 sys.exit(1 if bad else 0)
 PY
 echo "ok: c is write-heavy over intervals $first-$last; phases found (written): $(jq -c .phases.written "$T/phases.json")"
+
+# Its pictures (docs/plots.md): c written at its rows and columns in the heatmap read back.
+source "$(dirname "$0")/../lib/plots.bash"
+check_array_heatmap "$T/t.hvt" "$T/console"

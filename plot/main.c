@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hvmtrace-plot, run as `hvmtrace plot KIND TRACE -o FILE.png|.svg`: pictures of a trace, drawn with cairo
+ * (docs/plots.md). A program of its own so that cairo and the libraries it brings stay out of `hvmtrace`,
+ * whose `record` locks every page it maps (mlockall) within RLIMIT_MEMLOCK.
+ */
+#include <cairo.h>
+#include <fontconfig/fontconfig.h>
+#include <stdio.h>
+
+#include "plot.h"
+#include "../tracer/trace_input.h"
+
+enum plot_kind { PLOT_HEATMAP, PLOT_BW, PLOT_WSS, PLOT_CDF };
+
+int main(int argc, char **argv)
+{
+	static const struct hvt_opt_choice kinds[] = {
+	    {"heatmap", PLOT_HEATMAP}, {"bw", PLOT_BW}, {"wss", PLOT_WSS}, {"cdf", PLOT_CDF}, {NULL, 0},
+	};
+	static const struct hvt_exit_status exits[] = {
+	    {TRACE_OK, "the picture is written"},
+	    {TRACE_OUTPUT_FAILED, "writing the picture failed"},
+	    {TRACE_USAGE, "bad arguments; TRACE is not a trace, holds no interval, or nothing is selected"},
+	    {TRACE_INCOMPLETE, "the trace is incomplete (the picture shows everything before the damage)"},
+	    {0, NULL},
+	};
+	int (*const draw[])(const struct plot_args *) = {plot_heatmap, plot_bw, plot_wss, plot_cdf};
+	struct plot_args a = {.width = 1200, .height = 720};
+	int kind = -1;
+	const struct hvt_option opts[] = {
+	    HVT_OPT_CHOICE(0, NULL, &kind, kinds, "KIND", "heatmap, bw, wss or cdf", .required = true),
+	    HVT_OPT_OPERAND(&a.trace, "TRACE", "the trace to draw", .required = true),
+	    HVT_OPT_PATH('o', "output", &a.out, "FILE", "the picture: FILE.png or FILE.svg",
+			 .required = true),
+	    HVT_OPT_INT(0, "width", &a.width, 480, 8192, "PX", "picture width (default 1200)"),
+	    HVT_OPT_INT(0, "height", &a.height, 320, 8192, "PX", "picture height (default 720)"),
+	    SERIES_SELECT_OPTIONS(&a.sel),
+	    HVT_OPT_END,
+	};
+	const struct hvt_cmdline cmd = {
+	    .prog = "hvmtrace plot",
+	    .synopsis = "KIND TRACE -o FILE.png|FILE.svg [options]",
+	    .about = "heatmap: guest-physical address x time, written pages red, accessed-only blue.\n"
+		     "bw: DRAM read and write MB/s per channel and in total. wss: pages written and\n"
+		     "accessed per interval. cdf: the share of page-writes the most-written pages take.",
+	    .options = opts,
+	    .exits = exits,
+	    .usage_status = TRACE_USAGE,
+	};
+	int status = hvt_opts_parse(&cmd, argc, argv);
+
+	if (status != HVT_OPTS_RUN)
+		return status;
+	status = draw[kind](&a);
+	/* cairo's and fontconfig's caches, so that a leak checker sees only leaks */
+	cairo_debug_reset_static_data();
+	FcFini();
+	return status;
+}

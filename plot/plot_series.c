@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hvmtrace plot bw, wss and cdf: the line charts. bw is the seed paper's figures 2-5 (read and write
+ * bytes/s per channel and in total); wss the pages written and accessed per interval; cdf the
+ * concentration of page-writes ("x % of the written pages take y % of the page-writes").
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plot.h"
+#include "../tracer/trace_input.h"
+
+void plot_describe(const struct trace_series *s, char *buf, int len)
+{
+	const char *slash = strrchr(s->path, '/');
+
+	snprintf(
+	    buf, len, "VM '%s' (%s) · mode %s · %.3g s intervals · intervals %" PRIu64 "-%" PRIu64 " · %s%s",
+	    s->meta->vm_name[0] ? s->meta->vm_name : "unnamed", s->meta->vm_accel,
+	    hvt_mode_name(s->meta->mode), s->meta->interval_ns / 1e9, s->iv[0].seq, s->iv[s->niv - 1].seq,
+	    slash ? slash + 1 : s->path, s->incomplete ? " (INCOMPLETE trace)" : "");
+}
+
+/* A line through (x[i], y[i]), broken where have[i] is false. */
+static void polyline(struct plot *p, const double *x, const double *y, const bool *have, uint64_t n,
+		     struct rgb c, double width, double dashed)
+{
+	double d[] = {dashed, dashed * 0.7};
+	bool down = false;
+
+	plot_set_rgb(p, c);
+	cairo_set_line_width(p->cr, width);
+	cairo_set_dash(p->cr, d, dashed > 0 ? 2 : 0, 0);
+	for (uint64_t i = 0; i < n; i++) {
+		if (have && !have[i]) {
+			down = false;
+			continue;
+		}
+		if (down)
+			cairo_line_to(p->cr, plot_px(p, x[i]), plot_py(p, y[i]));
+		else
+			cairo_move_to(p->cr, plot_px(p, x[i]), plot_py(p, y[i]));
+		down = true;
+	}
+	cairo_stroke(p->cr);
+	cairo_set_dash(p->cr, NULL, 0, 0);
+}
+
+static int finish(struct plot *p, struct trace_series *s, const char *out, const char *kind, int rc)
+{
+	if (plot_close(p, "plot"))
+		rc = TRACE_OUTPUT_FAILED;
+	else
+		printf("hvmtrace plot: wrote %s: %s %dx%d px\n", out, kind, p->width, p->height);
+	trace_series_fini(s);
+	return rc;
+}
+
+static void clip_area(struct plot *p)
+{
+	cairo_rectangle(p->cr, p->x0, p->y0, p->x1 - p->x0, p->y1 - p->y0);
+	cairo_clip(p->cr);
+}
+
+static void unavailable(struct plot *p, const char *what)
+{
+	cairo_set_source_rgb(p->cr, 0.4, 0.4, 0.4);
+	plot_text(p, (p->x0 + p->x1) / 2, p->y0 + 16, 11, what, 0.5, 0.5);
+}
+
+int plot_bw(const struct plot_args *a)
+{
+	struct trace_series s;
+	struct plot p;
+	char sub[256], name[96];
+	double *x, *rd, *wr, *trd, *twr, top = 0;
+	bool *have;
+	int rc;
+
+	if (plot_open(&p, "plot", a->out, a->width, a->height, 24))
+		return TRACE_USAGE;
+	rc = trace_series_load(&s, "plot", a->trace, &a->sel, NULL, NULL);
+	if (rc == 0 || rc == TRACE_INCOMPLETE) {
+		if (!s.bandwidth || !s.nchannels) {
+			fprintf(stderr,
+				"hvmtrace plot: %s: no DRAM bandwidth in this trace (mode %s, no channels)\n",
+				a->trace, hvt_mode_name(s.meta->mode));
+			rc = TRACE_USAGE;
+		}
+	}
+	if (rc && rc != TRACE_INCOMPLETE) {
+		trace_series_fini(&s);
+		cairo_destroy(p.cr);
+		cairo_surface_destroy(p.surface);
+		remove(a->out);
+		return rc;
+	}
+	x = calloc(s.niv, sizeof(double));
+	rd = calloc(s.niv * s.nchannels, sizeof(double));
+	wr = calloc(s.niv * s.nchannels, sizeof(double));
+	trd = calloc(s.niv, sizeof(double));
+	twr = calloc(s.niv, sizeof(double));
+	have = calloc(s.niv, sizeof(bool));
+	for (uint64_t i = 0; i < s.niv; i++) {
+		double dt = s.iv[i].t1 - s.iv[i].t0;
+
+		x[i] = (s.iv[i].t0 + s.iv[i].t1) / 2;
+		have[i] = (s.iv[i].flags & HVT_IV_BANDWIDTH) && dt > 0;
+		for (uint32_t c = 0; have[i] && c < s.nchannels; c++) {
+			rd[c * s.niv + i] = s.read[i * s.nchannels + c] / dt / 1e6;
+			wr[c * s.niv + i] = s.write[i * s.nchannels + c] / dt / 1e6;
+			trd[i] += rd[c * s.niv + i];
+			twr[i] += wr[c * s.niv + i];
+		}
+		top = fmax(top, fmax(trd[i], twr[i]));
+	}
+	plot_describe(&s, sub, sizeof(sub));
+	plot_title(
+	    &p, s.bw_total ? "DRAM bandwidth, reads + writes (not split)" : "DRAM read and write bandwidth",
+	    sub);
+	plot_axes(&p, s.iv[0].t0, s.iv[s.niv - 1].t1, 0, top * 1.1, "time since the trace's start (s)",
+		  "MB/s (10^6 bytes/s)", plot_fmt_plain, plot_fmt_plain);
+	cairo_save(p.cr);
+	clip_area(&p);
+	for (uint32_t c = 0; c < s.nchannels; c++) {
+		polyline(&p, x, rd + c * s.niv, have, s.niv, plot_palette(c + 2), 1.2, 0);
+		if (!s.bw_total)
+			polyline(&p, x, wr + c * s.niv, have, s.niv, plot_palette(c + 2), 1.2, 4);
+	}
+	polyline(&p, x, trd, have, s.niv, (struct rgb){0, 0, 0}, 2.4, 0);
+	if (!s.bw_total)
+		polyline(&p, x, twr, have, s.niv, (struct rgb){0.84, 0.15, 0.16}, 2.4, 6);
+	cairo_restore(p.cr);
+	plot_legend(&p, (struct rgb){0, 0, 0}, 0, s.bw_total ? "total" : "read, total");
+	if (!s.bw_total)
+		plot_legend(&p, (struct rgb){0.84, 0.15, 0.16}, 6, "write, total (dashed)");
+	for (uint32_t c = 0; c < s.nchannels && c < 4; c++) {
+		snprintf(name, sizeof(name), "%s%s", s.meta->channels.v[c].id, s.bw_total ? "" : " r / w");
+		plot_legend(&p, plot_palette(c + 2), 0, name);
+	}
+	if (s.meta->bandwidth_source == HVT_BW_SOURCE_PMU_STAND_IN)
+		unavailable(&p, "STAND-IN counters: software events, not DRAM");
+	free(x);
+	free(rd);
+	free(wr);
+	free(trd);
+	free(twr);
+	free(have);
+	return finish(&p, &s, a->out, "bw", rc);
+}
+
+int plot_wss(const struct plot_args *a)
+{
+	struct trace_series s;
+	struct plot p;
+	char sub[256];
+	double *x, *w, *ac, top = 0, mib;
+	bool *hw, *ha, any_w = false, any_a = false;
+	int rc;
+
+	if (plot_open(&p, "plot", a->out, a->width, a->height, 24))
+		return TRACE_USAGE;
+	rc = trace_series_load(&s, "plot", a->trace, &a->sel, NULL, NULL);
+	if (rc && rc != TRACE_INCOMPLETE) {
+		trace_series_fini(&s);
+		cairo_destroy(p.cr);
+		cairo_surface_destroy(p.surface);
+		remove(a->out);
+		return rc;
+	}
+	mib = s.page_size / 1048576.0;
+	x = calloc(s.niv, sizeof(double));
+	w = calloc(s.niv, sizeof(double));
+	ac = calloc(s.niv, sizeof(double));
+	hw = calloc(s.niv, sizeof(bool));
+	ha = calloc(s.niv, sizeof(bool));
+	for (uint64_t i = 0; i < s.niv; i++) {
+		x[i] = (s.iv[i].t0 + s.iv[i].t1) / 2;
+		any_w |= hw[i] = s.iv[i].flags & HVT_IV_WRITTEN;
+		any_a |= ha[i] = s.iv[i].flags & HVT_IV_ACCESSED;
+		w[i] = s.iv[i].written * mib;
+		ac[i] = s.iv[i].accessed * mib;
+		top = fmax(top, fmax(hw[i] ? w[i] : 0, ha[i] ? ac[i] : 0));
+	}
+	plot_describe(&s, sub, sizeof(sub));
+	plot_title(&p, "Working set per interval", sub);
+	plot_axes(&p, s.iv[0].t0, s.iv[s.niv - 1].t1, 0, top * 1.1, "time since the trace's start (s)",
+		  "pages touched in the interval (MiB)", plot_fmt_plain, plot_fmt_plain);
+	cairo_save(p.cr);
+	clip_area(&p);
+	if (any_a)
+		polyline(&p, x, ac, ha, s.niv, HEAT_ACCESSED, 2, 0);
+	if (any_w)
+		polyline(&p, x, w, hw, s.niv, HEAT_WRITTEN, 2, 0);
+	cairo_restore(p.cr);
+	if (any_w)
+		plot_legend(&p, HEAT_WRITTEN, 0, "written");
+	if (any_a)
+		plot_legend(&p, HEAT_ACCESSED, 0, "accessed (reads and writes)");
+	if (!any_a) {
+		char what[128];
+
+		snprintf(what, sizeof(what), "accessed pages: not available (mode %s)",
+			 hvt_mode_name(s.meta->mode));
+		unavailable(&p, what);
+	}
+	free(x);
+	free(w);
+	free(ac);
+	free(hw);
+	free(ha);
+	return finish(&p, &s, a->out, "wss", rc);
+}
+
+struct per_page {
+	uint64_t first;
+	uint32_t *w, *a; /* intervals each page of the range was written / accessed in */
+	uint32_t *cur;
+};
+
+static void count_page(void *ctx, uint64_t gfn, uint64_t count)
+{
+	struct per_page *pp = ctx;
+
+	for (uint64_t g = gfn; g < gfn + count; g++)
+		pp->cur[g - pp->first]++;
+}
+
+static int count_pages(void *ctx, const struct trace_series *s, const struct hvt_interval *iv,
+		       const struct hvt_layout *l, uint64_t i)
+{
+	struct per_page *pp = ctx;
+
+	(void)i;
+	pp->first = s->gfn_first;
+	if (iv->flags & HVT_IV_WRITTEN) {
+		pp->cur = pp->w;
+		series_each_run(iv->written, l, s->gfn_first, s->gfn_end, count_page, pp);
+	}
+	if (iv->flags & HVT_IV_ACCESSED) {
+		pp->cur = pp->a;
+		series_each_run(iv->accessed, l, s->gfn_first, s->gfn_end, count_page, pp);
+	}
+	return 0;
+}
+
+/* The concentration curve of per-page counts: pages sorted by count, most first; x = share of the pages
+ * with a count, y = share of all counts. Returns the points (n + 1 of them, from 0,0), or 0 if none. */
+static uint64_t concentration(const uint32_t *v, uint64_t span, uint64_t niv, double **xs, double **ys)
+{
+	uint64_t *hist = calloc(niv + 1, sizeof(uint64_t)), pages = 0, sum = 0, n = 0, cp = 0, cs = 0;
+
+	for (uint64_t g = 0; g < span; g++)
+		hist[v[g] > niv ? niv : v[g]]++;
+	for (uint64_t k = 1; k <= niv; k++) {
+		pages += hist[k];
+		sum += hist[k] * k;
+	}
+	*xs = calloc(niv + 2, sizeof(double));
+	*ys = calloc(niv + 2, sizeof(double));
+	if (!pages) {
+		free(hist);
+		return 0;
+	}
+	for (uint64_t k = niv; k >= 1; k--) {
+		if (!hist[k])
+			continue;
+		cp += hist[k];
+		cs += hist[k] * k;
+		n++;
+		(*xs)[n] = 100.0 * cp / pages;
+		(*ys)[n] = 100.0 * cs / sum;
+	}
+	free(hist);
+	return n + 1;
+}
+
+int plot_cdf(const struct plot_args *a)
+{
+	struct trace_series s;
+	struct per_page pp = {0};
+	struct plot p;
+	char sub[256];
+	double *xw, *yw, *xa, *ya, diag[2] = {0, 100};
+	uint64_t nw, na, span = 0;
+	int rc;
+
+	if (plot_open(&p, "plot", a->out, a->width, a->height, 24))
+		return TRACE_USAGE;
+	rc = trace_series_open(&s, "plot", a->trace, &a->sel);
+	if (!rc) {
+		span = s.gfn_end - s.gfn_first;
+		pp.w = calloc(span, sizeof(uint32_t));
+		pp.a = calloc(span, sizeof(uint32_t));
+		rc = !pp.w || !pp.a ? TRACE_OUTPUT_FAILED : trace_series_walk(&s, &a->sel, count_pages, &pp);
+	}
+	if (rc && rc != TRACE_INCOMPLETE) {
+		trace_series_fini(&s);
+		free(pp.w);
+		free(pp.a);
+		cairo_destroy(p.cr);
+		cairo_surface_destroy(p.surface);
+		remove(a->out);
+		return rc;
+	}
+	nw = concentration(pp.w, span, s.niv, &xw, &yw);
+	na = concentration(pp.a, span, s.niv, &xa, &ya);
+	plot_describe(&s, sub, sizeof(sub));
+	plot_title(&p, "Write concentration: x % of the pages take y % of the page-writes", sub);
+	plot_axes(&p, 0, 100, 0, 100, "pages, most-written first (% of the pages ever written / accessed)",
+		  "page-writes (page-accesses) they take (%)", plot_fmt_plain, plot_fmt_plain);
+	polyline(&p, diag, diag, NULL, 2, (struct rgb){0.6, 0.6, 0.6}, 1, 3);
+	if (na)
+		polyline(&p, xa, ya, NULL, na, HEAT_ACCESSED, 2, 0);
+	if (nw)
+		polyline(&p, xw, yw, NULL, nw, HEAT_WRITTEN, 2, 0);
+	if (nw)
+		plot_legend(&p, HEAT_WRITTEN, 0, "written: share of page-writes");
+	if (na)
+		plot_legend(&p, HEAT_ACCESSED, 0, "accessed: share of page-accesses");
+	plot_legend(&p, (struct rgb){0.6, 0.6, 0.6}, 3, "all pages alike");
+	if (!na) {
+		char what[128];
+
+		snprintf(what, sizeof(what), "accessed pages: not available (mode %s)",
+			 hvt_mode_name(s.meta->mode));
+		unavailable(&p, what);
+	}
+	free(xw);
+	free(yw);
+	free(xa);
+	free(ya);
+	free(pp.w);
+	free(pp.a);
+	return finish(&p, &s, a->out, "cdf", rc);
+}

@@ -1,0 +1,67 @@
+#!/bin/bash
+# hvmtrace report --html in Debian's headless Chromium, driven over its DevTools pipe (tests/tools/cdp.py,
+# check_html.py) with real mouse events: hover (GFN, host channel, counts), click (a page's history), a
+# drag across the working-set chart (range, summary and counts recomputed) and playback, each checked
+# against the trace's intervals as `hvmtrace export --jsonl` reads them, and the summaries against
+# `hvmtrace report --json` of the same range; a mode-ad trace with channels and
+# a dirty-log one without (accessed and bandwidth "not available"). Screenshots go to
+# $BUILD/test-logs/html_report/. The file is self-contained (no URL in it); bad input: one line, exit 2.
+source "$(dirname "$0")/../lib/assert.bash"
+command -v chromium >/dev/null || skip "chromium is not installed (scripts/install-deps.sh)"
+command -v python3 >/dev/null || skip "python3 is not installed (scripts/install-deps.sh)"
+HVT=$BIN/hvmtrace
+SHOTS=$ROOT/$BUILD/test-logs/html_report
+mkdir -p "$SHOTS"
+# As root, Chromium runs as nobody with its sandbox on (it refuses root with it); its profile is private.
+user=()
+[ "$(id -u)" = 0 ] && user=(--user nobody)
+mkdir -p "$T/profile" && [ "$(id -u)" = 0 ] && chown nobody "$T/profile"
+
+# run NAME TRACE FROM TO CHECK_HTML-ARGS...: report --html, the oracles (export --jsonl, report --json of
+# the whole trace and of seqs FROM-TO), then the browser checks, with a drag over FROM-TO.
+run() {
+	local name=$1 trace=$2 from=$3 to=$4
+	shift 4
+	"$HVT" report "$trace" --html "$T/$name.html" >"$T/$name.out" || fail "report --html $name"
+	cat "$T/$name.out"
+	"$HVT" export --jsonl "$T/$name.jsonl" "$trace" || fail "export --jsonl $name"
+	"$HVT" export --meta "$trace" >"$T/$name.meta" || fail "export --meta $name"
+	"$HVT" report --json "$trace" >"$T/$name.all.json" || fail "report --json $name"
+	"$HVT" report --json --from "$from" --to "$to" "$trace" >"$T/$name.range.json" || fail "report --json --from $from --to $to"
+	chmod 644 "$T/$name.html"
+	! grep -Eq 'https?://|<link|<img|src=' "$T/$name.html" || fail "$name.html refers to something outside it"
+	python3 tests/tools/check_html.py --html "$T/$name.html" --jsonl "$T/$name.jsonl" --meta "$T/$name.meta" \
+		--shots "$SHOTS" --name "$name" --profile "$T/profile" "${user[@]}" --range-from "$from" --range-to "$to" \
+		--report-all "$T/$name.all.json" --report-range "$T/$name.range.json" "$@" || fail "check_html $name"
+}
+
+"$TOOLS/synth_arrays" -o "$T/ad.hvt" --memory 512M --intervals 20 --channels 2 --extent 128M \
+	--noise-written 64 --noise-accessed 512 >"$T/truth" || fail "synth_arrays"
+pages=()
+for arr in a b c; do
+	first=$(awk -v a="$arr" '$1 == "array" && $2 == a {print $3}' "$T/truth")
+	pages+=(--page "$(printf '0x%x' $((first + 3)))")
+done
+# 128 MiB extents, channels round robin: a and c on ch0, b and GFN 0x9000 on ch1
+run ad "$T/ad.hvt" 8 14 "${pages[@]}" --page 0x9000
+"$TOOLS/synth_arrays" -o "$T/dl.hvt" --memory 256M --intervals 8 --mode dirty-log >"$T/truth-dl" ||
+	fail "synth_arrays dirty-log"
+c=$(awk '$2 == "c" {print $3}' "$T/truth-dl")
+run dirty-log "$T/dl.hvt" 3 6 --page "$(printf '0x%x' $((c + 1)))" --page 0x100
+ls "$SHOTS"
+[ "$(ls "$SHOTS"/ad-*.png | wc -l)" = 4 ] || fail "expected 4 screenshots of the ad report in $SHOTS"
+
+# Bad input.
+"$TOOLS/synth_arrays" -o "$T/empty.hvt" --intervals 0 >/dev/null || fail "synth_arrays --intervals 0"
+expect 2 "cannot create /nonexistent/r.html" "$HVT" report "$T/ad.hvt" --html /nonexistent/r.html
+expect 2 "the trace holds no interval" "$HVT" report "$T/empty.hvt" --html "$T/e.html"
+[ ! -e "$T/e.html" ] || fail "a refused report left e.html behind"
+# A torn trace: the page covers the intervals before the damage and says so; exit 3.
+size=$(stat -c %s "$T/ad.hvt")
+head -c $((size / 2)) "$T/ad.hvt" >"$T/torn.hvt"
+rc=0
+"$HVT" report "$T/torn.hvt" --html "$T/torn.html" >"$T/out" 2>"$T/err" || rc=$?
+assert_eq "exit status of report --html on a torn trace" 3 "$rc"
+assert_contains "$T/err" "incomplete trace"
+grep -q '"incomplete":true' "$T/torn.html" || fail "torn.html does not say the trace is incomplete"
+echo "ok: html report checked"

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests for tracer/trace_series.c, what the pictures read: the --range/--from/--to arguments, the RAM
+ * of every layout merged, and the selection of intervals and pages on a trace written here through the
+ * trace writer, whose answers are known by construction.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <json-c/json.h>
+
+#include "../../tracer/trace_input.h"
+#include "../../tracer/trace_series.h"
+#include "hvmtrace/error.h"
+
+#define NIV 6
+
+static char path[64];
+
+static int parse(hvt_opt_fn fn, void *value, const char *arg)
+{
+	struct hvt_option opt = {.value = value};
+	char problem[128] = "";
+
+	return fn(&opt, arg, problem, sizeof(problem));
+}
+
+static void test_parse_range(void **state)
+{
+	struct series_select sel = {0};
+
+	(void)state;
+	assert_int_equal(parse(series_parse_range, &sel, "0x1000-0x1fff"), 0);
+	assert_true(sel.range_given);
+	assert_int_equal(sel.gfn_first, 0x1000);
+	assert_int_equal(sel.gfn_end, 0x2000);
+	assert_int_equal(parse(series_parse_range, &sel, "5-5"), 0);
+	assert_int_equal(sel.gfn_end - sel.gfn_first, 1);
+	assert_int_equal(parse(series_parse_range, &sel, "5-2"), -1);
+	assert_int_equal(parse(series_parse_range, &sel, "x-5"), -1);
+	assert_int_equal(parse(series_parse_range, &sel, "5"), -1);
+	assert_int_equal(parse(series_parse_range, &sel, "5-"), -1);
+	assert_int_equal(parse(series_parse_range, &sel, "-5"), -1);
+	assert_int_equal(parse(series_parse_range, &sel, "1-2x"), -1);
+	assert_int_equal(parse(series_parse_range, &sel, "0-0xffffffffffffffff"), -1);
+}
+
+static void test_parse_point(void **state)
+{
+	struct series_point p = {0};
+
+	(void)state;
+	assert_int_equal(parse(series_parse_point, &p, "12"), 0);
+	assert_true(p.given && !p.is_time);
+	assert_int_equal(p.v, 12);
+	assert_int_equal(parse(series_parse_point, &p, "1500ms"), 0);
+	assert_true(p.given && p.is_time);
+	assert_int_equal(p.v, 1500000000ull);
+	assert_int_equal(parse(series_parse_point, &p, "2s"), 0);
+	assert_int_equal(p.v, 2000000000ull);
+	assert_int_equal(parse(series_parse_point, &p, "soon"), -1);
+	assert_int_equal(parse(series_parse_point, &p, "-3"), -1);
+}
+
+/* Two layouts: slots [0, 256) "low" and [1024, 1280) "high"; the second adds [256, 512) "more". Interval i
+ * (seq i + 1, [i s, i + 1 s) after 10 s) writes GFNs [16 i, 16 i + 8) of "low" and 1030 of "high". */
+static void write_trace(void)
+{
+	static const char *layouts[] = {
+	    "{\"generation\": 1, \"page_size\": 4096, \"slots\": [{\"slot\": 0, \"gpa\": 0, \"size\": 1048576, "
+	    "\"backing\": \"anon\", \"name\": \"low\"}, {\"slot\": 1, \"gpa\": 4194304, \"size\": 1048576, "
+	    "\"backing\": \"devmem\", \"name\": \"high\", \"extents\": [{\"gpa\": 4194304, \"hpa\": 0, \"size\": "
+	    "1048576, \"channel\": \"s0.mc0.ch1\"}]}]}",
+	    "{\"generation\": 2, \"page_size\": 4096, \"slots\": [{\"slot\": 0, \"gpa\": 0, \"size\": 1048576, "
+	    "\"backing\": \"anon\", \"name\": \"low\"}, {\"slot\": 2, \"gpa\": 1048576, \"size\": 1048576, "
+	    "\"backing\": \"anon\", \"name\": \"more\"}, {\"slot\": 1, \"gpa\": 4194304, \"size\": 1048576, "
+	    "\"backing\": \"devmem\", \"name\": \"high\"}]}",
+	};
+	static const char meta_text[] =
+	    "{\"tool\": \"test\", \"created\": \"\", \"host\": {\"hostname\": \"h\"}, \"vm\": {\"name\": \"\", "
+	    "\"uuid\": \"\", \"pid\": 1, \"vmm\": \"\", \"accel\": \"kvm\"}, \"tracer\": {\"version\": \"\", \"cpu\": "
+	    "0, \"harvest_cpu\": -1, \"command\": []}, \"mode\": \"dirty-log\", \"interval_ns\": 1000000000, "
+	    "\"page_size\": 4096, \"written_available\": true, \"accessed_available\": false, "
+	    "\"bandwidth_available\": false, \"channels\": [], \"t_armed_ns\": 0}";
+	struct hvt_err err = {{0}};
+	struct hvt_trace_writer *w;
+	struct hvt_trace_meta meta;
+	struct hvt_layout l[2];
+	struct json_object *o = json_tokener_parse(meta_text);
+
+	assert_int_equal(hvt_trace_meta_from_json(&meta, o, &err), 0);
+	json_object_put(o);
+	for (int k = 0; k < 2; k++) {
+		o = json_tokener_parse(layouts[k]);
+		assert_int_equal(hvt_layout_from_json(&l[k], o, &err), 0);
+		json_object_put(o);
+	}
+	assert_int_equal(hvt_trace_create(&w, path, &meta, &err), 0);
+	for (int i = 0; i < NIV; i++) {
+		const struct hvt_layout *lay = &l[i < NIV / 2 ? 0 : 1];
+		struct hvt_interval iv;
+
+		if (i == 0 || i == NIV / 2)
+			assert_int_equal(hvt_trace_write_layout(w, lay, &err), 0);
+		assert_int_equal(hvt_interval_init(&iv, lay, HVT_IV_WRITTEN), 0);
+		iv.seq = i + 1;
+		iv.t_start_ns = 10000000000ull + i * 1000000000ull;
+		iv.t_end_ns = iv.t_start_ns + 1000000000ull;
+		hvt_pageset_set_range(&iv.written[0], 16 * i, 8);
+		hvt_pageset_set(&iv.written[lay->nslots - 1], 6); /* GFN 1030 of "high" */
+		assert_int_equal(hvt_trace_write_interval(w, &iv, &err), 0);
+		hvt_interval_fini(&iv);
+	}
+	assert_int_equal(hvt_trace_close(w, &err), 0);
+	hvt_trace_meta_fini(&meta);
+	hvt_layout_fini(&l[0]);
+	hvt_layout_fini(&l[1]);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(path, sizeof(path), "/tmp/hvt-test-series-%d.hvt", (int)getpid());
+	write_trace();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unlink(path);
+	return 0;
+}
+
+static void test_whole_trace(void **state)
+{
+	struct series_select sel = {0};
+	struct trace_series s;
+
+	(void)state;
+	assert_int_equal(trace_series_load(&s, "test", path, &sel, NULL, NULL), 0);
+	/* low (in both layouts) once, more next to it (its boundary kept), high after the gap */
+	assert_int_equal(s.nslots, 3);
+	assert_int_equal(s.slots[0].first, 0);
+	assert_int_equal(s.slots[0].end, 256);
+	assert_string_equal(s.slots[0].name, "low");
+	assert_int_equal(s.slots[1].first, 256);
+	assert_int_equal(s.slots[1].end, 512);
+	assert_string_equal(s.slots[1].name, "more");
+	assert_int_equal(s.slots[2].first, 1024);
+	assert_int_equal(s.slots[2].end, 1280);
+	assert_int_equal(s.gfn_first, 0);
+	assert_int_equal(s.gfn_end, 1280);
+	assert_int_equal(s.niv, NIV);
+	for (int i = 0; i < NIV; i++) {
+		assert_int_equal(s.iv[i].seq, i + 1);
+		assert_true(s.iv[i].t0 == i && s.iv[i].t1 == i + 1);
+		assert_int_equal(s.iv[i].written, 9);
+		assert_int_equal(s.iv[i].accessed, 0);
+	}
+	assert_string_equal(series_channel_of(hvt_trace_layout(s.r, 1), 1030), "s0.mc0.ch1");
+	assert_null(series_channel_of(hvt_trace_layout(s.r, 1), 5));
+	trace_series_fini(&s);
+}
+
+struct runs {
+	uint64_t pages, lo, hi;
+};
+
+static void collect(void *ctx, uint64_t gfn, uint64_t count)
+{
+	struct runs *r = ctx;
+
+	r->pages += count;
+	r->lo = gfn < r->lo ? gfn : r->lo;
+	r->hi = gfn + count > r->hi ? gfn + count : r->hi;
+}
+
+static int hook(void *ctx, const struct trace_series *s, const struct hvt_interval *iv,
+		const struct hvt_layout *l, uint64_t i)
+{
+	struct runs *r = ctx;
+
+	assert_int_equal(iv->seq, s->iv[i].seq);
+	series_each_run(iv->written, l, s->gfn_first, s->gfn_end, collect, &r[i]);
+	return 0;
+}
+
+static void test_selection(void **state)
+{
+	struct series_select sel = {0};
+	struct trace_series s;
+	struct runs r[NIV];
+
+	(void)state;
+	for (int i = 0; i < NIV; i++)
+		r[i] = (struct runs){0, UINT64_MAX, 0};
+	/* GFNs 20-1029 and seqs 2-4: interval seq 2 writes 16-23 (20-23 inside), seq 3 32-39, seq 4 48-55;
+	 * GFN 1030 lies outside */
+	assert_int_equal(parse(series_parse_range, &sel, "20-1029"), 0);
+	assert_int_equal(parse(series_parse_point, &sel.from, "2"), 0);
+	assert_int_equal(parse(series_parse_point, &sel.to, "4"), 0);
+	assert_int_equal(trace_series_load(&s, "test", path, &sel, hook, r), 0);
+	assert_int_equal(s.gfn_first, 20);
+	assert_int_equal(s.gfn_end, 1030);
+	assert_int_equal(s.niv, 3);
+	assert_int_equal(s.iv[0].seq, 2);
+	assert_int_equal(s.iv[0].written, 4);
+	assert_int_equal(s.iv[1].written, 8);
+	assert_int_equal(r[0].pages, 4);
+	assert_int_equal(r[0].lo, 20);
+	assert_int_equal(r[0].hi, 24);
+	assert_int_equal(r[2].lo, 48);
+	trace_series_fini(&s);
+
+	/* by time: [2 s, 4 s) are seqs 3 and 4 */
+	memset(&sel, 0, sizeof(sel));
+	assert_int_equal(parse(series_parse_point, &sel.from, "2s"), 0);
+	assert_int_equal(parse(series_parse_point, &sel.to, "4s"), 0);
+	assert_int_equal(trace_series_load(&s, "test", path, &sel, NULL, NULL), 0);
+	assert_int_equal(s.niv, 2);
+	assert_int_equal(s.iv[0].seq, 3);
+	assert_int_equal(s.iv[1].seq, 4);
+	trace_series_fini(&s);
+}
+
+static void test_refused(void **state)
+{
+	struct series_select sel = {0};
+	struct trace_series s;
+
+	(void)state;
+	assert_int_equal(parse(series_parse_range, &sel, "2000-3000"), 0);
+	assert_int_equal(trace_series_load(&s, "test", path, &sel, NULL, NULL), TRACE_USAGE);
+	trace_series_fini(&s);
+	memset(&sel, 0, sizeof(sel));
+	assert_int_equal(parse(series_parse_point, &sel.from, "7"), 0);
+	assert_int_equal(trace_series_load(&s, "test", path, &sel, NULL, NULL), TRACE_USAGE);
+	trace_series_fini(&s);
+	memset(&sel, 0, sizeof(sel));
+	assert_int_equal(trace_series_load(&s, "test", "/nonexistent.hvt", &sel, NULL, NULL), TRACE_USAGE);
+	trace_series_fini(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_parse_range), cmocka_unit_test(test_parse_point),
+	    cmocka_unit_test(test_whole_trace), cmocka_unit_test(test_selection),
+	    cmocka_unit_test(test_refused),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
