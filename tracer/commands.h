@@ -7,5 +7,7 @@ int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_bw(int argc, char **argv);
+int cmd_virt_xml(int argc, char **argv);
+int cmd_libvirt_hook(int argc, char **argv);
 
 #endif
