@@ -310,13 +310,28 @@ static void supervise(const struct hvt_lv_domain *d)
 	unlink(spid);
 }
 
+/* Runs a command (no shell: a domain name is data) and returns its exit status, or -1. */
+static int run(const char *const argv[])
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execvp(argv[0], (char **)argv);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 static int hook_started(const struct hvt_lv_domain *d, struct hvt_err *e)
 {
 	char spid[4200], log[4200];
 	pid_t pid;
 
 	if (systemd_runs()) {
-		char dropin[4200], unit[512], cmd[1024];
+		char dropin[4200], unit[512];
 		FILE *f;
 
 		/* The tracer's CPU is the domain's choice: a runtime drop-in gives the unit its affinity. */
@@ -329,9 +344,10 @@ static int hook_started(const struct hvt_lv_domain *d, struct hvt_err *e)
 				d->t.run_dir);
 			fclose(f);
 		}
-		snprintf(cmd, sizeof(cmd), "systemctl daemon-reload && systemctl start --no-block '%s'",
-			 unit);
-		return system(cmd) ? hvt_err_set(e, -EIO, "systemctl start %s failed", unit) : 0;
+		if (run((const char *[]){"systemctl", "daemon-reload", NULL}) ||
+		    run((const char *[]){"systemctl", "start", "--no-block", unit, NULL}))
+			return hvt_err_set(e, -EIO, "systemctl start %s failed", unit);
+		return 0;
 	}
 	hvt_lv_path(d, "supervisor.pid", spid, sizeof(spid));
 	pid = read_pid(spid);
@@ -368,14 +384,17 @@ static int hook_stopped(const struct hvt_lv_domain *d, bool release, struct hvt_
 
 	(void)e;
 	if (systemd_runs()) {
-		char cmd[1024];
+		char unit[512];
+		int i = 0;
 
-		snprintf(
-		    cmd, sizeof(cmd),
-		    "for i in $(seq 300); do systemctl is-active -q 'hvmtrace@%s.service' || exit 0; sleep 0.1; done;"
-		    " systemctl stop 'hvmtrace@%s.service'",
-		    d->name, d->name);
-		if (system(cmd))
+		snprintf(unit, sizeof(unit), "hvmtrace@%s.service", d->name);
+		/* The tracer ends by itself once QEMU has gone (see below); stop the unit only if it hangs.
+		 */
+		while (i++ < STOP_WAIT_MS / 100 &&
+		       !run((const char *[]){"systemctl", "is-active", "-q", unit, NULL}))
+			usleep(100000);
+		if (!run((const char *[]){"systemctl", "is-active", "-q", unit, NULL}) &&
+		    run((const char *[]){"systemctl", "stop", unit, NULL}))
 			fprintf(stderr,
 				"hvmtrace libvirt-hook: domain '%s': stopping hvmtrace@%s.service failed\n",
 				d->name, d->name);

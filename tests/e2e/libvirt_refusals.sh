@@ -23,6 +23,10 @@ lv_plain_array_domain base "$T/vmlinux" "$T/initrd" $((32 << 20)) 6 >"$T/plain.x
 	--output-dir "$T/traces" --chanmap "$CHANMAP" --channels s0.mc0.ch0 --mem-path "$MEMFILE" --iomem "$IOMEM" \
 	--run-dir "$T/hvt" || fail "virt-xml failed"
 "$BIN/hvmtrace" virt-xml --check "$T/good.xml" || fail "virt-xml --check refuses the good domain"
+# virt-xml on its own output replaces what it wrote: the same domain again
+"$BIN/hvmtrace" virt-xml "$T/good.xml" --emulator "$QEMU" --cpu "$TRACER_CPU" --output-dir "$T/traces" \
+	--chanmap "$CHANMAP" --channels s0.mc0.ch0 --mem-path "$MEMFILE" --iomem "$IOMEM" --run-dir "$T/hvt" |
+	cmp - "$T/good.xml" || fail "virt-xml on its own output changed it"
 
 # virt-xml --domain: the plain domain as libvirt keeps it
 "${VIRSH[@]}" define "$T/plain.xml" >/dev/null || fail "virsh define base"

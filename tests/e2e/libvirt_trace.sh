@@ -47,11 +47,12 @@ size_of() { stat -c %s "$1" 2>/dev/null || echo 0; }
 # waits re-evaluate their condition: these are the conditions
 ntraces_is() { [ "$(ntraces)" = "$1" ]; }
 grows() { [ "$(size_of "$1")" -gt "$2" ]; }
-# intervals_of TRACE: the report's interval count (and its exit status in RC)
-intervals_of() {
+# export_trace TRACE: its intervals as JSON Lines; sets N (how many) and RC (export's exit status: 0 complete,
+# 3 cut short after N intervals)
+export_trace() {
 	RC=0
 	"$BIN/hvmtrace" export --jsonl "$T/x.jsonl" "$1" 2>"$T/x.err" || RC=$?
-	wc -l <"$T/x.jsonl"
+	N=$(wc -l <"$T/x.jsonl")
 }
 no_tracer_left() {
 	! pgrep -f "hvmtrace record --attach $T/hvt/vm/" >/dev/null || fail "a tracer of vm is still running: $(pgrep -af "hvmtrace record --attach $T/hvt/vm/")"
@@ -86,7 +87,8 @@ wait_until "the hook's supervisor did not finish" "$LIBVIRTD_PID" test ! -e "$T/
 no_tracer_left
 grep HVT "$T/console1" | grep -v C-RUN | head
 grep -q 'HVT EXIT 0' "$T/console1" || fail "the array program did not finish"
-n=$(intervals_of "$first")
+export_trace "$first"
+n=$N
 [ "$RC" = 0 ] || { cat "$T/x.err"; fail "the trace after the guest's own poweroff is not complete (export exit $RC)"; }
 "$TOOLS/check_array" --trace "$first" --console "$T/console1" --min-intervals 3 || fail "written sets do not match the array program"
 tail -n 1 "$T/x.jsonl" | grep -q '"final":true' || fail "the guest's shutdown did not end the trace with a final interval"
@@ -113,14 +115,15 @@ assert_contains "$T/vm2.out" "is in use by running domain 'vm'"
 running || fail "refusing vm2 disturbed vm"
 echo "ok: vm2 refused: $(grep -o 'hvmtrace: .*' "$T/vm2.out")"
 
-has_interval() { [ "$(intervals_of "$1")" -ge 1 ]; }
+has_interval() { export_trace "$1" && [ "$N" -ge 1 ]; }
 wait_until "the second trace has no interval yet" "$qpid" has_interval "$second"
 tp=$(tracer_pid)
 [ -n "$tp" ] || fail "no tracer pid"
 kill -9 "$tp"
 wait_until "the tracer killed with -9 was not replaced by a new one with a new file" "$qpid" ntraces_is 3
 third=$(traces | grep -v -F -e "$first" -e "$second")
-n=$(intervals_of "$second")
+export_trace "$second"
+n=$N
 [ "$RC" = 3 ] || { cat "$T/x.err"; fail "the killed tracer's trace: expected export's exit 3 (cut short), got $RC"; }
 [ "$n" -ge 1 ] || fail "the killed tracer's trace holds no interval"
 echo "ok: kill -9: new tracer writes $third; the old trace reads to its last complete interval ($n intervals)"
@@ -130,7 +133,8 @@ wait_until "the new trace does not grow" "$qpid" grows "$third" "$s3"
 "${VIRSH[@]}" destroy vm >/dev/null || fail "virsh destroy"
 wait_until "the hook's supervisor did not finish" "$LIBVIRTD_PID" test ! -e "$T/hvt/vm/supervisor.pid"
 no_tracer_left
-n=$(intervals_of "$third")
+export_trace "$third"
+n=$N
 [ "$RC" = 0 ] || { cat "$T/x.err"; fail "virsh destroy left an incomplete trace (export exit $RC)"; }
 [ "$n" -ge 1 ] || fail "the trace after destroy holds no interval"
 [ ! -e "$T/hvt/vm/claim" ] || fail "the claim on the memory outlived the domain"

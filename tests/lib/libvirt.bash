@@ -76,7 +76,8 @@ qemu_pid_of() {
 }
 
 # lv_plain_array_domain NAME KERNEL INITRD SIZE PHASE: a plain domain (no tracing yet) of the built-in Linux
-# guest running the array program under TCG, 512 MiB, its serial console on a pty.
+# guest running the array program under TCG (-cpu max, as e2e/qemu_record_tcg), 512 MiB, its serial console on
+# a pty; ACPI on, so that the guest's poweroff ends the domain.
 lv_plain_array_domain() {
 	cat <<EOX
 <domain type='qemu'>
@@ -89,7 +90,8 @@ lv_plain_array_domain() {
     <initrd>$3</initrd>
     <cmdline>console=ttyS0 quiet panic=-1 hvt.size=$4 hvt.phase=$5</cmdline>
   </os>
-  <cpu mode='custom' match='exact'><model>qemu64</model></cpu>
+  <features><acpi/></features>
+  <cpu mode='maximum'/>
   <on_poweroff>destroy</on_poweroff>
   <on_reboot>destroy</on_reboot>
   <on_crash>destroy</on_crash>
