@@ -4,6 +4,7 @@
 # does not start, and nothing is left behind (no run directory, claim or process of it). Cases: a channel
 # not in the chanmap, a chanmap that does not exist, extents touching System RAM, a tracer CPU that does not
 # exist, one the vCPUs are pinned to, and an output directory that is not writable (a read-only mount).
+# And the devmem helper's own check: QEMU asking for memory the request does not grant gets no fd.
 # (Two domains asking for the same memory: e2e/libvirt_trace, which needs one running.)
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/qemu.bash"
@@ -50,7 +51,8 @@ refused() {
 	"${VIRSH[@]}" define "$T/$name.xml" >/dev/null || fail "virsh define $name"
 	"${VIRSH[@]}" start "$name" >"$T/start.out" 2>&1 || rc=$?
 	[ $rc != 0 ] || fail "$name: the domain started"
-	assert_contains "$T/start.out" "hvmtrace: domain '$name': $text"
+	assert_contains "$T/start.out" "unexpected exit status 1: hvmtrace: domain '$name': "
+	assert_contains "$T/start.out" "$text"
 	assert_eq "$name: its state" "shut off" "$("${VIRSH[@]}" domstate "$name")"
 	[ ! -e "$T/hvt/$name" ] || fail "$name: the refused domain left $T/hvt/$name"
 	pgrep -f "libvirt-hook.*$name" >/dev/null && fail "$name: a hook process of it is left"
@@ -58,7 +60,7 @@ refused() {
 }
 
 refused nochannel "channel s0.mc9.ch9 is not in the channel map" 's|s0.mc0.ch0|s0.mc9.ch9|g'
-refused nochanmap "$T/missing.json" "s|$CHANMAP|$T/missing.json|g"
+refused nochanmap "cannot open channel map $T/missing.json: No such file or directory" "s|$CHANMAP|$T/missing.json|g"
 # explicit extents: the first 512 MiB of System RAM above the reservation
 "$BIN/hvmtrace" virt-xml "$T/plain.xml" -o "$T/sysram-from.xml" --emulator "$QEMU" --cpu "$TRACER_CPU" \
 	--output-dir "$T/traces" --extents 0x50000000:512M --mem-path "$MEMFILE" --iomem "$IOMEM" --run-dir "$T/hvt" ||
@@ -68,4 +70,21 @@ refused nocpu "tracer CPU 1000 does not exist on this host" "s|cpu=\"$TRACER_CPU
 refused pinned "tracer CPU $TRACER_CPU is one the domain's vCPUs or emulator threads are pinned to" \
 	"s|<vcpupin vcpu=\"0\" cpuset=\"[^\"]*\"|<vcpupin vcpu=\"0\" cpuset=\"$TRACER_CPU\"|"
 refused readonly "output directory $T/ro is not writable" "s|output=\"$T/traces\"|output=\"$T/ro\"|"
+
+# QEMU asking the helper for other memory than the request grants (its command line edited behind the
+# metadata's back): the helper refuses, QEMU does not start, and the claim is released
+sed -e 's|<name>base</name>|<name>mismatch</name>|' \
+	-e 's|&quot;channels&quot;:\[&quot;s0.mc0.ch0&quot;\]|\&quot;channels\&quot;:[\&quot;s0.mc0.ch1\&quot;]|' \
+	"$T/good.xml" >"$T/mismatch.xml"
+grep -q 'quot;s0.mc0.ch1' "$T/mismatch.xml" || fail "mismatch: the edit changed nothing"
+"$BIN/hvmtrace" virt-xml --check "$T/mismatch.xml" >/dev/null || fail "mismatch: its metadata should pass --check"
+"${VIRSH[@]}" define "$T/mismatch.xml" >/dev/null || fail "virsh define mismatch"
+rc=0
+"${VIRSH[@]}" start mismatch >"$T/start.out" 2>&1 || rc=$?
+[ $rc != 0 ] || fail "mismatch: QEMU started on memory the request does not grant"
+assert_contains "$T/start.out" "refused: QEMU asks for 1 extent(s) starting 0x30000000, the domain's <hvmtrace:ram> grants 1 starting 0x10000000"
+assert_eq "mismatch: its state" "shut off" "$("${VIRSH[@]}" domstate mismatch)"
+[ ! -e "$T/hvt/mismatch/claim" ] || fail "mismatch: its claim outlived the failed start"
+echo "ok: the helper refused QEMU's request for ungranted memory: $(grep -o 'devmem helper.*' "$T/start.out" | head -1)"
+
 [ -z "$(ls -A "$T/traces")" ] || fail "a refused domain wrote into the traces directory"

@@ -8,7 +8,8 @@
 #     (/proc/PID/status); the guest powers itself off at the end (shutdown from inside); the trace is
 #     complete and its written sets pass e2e/qemu_record_tcg's check; no tracer process is left.
 #  2. a second start writes a second file; a second domain asking for the same memory is refused by the
-#     hook with one line and does not start; kill -9 of the tracer: the hook's supervisor starts a new one
+#     hook with one line and does not start; record --domain finds the socket through libvirt; libvirtd
+#     restarts and the hook's reconnect keeps the running tracer; kill -9 of the tracer: the hook's supervisor starts a new one
 #     with a new file, the old file stays readable up to its last complete interval; virsh destroy leaves
 #     the new trace complete and no tracer.
 source "$(dirname "$0")/../lib/assert.bash"
@@ -114,6 +115,16 @@ assert_contains "$T/vm2.out" "is in use by running domain 'vm'"
 [ "$("${VIRSH[@]}" domstate vm2)" = "shut off" ] || fail "vm2 is not shut off"
 running || fail "refusing vm2 disturbed vm"
 echo "ok: vm2 refused: $(grep -o 'hvmtrace: .*' "$T/vm2.out")"
+
+# libvirtd restarts: it reconnects to vm, the hook's "reconnect" keeps the tracer that runs
+tp=$(tracer_pid)
+[ -n "$tp" ] || fail "no tracer pid"
+restart_libvirtd
+running || fail "vm did not survive the daemon's restart"
+assert_eq "the tracer after the daemon's restart (reconnect)" "$tp" "$(tracer_pid)"
+kill -0 "$tp" || fail "the tracer died when the daemon restarted"
+assert_eq "trace files after reconnect" 2 "$(ntraces)"
+echo "ok: libvirtd restarted; reconnect kept tracer $tp and its file"
 
 has_interval() { export_trace "$1" && [ "$N" -ge 1 ]; }
 wait_until "the second trace has no interval yet" "$qpid" has_interval "$second"

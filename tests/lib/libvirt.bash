@@ -70,6 +70,15 @@ stop_libvirtd() {
 	LIBVIRTD_PID=
 }
 
+# restart_libvirtd: stops the daemon as its service would (SIGTERM leaves running domains running) and
+# starts it again; it reconnects to the running domains (the hook's "reconnect").
+restart_libvirtd() {
+	kill -TERM "$LIBVIRTD_PID"
+	wait "$LIBVIRTD_PID" 2>/dev/null # our child: its exit ends the wait
+	rm -f "$LV/run/libvirt-sock" "$LV/run/virtqemud-sock"
+	start_libvirtd
+}
+
 # qemu_pid_of DOMAIN: the pid of the domain's QEMU (from the daemon's pidfile).
 qemu_pid_of() {
 	cat "$LV/run/qemu/$1.pid" 2>/dev/null
