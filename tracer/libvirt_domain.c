@@ -10,6 +10,7 @@
 #include <libxml/xpathInternals.h>
 #include <pwd.h>
 #include <grp.h>
+#include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,6 +299,33 @@ static int parse_trace(xmlXPathContextPtr ctx, struct hvt_lv_trace *t, struct hv
 	return rc ? rc : parse_ram(ctx, t, e);
 }
 
+/* What virt-xml put into <qemu:commandline>: the hvmtrace object's socket and the devmem helper's. */
+static void parse_commandline(xmlXPathContextPtr ctx, struct hvt_lv_domain *d)
+{
+	xmlXPathObjectPtr o = xp_nodes(ctx, "/domain/qemu:commandline/qemu:arg/@value");
+
+	for (int i = 0; o && i < o->nodesetval->nodeNr; i++) {
+		xmlChar *v = xmlNodeGetContent(o->nodesetval->nodeTab[i]);
+		const char *s = (const char *)v, *p;
+
+		if (s && !strncmp(s, "hvmtrace,id=" HVT_LV_OBJ_ID ",", 16) && (p = strstr(s, ",path="))) {
+			free(d->qemu_socket);
+			d->qemu_socket = strndup(p + 6, strcspn(p + 6, ","));
+		} else if (s && strstr(s, "\"id\":\"" HVT_LV_RAM_ID "\"")) {
+			json_object *j = json_tokener_parse(s), *h;
+
+			if (j && json_object_object_get_ex(j, "helper", &h) &&
+			    json_object_is_type(h, json_type_string)) {
+				free(d->qemu_helper);
+				d->qemu_helper = strdup(json_object_get_string(h));
+			}
+			json_object_put(j);
+		}
+		xmlFree(v);
+	}
+	xmlXPathFreeObject(o);
+}
+
 int hvt_lv_parse(const char *xml, size_t len, struct hvt_lv_domain *d, struct hvt_err *e)
 {
 	xmlDocPtr doc;
@@ -312,7 +340,8 @@ int hvt_lv_parse(const char *xml, size_t len, struct hvt_lv_domain *d, struct hv
 	if (!doc)
 		return hvt_err_set(e, -EINVAL, "not well-formed XML");
 	ctx = xmlXPathNewContext(doc);
-	if (!ctx || xmlXPathRegisterNs(ctx, (const xmlChar *)"hvmtrace", (const xmlChar *)HVT_LV_NS)) {
+	if (!ctx || xmlXPathRegisterNs(ctx, (const xmlChar *)"hvmtrace", (const xmlChar *)HVT_LV_NS) ||
+	    xmlXPathRegisterNs(ctx, (const xmlChar *)"qemu", (const xmlChar *)HVT_LV_QEMU_NS)) {
 		rc = hvt_err_set(e, -ENOMEM, "out of memory");
 		goto out;
 	}
@@ -341,6 +370,8 @@ int hvt_lv_parse(const char *xml, size_t len, struct hvt_lv_domain *d, struct hv
 	xmlXPathFreeObject(o);
 	if (d->traced)
 		rc = parse_trace(ctx, &d->t, e);
+	if (!rc)
+		parse_commandline(ctx, d);
 out:
 	free(mem);
 	free(unit);
@@ -357,6 +388,8 @@ void hvt_lv_free(struct hvt_lv_domain *d)
 	struct hvt_lv_trace *t = &d->t;
 
 	free(d->name);
+	free(d->qemu_socket);
+	free(d->qemu_helper);
 	free(t->interval);
 	free(t->output);
 	free(t->mode);
@@ -538,6 +571,29 @@ static int check_claims(const struct hvt_lv_domain *d, const struct hvt_range *x
 	return rc;
 }
 
+/* QEMU's command line must be the one virt-xml writes for this request and name (a renamed or hand-edited
+ * domain would put QEMU's sockets where the hook does not look). */
+static int check_commandline(const struct hvt_lv_domain *d, struct hvt_err *e)
+{
+	char want[4200];
+
+	hvt_lv_path(d, "qemu/vm.sock", want, sizeof(want));
+	if (!d->qemu_socket || strcmp(d->qemu_socket, want))
+		return hvt_err_set(
+		    e, -EINVAL,
+		    "<qemu:commandline> puts the hvmtrace socket at %s, not %s: run hvmtrace virt-xml "
+		    "on this domain again",
+		    d->qemu_socket ? d->qemu_socket : "(nowhere)", want);
+	hvt_lv_path(d, "devmem.sock", want, sizeof(want));
+	if (d->t.ram != HVT_LV_RAM_NONE && (!d->qemu_helper || strcmp(d->qemu_helper, want)))
+		return hvt_err_set(
+		    e, -EINVAL,
+		    "<qemu:commandline> takes guest RAM from helper %s, not %s: run hvmtrace virt-xml "
+		    "on this domain again",
+		    d->qemu_helper ? d->qemu_helper : "(none)", want);
+	return 0;
+}
+
 int hvt_lv_check(const struct hvt_lv_domain *d, struct hvt_err *e)
 {
 	struct hvt_range *x = NULL;
@@ -555,6 +611,8 @@ int hvt_lv_check(const struct hvt_lv_domain *d, struct hvt_err *e)
 		rc = check_iomem(d, x, n, e);
 	if (!rc && n)
 		rc = check_claims(d, x, n, e);
+	if (!rc)
+		rc = check_commandline(d, e);
 	free(x);
 	return rc;
 }

@@ -51,6 +51,8 @@ struct hvt_lv_domain {
 	bool pinned;       /* some vcpupin, emulatorpin or <vcpu cpuset> is given */
 	cpu_set_t pin_set; /* the union of their CPUs */
 	bool traced;       /* it has <hvmtrace:trace> */
+	char *qemu_socket; /* from <qemu:commandline>: the hvmtrace object's path, NULL if none */
+	char *qemu_helper; /* ... and the devmem backend's helper socket, NULL if none */
 	struct hvt_lv_trace t;
 };
 

@@ -69,13 +69,19 @@ refused sysram "System RAM" "" "$T/sysram-from.xml"
 refused nocpu "tracer CPU 1000 does not exist on this host" "s|cpu=\"$TRACER_CPU\"|cpu=\"1000\"|"
 refused pinned "tracer CPU $TRACER_CPU is one the domain's vCPUs or emulator threads are pinned to" \
 	"s|<vcpupin vcpu=\"0\" cpuset=\"[^\"]*\"|<vcpupin vcpu=\"0\" cpuset=\"$TRACER_CPU\"|"
+# a traced domain renamed by hand: QEMU's sockets would not be where the hook looks
+refused renamed "<qemu:commandline> puts the hvmtrace socket at $T/hvt/base/qemu/vm.sock, not $T/hvt/renamed/qemu/vm.sock: run hvmtrace virt-xml on this domain again" \
+	""
 refused readonly "output directory $T/ro is not writable" "s|output=\"$T/traces\"|output=\"$T/ro\"|"
 
 # QEMU asking the helper for other memory than the request grants (its command line edited behind the
 # metadata's back): the helper refuses, QEMU does not start, and the claim is released
-sed -e 's|<name>base</name>|<name>mismatch</name>|' \
-	-e 's|&quot;channels&quot;:\[&quot;s0.mc0.ch0&quot;\]|\&quot;channels\&quot;:[\&quot;s0.mc0.ch1\&quot;]|' \
-	"$T/good.xml" >"$T/mismatch.xml"
+sed -e 's|<name>base</name>|<name>mismatch</name>|' "$T/plain.xml" >"$T/mismatch-plain.xml"
+"$BIN/hvmtrace" virt-xml "$T/mismatch-plain.xml" -o "$T/mismatch-from.xml" --emulator "$QEMU" --cpu "$TRACER_CPU" \
+	--output-dir "$T/traces" --chanmap "$CHANMAP" --channels s0.mc0.ch0 --mem-path "$MEMFILE" --iomem "$IOMEM" \
+	--run-dir "$T/hvt" || fail "virt-xml failed"
+sed -e 's|&quot;channels&quot;:\[&quot;s0.mc0.ch0&quot;\]|\&quot;channels\&quot;:[\&quot;s0.mc0.ch1\&quot;]|' \
+	"$T/mismatch-from.xml" >"$T/mismatch.xml"
 grep -q 'quot;s0.mc0.ch1' "$T/mismatch.xml" || fail "mismatch: the edit changed nothing"
 "$BIN/hvmtrace" virt-xml --check "$T/mismatch.xml" >/dev/null || fail "mismatch: its metadata should pass --check"
 "${VIRSH[@]}" define "$T/mismatch.xml" >/dev/null || fail "virsh define mismatch"
