@@ -8,7 +8,8 @@ SAN ?= 0
 
 WARN    = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -g -Iinclude $(WARN) $(JSONC_CFLAGS) $(ZSTD_CFLAGS) $(CAPNG_CFLAGS) \
-	     $(ISAL_CFLAGS) $(ROARING_CFLAGS) $(PFM_CFLAGS) $(CAIRO_CFLAGS) $(ZLIB_CFLAGS) -MMD -MP
+	     $(ISAL_CFLAGS) $(ROARING_CFLAGS) $(PFM_CFLAGS) $(CAIRO_CFLAGS) $(ZLIB_CFLAGS) $(VIRT_CFLAGS) \
+	     $(XML_CFLAGS) -MMD -MP
 ifeq ($(SAN),1)
 OPT = -O1 $(SANITIZE)
 else
@@ -57,7 +58,7 @@ $(LIBHVT): $(call obj,$(LIB_SRCS))
 
 $(BUILD)/bin/hvmtrace: $(call obj,$(TRACER_SRCS)) $(LIBHVT)
 	@mkdir -p $(@D)
-	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL) $(ZLIB_LIBS)
+	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL) $(ZLIB_LIBS) $(VIRT_LIBS) $(XML_LIBS)
 
 # `hvmtrace plot` runs it: cairo stays out of hvmtrace, whose record mlockall()s every page it maps.
 $(BUILD)/bin/hvmtrace-plot: $(call obj,$(PLOT_SRCS)) $(LIBHVT)
@@ -90,6 +91,12 @@ $(BUILD)/tests/unit/test_trace_series: $(BUILD)/obj/tests/unit/test_trace_series
 				       $(call obj,tracer/trace_series.c tracer/trace_input.c) $(LIBHVT)
 	@mkdir -p $(@D)
 	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LIBS_ALL)
+
+# The libvirt domain reader's test links it with libvirt and libxml2.
+$(BUILD)/tests/unit/test_libvirt_domain: $(BUILD)/obj/tests/unit/test_libvirt_domain.o \
+					 $(call obj,tracer/libvirt_domain.c) $(LIBHVT)
+	@mkdir -p $(@D)
+	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LIBS_ALL) $(VIRT_LIBS) $(XML_LIBS)
 
 # The test of the test VMM's phase hold, which qemu_phases shares.
 $(BUILD)/tests/unit/test_phase_hold: $(BUILD)/obj/tests/unit/test_phase_hold.o $(call obj,tests/vmm/phase_hold.c) $(LIBHVT)
@@ -167,6 +174,16 @@ install: all
 	install -m 0755 $(BUILD)/bin/hvmtrace $(DESTDIR)$(PREFIX)/bin/hvmtrace
 	install -m 0755 $(BUILD)/bin/hvmtrace-plot $(DESTDIR)$(PREFIX)/bin/hvmtrace-plot
 	$(if $(CHANMAP_SRCS),install -m 0755 $(BUILD)/bin/chanmap $(DESTDIR)$(PREFIX)/bin/chanmap)
+
+# libvirt integration (docs/libvirt.md §4): the qemu hook and the tracer's systemd template unit.
+LIBVIRT_HOOKS ?= /etc/libvirt/hooks/qemu.d
+SYSTEMD_UNITS ?= /etc/systemd/system
+.PHONY: install-libvirt
+install-libvirt: install
+	install -d $(DESTDIR)$(LIBVIRT_HOOKS) $(DESTDIR)$(SYSTEMD_UNITS)
+	sed 's|@BINDIR@|$(PREFIX)/bin|g' libvirt/qemu-hook >$(DESTDIR)$(LIBVIRT_HOOKS)/hvmtrace
+	chmod 0755 $(DESTDIR)$(LIBVIRT_HOOKS)/hvmtrace
+	sed 's|@BINDIR@|$(PREFIX)/bin|g' 'libvirt/hvmtrace@.service' >'$(DESTDIR)$(SYSTEMD_UNITS)/hvmtrace@.service'
 
 clean:
 	rm -rf build

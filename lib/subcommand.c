@@ -7,9 +7,14 @@
 
 static void usage(FILE *f, const char *prog, const char *footer, const struct hvt_subcommand *cmds, size_t n)
 {
+	int width = 8; /* the names' column fits the longest */
+
+	for (size_t i = 0; i < n; i++)
+		if ((int)strlen(cmds[i].name) > width)
+			width = (int)strlen(cmds[i].name);
 	fprintf(f, "usage: %s <command> [options]     (%s <command> --help for its options)\n\n", prog, prog);
 	for (size_t i = 0; i < n; i++)
-		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].what);
+		fprintf(f, "  %-*s %s\n", width, cmds[i].name, cmds[i].what);
 	fprintf(f, "\n%s\n", footer);
 }
 

@@ -23,6 +23,11 @@ seabios meson"
 # pulls in its kernel image).
 LAB="qemu-system-x86 busybox-static cpio linux-headers-$KERNEL_6_1_ABI linux-headers-$KERNEL_6_12_ABI"
 
+# libvirt for tracing libvirt domains (docs/libvirt.md): the bookworm-backports one (bookworm's 9.0 passes
+# QEMU 10.0 the -no-acpi that QEMU 9.0 removed, so it cannot start a domain on our QEMU), installed from
+# there explicitly like meson.
+LIBVIRT="libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients libvirt-dev libxml2-dev"
+
 # apt sources beyond bookworm: bookworm-backports (meson >= 1.5; installed from there explicitly, the
 # archive's default priority keeps everything else on bookworm) and trixie source packages (QEMU 10.0).
 add_sources() {
@@ -60,12 +65,22 @@ meson_ok() {
 	dpkg --compare-versions "$v" ge 1.5
 }
 
+# libvirt must be the backports one (see LIBVIRT above).
+libvirt_ok() {
+	for p in $LIBVIRT; do
+		v=$(dpkg-query -W -f='${Version}' "$p" 2>/dev/null) || return 1
+		case $p in libxml2-dev) continue ;; esac
+		dpkg --compare-versions "$v" ge 11 || return 1
+	done
+}
+
 missing=""
 for p in $BASE $PICS $QEMU $LAB; do
 	[ "$p" = meson ] && continue
 	installed "$p" || missing="$missing $p"
 done
 meson_ok || missing="$missing meson(bookworm-backports)"
+libvirt_ok || missing="$missing libvirt(bookworm-backports)"
 sources_ok=1
 [ -f /etc/apt/sources.list.d/hvmtrace-backports.sources ] && [ -f /etc/apt/sources.list.d/hvmtrace-trixie-src.sources ] || sources_ok=0
 [ -z "$missing" ] && [ $sources_ok = 1 ] && exit 0
@@ -81,10 +96,14 @@ export DEBIAN_FRONTEND=noninteractive
 add_sources
 # A third-party source that cannot be reached must not stop the install from Debian's own archive.
 apt-get update -qq >/dev/null 2>&1 || echo "install-deps: apt-get update reported errors; trying the install anyway" >&2
-pkgs=$(echo "$missing" | sed 's/meson(bookworm-backports)//')
+pkgs=$(echo "$missing" | sed 's/meson(bookworm-backports)//; s/libvirt(bookworm-backports)//')
 # shellcheck disable=SC2086
 [ -z "${pkgs# }" ] || apt-get install -y -qq --no-install-recommends $pkgs >/dev/null
 if ! meson_ok; then
 	apt-get install -y -qq --no-install-recommends -t bookworm-backports "meson=$MESON_BPO_VERSION" >/dev/null
+fi
+if ! libvirt_ok; then
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends -t bookworm-backports $LIBVIRT >/dev/null
 fi
 echo "install-deps: done" >&2

@@ -19,6 +19,7 @@
 #include "hvmtrace/util.h"
 #include "hvmtrace/version.h"
 #include "hvmtrace/vm_bandwidth.h"
+#include "libvirt_domain.h"
 #include "session.h"
 #include "sink.h"
 
@@ -26,6 +27,10 @@
 
 struct record_opts {
 	const char *attach;
+	const char *domain;  /* or find the socket through libvirt */
+	const char *connect; /* libvirt URI for --domain */
+	int vmm_uid;         /* -1: only root or our uid may be the VMM */
+	bool no_bw;
 	const char *output;
 	const char *jsonl;
 	int cpu;         /* -1: pick one the VM does not use */
@@ -78,7 +83,15 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	harvester_list_modes(modes, sizeof(modes));
 	snprintf(mode_help, sizeof(mode_help), "auto (default), or one of: %s", modes);
 	const struct hvt_option opts[] = {
-	    HVT_OPT_PATH(0, "attach", &o->attach, "SOCK", "the VMM's hvmtrace socket", .required = true),
+	    HVT_OPT_PATH(0, "attach", &o->attach, "SOCK", "the VMM's hvmtrace socket"),
+	    HVT_OPT_STRING(0, "domain", &o->domain, "NAME",
+			   "instead of --attach: the libvirt domain NAME, traced per its <hvmtrace:trace>\n"
+			   "(docs/libvirt.md); its socket and QEMU's user come from libvirt"),
+	    HVT_OPT_STRING(0, "connect", &o->connect, "URI",
+			   "with --domain: libvirt's URI (default: libvirt's default)"),
+	    HVT_OPT_INT(0, "vmm-uid", &o->vmm_uid, 0, 0x7fffffff, "UID",
+			"also accept a VMM running as UID (the unprivileged user libvirt runs QEMU as)"),
+	    HVT_OPT_FLAG(0, "no-bw", &o->no_bw, "record no DRAM bandwidth"),
 	    HVT_OPT_PATH('o', "output", &o->output, "FILE",
 			 "trace file (default hvmtrace.hvt unless only --jsonl is given)"),
 	    HVT_OPT_PATH(0, "jsonl", &o->jsonl, "FILE|-",
@@ -104,7 +117,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	};
 	const struct hvt_cmdline cmd = {
 	    .prog = "hvmtrace record",
-	    .synopsis = "--attach SOCK [options]",
+	    .synopsis = "--attach SOCK | --domain NAME [options]",
 	    .about = "Attaches to a VMM (patched QEMU or hvmtrace-vmm) and records, per interval,\n"
 		     "the guest pages written (and accessed, in mode ad).",
 	    .options = opts,
@@ -116,9 +129,17 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	};
 	int rc;
 
-	*o = (struct record_opts){
-	    .cpu = -1, .harvest_cpu = -1, .interval_ns = HVT_NSEC_PER_SEC, .argc = argc, .argv = argv};
+	*o = (struct record_opts){.cpu = -1,
+				  .harvest_cpu = -1,
+				  .vmm_uid = -1,
+				  .interval_ns = HVT_NSEC_PER_SEC,
+				  .argc = argc,
+				  .argv = argv};
 	rc = hvt_opts_parse(&cmd, argc, argv);
+	if (rc == HVT_OPTS_RUN && !o->attach == !o->domain) {
+		fprintf(stderr, "hvmtrace record: give --attach SOCK or --domain NAME (one of them)\n");
+		return RECORD_USAGE;
+	}
 	if (rc == HVT_OPTS_RUN && !o->output && !o->jsonl)
 		o->output = "hvmtrace.hvt";
 	return rc;
@@ -464,6 +485,8 @@ static int open_bandwidth(struct recorder *r, struct hvt_err *err)
 				    .group_name = group};
 	int rc;
 
+	if (r->o->no_bw)
+		return 0;
 	snprintf(group, sizeof(group), "hvmtrace-%.40s-%d", r->s.hello.vm_name, (int)r->s.vmm_pid);
 	for (char *p = group; *p; p++)
 		if (*p == '/' || *p == ' ')
@@ -550,7 +573,25 @@ int cmd_record(int argc, char **argv)
 		return RECORD_FAILED;
 	}
 
-	rc = session_connect(&r.s, o.attach, &err);
+	char domain_sock[4200];
+	if (o.domain) {
+		struct hvt_lv_domain d;
+
+		rc = hvt_lv_lookup(o.connect, o.domain, &d, &err);
+		if (!rc && !d.traced)
+			rc = hvt_err_set(&err, -EINVAL,
+					 "domain '%s' has no <hvmtrace:trace> (hvmtrace virt-xml)", o.domain);
+		if (rc) {
+			fprintf(stderr, "hvmtrace record: %s\n", err.msg);
+			return RECORD_USAGE;
+		}
+		hvt_lv_path(&d, "qemu/vm.sock", domain_sock, sizeof(domain_sock));
+		o.attach = domain_sock;
+		if (o.vmm_uid < 0)
+			o.vmm_uid = (int)d.uid;
+		hvt_lv_free(&d);
+	}
+	rc = session_connect(&r.s, o.attach, o.vmm_uid, &err);
 	if (rc) {
 		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
 		session_close(&r.s, "error");

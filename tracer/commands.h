@@ -8,5 +8,7 @@ int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_bw(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+int cmd_virt_xml(int argc, char **argv);
+int cmd_libvirt_hook(int argc, char **argv);
 
 #endif

@@ -10,6 +10,9 @@ static const struct hvt_subcommand commands[] = {
     {"export", cmd_export, "convert a trace to JSON Lines or CSV"},
     {"plot", cmd_plot, "draw a trace: heatmap, bandwidth, working set, write concentration (PNG/SVG)"},
     {"bw", cmd_bw, "live DRAM read/write bandwidth per memory channel and socket"},
+    {"virt-xml", cmd_virt_xml,
+     "make a libvirt domain traced, or check its tracing request against this host"},
+    {"libvirt-hook", cmd_libvirt_hook, "libvirt's qemu hook: the tracer's lifecycle with a domain"},
 };
 
 int main(int argc, char **argv)

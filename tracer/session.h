@@ -31,8 +31,9 @@ struct session {
 };
 
 /* Connects, authenticates the peer and reads its hello. Fails if the peer is not a VMM or speaks another
- * protocol version (it is told why). */
-int session_connect(struct session *s, const char *path, struct hvt_err *err);
+ * protocol version (it is told why). The peer must run as root, as our uid, or as vmm_uid (-1: none; the
+ * unprivileged user libvirt runs QEMU as). */
+int session_connect(struct session *s, const char *path, long vmm_uid, struct hvt_err *err);
 
 /* Sends attach in h's mode and waits for attached, whose fd h then takes (harvest.h). */
 int session_attach(struct session *s, const struct harvester *h, int cpu, struct hvt_err *err);

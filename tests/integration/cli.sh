@@ -7,7 +7,12 @@ expect 2 "--interval '0'" "$HVT" record --attach x --interval 0
 expect 2 "--interval '5x'" "$HVT" record --attach x --interval 5x
 expect 2 "--interval '500us'" "$HVT" record --attach x --interval 500us
 expect 2 "--duration 'soon'" "$HVT" record --attach x --duration soon
-expect 2 "--attach SOCK is required" "$HVT" record
+expect 2 "give --attach SOCK or --domain NAME" "$HVT" record
+expect 2 "give --attach SOCK or --domain NAME (one of them)" "$HVT" record --attach x --domain y
+expect 2 "--vmm-uid 'me'" "$HVT" record --attach x --vmm-uid me
+expect 2 "--emulator, --cpu and --output-dir are needed" "$HVT" virt-xml /dev/null
+expect 2 "give a domain file or --domain NAME" "$HVT" virt-xml --check
+expect 2 "needs DOMAIN OP SUBOP" "$HVT" libvirt-hook
 expect 2 "--cpu 'two'" "$HVT" record --attach x --cpu two
 expect 2 "--mode 'fast'" "$HVT" record --attach x --mode fast
 expect 2 "'frobnicate' is not a command" "$HVT" frobnicate
