@@ -1,6 +1,7 @@
 #!/bin/bash
 # The final-harvest race (issue 13, item 1): a VMM whose guest stops at random points, RACE_STOPS times
-# (default 200), half of them right after a "harvested" while the tracer reads its bitmaps. Protocol 2's VMM
+# (default 200; seeds 1..N): a third at a random moment, a third right after a "harvested" while the tracer
+# reads its bitmaps, a third with the tracer's next request on its way. Protocol 2's VMM
 # writes the bitmaps only when asked, so every trace must hold exactly the intervals the VMM harvested,
 # page for page, the final one included: 0 wrong, 0 lost. Then RACE_UNASKED stops (default 100) of a VMM
 # that writes its final interval unasked, as protocol 1 did: the tracer may lose the last intervals then (it
@@ -59,6 +60,9 @@ assert_eq "wrong intervals" 0 "$WRONG"
 assert_eq "lost intervals" 0 "$LOST"
 assert_eq "failed runs" 0 "$FAILED"
 grep -q "$STOPS final intervals sent" "$T/peer.out" || fail "not every stop ended with a final interval"
+# The stops met the race's two windows: the tracer reading bitmaps, and a request on its way.
+read -r after inflight < <(sed -n 's/.*: \([0-9]*\) right after a harvested, \([0-9]*\) with a request in flight.*/\1 \2/p' "$T/peer.out")
+[ "${after:-0}" -gt 0 ] && [ "${inflight:-0}" -gt 0 ] || fail "no stop right after a harvested, or none with a request in flight"
 
 run_stops "$UNASKED" --unasked-final
 echo "unasked final (protocol 1's end): $UNASKED stops, $INTERVALS intervals recorded, $WRONG wrong, $LOST lost ($FAILED runs stopped by the tracer's checks)"

@@ -6,9 +6,10 @@
  * Serves SESSIONS tracers one after another on SOCK. Session k (its seed) answers every harvest with 16 pages
  * of one 4 GiB slot chosen from (k, seq), always 16 so that the page count cannot tell one interval from
  * another, and writes what it put in the bitmaps to ORACLE_DIR/k.jsonl as {"seq","final","written"} lines
- * (the shape of `hvmtrace export --jsonl`). Its guest stops either at a random moment 0-40 ms after attach
- * or right after it sent a harvested (while the tracer reads those bitmaps). Then, as protocol 2 says, it
- * sends bye and answers the tracer's request in flight, or its next one, as the final interval.
+ * (the shape of `hvmtrace export --jsonl`). Its guest stops at a random moment 0-40 ms after attach, or
+ * right after it sent a harvested (while the tracer reads those bitmaps), or once the tracer's next request
+ * has arrived unread (in flight). Then, as protocol 2 says, it sends bye and answers the tracer's request in
+ * flight, or its next one, as the final interval.
  * With --unasked-final it does what version 1 did instead: it writes the final interval into the bitmaps
  * at once, unasked, sends it and bye. A tracer must then never record wrong pages (the sequence word).
  * At the end it prints how many stops came right after a harvested and how many met a request in flight.
@@ -178,7 +179,8 @@ static void stop_unasked(struct session *s, uint64_t *seq, struct stats *st)
 static void serve(struct session *s, bool unasked, struct stats *st)
 {
 	uint64_t rng = s->seed * 7919, seq = 0;
-	bool after_harvested = hvt_splitmix64(&rng) & 1;
+	unsigned kind = (unsigned)(hvt_splitmix64(&rng) % 3); /* 0: a moment; 1, 2: after a harvested */
+	bool after_harvested = kind > 0;
 	uint64_t stop_at = hvt_now_ns() + hvt_splitmix64(&rng) % STOP_MAX_NS;
 	uint64_t stop_after = 1 + hvt_splitmix64(&rng) % 8;
 
@@ -205,7 +207,13 @@ static void serve(struct session *s, bool unasked, struct stats *st)
 		write_bitmaps(s, seq, false);
 		send_harvested(s, seq, false);
 		if (after_harvested && seq == stop_after) {
-			st->after_harvested++;
+			struct pollfd next = {.fd = s->sock, .events = POLLIN};
+
+			/* kind 2: the guest stops once the next request is on its way, unread */
+			if (kind == 2 && poll(&next, 1, 10000) != 1)
+				return;
+			if (kind == 1)
+				st->after_harvested++;
 			break;
 		}
 	}
