@@ -82,7 +82,7 @@ $(BUILD)/tests/unit/%: $(BUILD)/obj/tests/unit/%.o $(LIBHVT)
 
 # The harvest modes' tests link the tracer's harvesters and the session they hang off.
 $(BUILD)/tests/unit/test_harvest: $(BUILD)/obj/tests/unit/test_harvest.o \
-				  $(call obj,$(wildcard tracer/harvest*.c) tracer/session.c) $(LIBHVT)
+				  $(call obj,$(wildcard tracer/harvest*.c) tracer/session.c tracer/bus_guard.c) $(LIBHVT)
 	@mkdir -p $(@D)
 	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LIBS_ALL)
 

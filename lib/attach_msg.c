@@ -92,6 +92,24 @@ static void put_str(struct json_object *o, const char *k, const char *v)
 	json_object_object_add(o, k, json_object_new_string(v));
 }
 
+/* The protocol's bound on guest RAM, checked on both ends: a VMM cannot make a tracer map and lock bitmaps
+ * of any size it likes. Slots are validated (non-overlapping) first, so the sum cannot wrap. */
+static int check_guest_bytes(const char *type, const struct hvt_layout *l, struct hvt_err *err)
+{
+	uint64_t bytes = 0;
+
+	for (uint32_t i = 0; i < l->nslots; i++) {
+		if (l->slots[i].size > HVT_ATTACH_MAX_GUEST_BYTES - bytes)
+			return hvt_err_set(
+			    err, -EPROTO,
+			    "%s message: slot %" PRIu32 " (%" PRIu64
+			    " bytes) takes the layout's guest RAM past the attach protocol's bound of %llu bytes (16 TiB)",
+			    type, l->slots[i].slot, l->slots[i].size, HVT_ATTACH_MAX_GUEST_BYTES);
+		bytes += l->slots[i].size;
+	}
+	return 0;
+}
+
 static void hello_to_json(struct json_object *o, const struct hvt_msg_hello *h)
 {
 	struct json_object *vm = json_object_new_object(), *modes = json_object_new_array(),
@@ -135,6 +153,9 @@ struct json_object *hvt_attach_msg_to_json(const struct hvt_msg *m, int *rc, str
 			hvt_err_prefix(err, *rc, "%s: invalid layout: ", type);
 			return NULL;
 		}
+		*rc = check_guest_bytes(type, l, err);
+		if (*rc)
+			return NULL;
 	}
 	o = json_object_new_object();
 	put_str(o, "type", type);
@@ -319,7 +340,9 @@ static int get_layout(struct ctx *c, struct json_object *o, struct hvt_layout *l
 		return hvt_err_set(c->err, -EPROTO,
 				   "%s message: layout generation 0 (generations start at 1)", c->type);
 	}
-	return 0;
+	if ((rc = check_guest_bytes(c->type, l, c->err)))
+		hvt_layout_fini(l);
+	return rc;
 }
 
 static int hello_from_json(struct ctx *c, struct json_object *o, struct hvt_msg_hello *h)

@@ -159,10 +159,25 @@ static void fdbag_take(struct fdbag *b, struct msghdr *mh)
 
 struct reader {
 	int sock;
-	uint64_t deadline_ns; /* 0: wait forever */
-	size_t frame_bytes;   /* of the current frame, read so far */
+	uint64_t deadline_ns;    /* for a frame's first byte; 0: wait forever */
+	uint64_t frame_start_ns; /* when its first byte arrived */
+	uint64_t last_piece_ns;  /* when its latest piece arrived */
+	size_t frame_bytes;      /* of the current frame, read so far */
 	struct fdbag fds;
 };
+
+/* A frame once begun is read whole across pauses, within the protocol's bounds (a peer that stalls
+ * mid-frame must not hang us); the caller's deadline only bounds the wait for its first byte. */
+static uint64_t reader_deadline(const struct reader *r)
+{
+	uint64_t pause, whole;
+
+	if (!r->frame_bytes)
+		return r->deadline_ns;
+	pause = r->last_piece_ns + HVT_ATTACH_FRAME_PAUSE_MS * 1000000ull;
+	whole = r->frame_start_ns + HVT_ATTACH_FRAME_MS * 1000000ull;
+	return pause < whole ? pause : whole;
+}
 
 /* Reads exactly len bytes of the current frame. */
 static int read_exact(struct reader *r, void *buf, size_t len)
@@ -175,14 +190,14 @@ static int read_exact(struct reader *r, void *buf, size_t len)
 
 	while (got < len) {
 		struct pollfd p = {.fd = r->sock, .events = POLLIN};
+		uint64_t deadline = reader_deadline(r);
 		int timeout = -1;
 
-		if (r->deadline_ns) {
+		if (deadline) {
 			uint64_t now = hvt_now_ns();
 
 			/* Past the deadline, still take what has already arrived (timeout 0 = poll once). */
-			timeout =
-			    now >= r->deadline_ns ? 0 : (int)((r->deadline_ns - now + 999999) / 1000000);
+			timeout = now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
 		}
 		int pr = poll(&p, 1, timeout);
 		if (pr < 0) {
@@ -194,8 +209,8 @@ static int read_exact(struct reader *r, void *buf, size_t len)
 			return -errno;
 		}
 		if (pr == 0) {
-			if (r->deadline_ns && hvt_now_ns() >= r->deadline_ns)
-				return -ETIMEDOUT;
+			if (deadline && hvt_now_ns() >= deadline)
+				return r->frame_bytes ? -ETIME : -ETIMEDOUT;
 			continue;
 		}
 
@@ -216,6 +231,9 @@ static int read_exact(struct reader *r, void *buf, size_t len)
 		fdbag_take(&r->fds, &mh);
 		if (n == 0)
 			return r->frame_bytes ? -ECONNRESET : -EPIPE;
+		r->last_piece_ns = hvt_now_ns();
+		if (!r->frame_bytes)
+			r->frame_start_ns = r->last_piece_ns;
 		got += (size_t)n;
 		r->frame_bytes += (size_t)n;
 	}
@@ -240,6 +258,12 @@ static struct json_object *parse_frame(const char *text, size_t len, struct hvt_
 		/* A bare number may go on; a terminating NUL tells the tokener the input is complete. */
 		o = json_tokener_parse_ex(tok, "", 1);
 		end = len;
+	}
+	if (!o && json_tokener_get_error(tok) == json_tokener_success) {
+		/* JSON null parses to NULL with no error. */
+		json_tokener_free(tok);
+		hvt_err_set(err, -EPROTO, "frame holds JSON null, not an object");
+		return NULL;
 	}
 	if (!o) {
 		enum json_tokener_error e = json_tokener_get_error(tok);
@@ -332,6 +356,11 @@ int hvt_msg_recv(int sock, struct hvt_msg *m, int timeout_ms, struct hvt_err *er
 			    r.frame_bytes);
 		case -ETIMEDOUT:
 			return hvt_err_set(err, rc, "no complete message within %d ms", timeout_ms);
+		case -ETIME:
+			return hvt_err_set(
+			    err, -EPROTO,
+			    "the peer stalled in the middle of a frame (%zu bytes read; a frame must follow its first byte within %d ms, with pauses under %d ms)",
+			    r.frame_bytes, HVT_ATTACH_FRAME_MS, HVT_ATTACH_FRAME_PAUSE_MS);
 		case -EINTR:
 			return hvt_err_set(err, rc, "interrupted by a signal");
 		case -EPROTO:

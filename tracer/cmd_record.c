@@ -69,7 +69,8 @@ enum record_exit {
 static const struct hvt_exit_status record_exits[] = {
     {RECORD_OK, "normal end (the duration, a signal, or the VM ended)"},
     {RECORD_FAILED, "the run failed after it started (the trace keeps every interval recorded before)"},
-    {RECORD_USAGE, "bad arguments, or the socket is not a usable VMM (nothing recorded)"},
+    {RECORD_USAGE, "bad arguments, or the socket is not a usable VMM, or the VMM went away before\n"
+		   "tracking started (nothing recorded, no trace written)"},
     {0, NULL},
 };
 
@@ -422,6 +423,8 @@ static int run(struct recorder *r, struct hvt_err *err)
 		bool cut_short = last && r->o->duration_ns % iv_ns;
 		if (harvest_and_emit(r, missed, cut_short, err))
 			return r->s.said_bye ? 0 : RECORD_FAILED;
+		if (r->s.vmm_gone) /* the VMM said bye while we harvested: that was its last interval */
+			return r->s.said_bye ? 0 : RECORD_FAILED;
 		if (last) {
 			snprintf(r->s.end_reason, sizeof(r->s.end_reason), "duration reached");
 			return 0;
@@ -619,9 +622,10 @@ int cmd_record(int argc, char **argv)
 	if (!rc && h->start)
 		rc = h->start(&r.s, &err);
 	if (rc) {
-		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
+		/* Nothing is recorded yet, and no trace was opened: a VMM that went away is not usable. */
+		fprintf(stderr, "hvmtrace record: %s; nothing recorded\n", err.msg);
 		session_close(&r.s, "attach failed");
-		return rc == -EPIPE ? RECORD_FAILED : RECORD_USAGE;
+		return RECORD_USAGE;
 	}
 	if (open_bandwidth(&r, &err)) {
 		fprintf(stderr, "hvmtrace record: %s\n", err.msg);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * dirty-log mode: the VMM's harvest thread syncs KVM's dirty log into the shared memfd when asked; we ask,
- * wait for the answer and copy the bitmaps out. Accessed pages are not available in this mode.
+ * wait for the answer and copy the bitmaps out, checking the memfd's sequence word around the copy (the
+ * VMM must not write while we read). Accessed pages are not available in this mode.
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,14 +13,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bus_guard.h"
 #include "harvest.h"
 #include "hvmtrace/util.h"
 
-/* The shared bitmaps of the layout in force. */
+/* How long the guest's end waits for the VMM to answer our request for its last interval. */
+#define FINAL_TIMEOUT_MS 5000
+
+/* The shared memfd of the layout in force: the header with the sequence word, then the bitmaps. */
 struct dirty_log {
 	int memfd;
-	const void *bitmaps;
-	size_t bitmap_bytes;
+	const void *map;
+	size_t map_bytes;
+	bool final_taken; /* the VMM's last interval ("final") is recorded */
 };
 
 static struct dirty_log *state(const struct session *s)
@@ -28,11 +35,11 @@ static struct dirty_log *state(const struct session *s)
 
 static void unmap_bitmaps(struct dirty_log *d)
 {
-	if (d->bitmaps)
-		munmap((void *)d->bitmaps, d->bitmap_bytes ? d->bitmap_bytes : 1);
+	if (d->map)
+		munmap((void *)d->map, d->map_bytes);
 	if (d->memfd >= 0)
 		close(d->memfd);
-	d->bitmaps = NULL;
+	d->map = NULL;
 	d->memfd = -1;
 }
 
@@ -50,16 +57,18 @@ static int map_bitmaps(struct session *s, struct dirty_log *d, int fd, uint64_t 
 		    "%s: the VMM announced %llu bytes of bitmaps, layout generation %llu needs %llu", s->path,
 		    (unsigned long long)bytes, (unsigned long long)s->layout.generation,
 		    (unsigned long long)need);
+	need += HVT_BITMAP_HEADER_BYTES;
 	if (fstat(fd, &st) || (uint64_t)st.st_size < need)
-		return hvt_err_set(err, -EPROTO,
-				   "%s: the bitmap memfd is smaller than the %llu bytes announced", s->path,
-				   (unsigned long long)need);
-	p = mmap(NULL, need ? need : 1, PROT_READ, MAP_SHARED, fd, 0);
+		return hvt_err_set(
+		    err, -EPROTO,
+		    "%s: the bitmap memfd is smaller than its header and the %llu bytes announced", s->path,
+		    (unsigned long long)bytes);
+	p = mmap(NULL, need, PROT_READ, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		return hvt_err_set(err, -errno, "%s: mapping the bitmap memfd: %s", s->path, strerror(errno));
 	unmap_bitmaps(d);
-	d->bitmaps = p;
-	d->bitmap_bytes = need;
+	d->map = p;
+	d->map_bytes = need;
 	d->memfd = fd;
 	return 0;
 }
@@ -102,11 +111,34 @@ static void dirty_log_close(struct session *s)
 	free(state(s));
 }
 
-/* Fills iv from a "harvested" message: the answer to ours, or the VMM's unsolicited final one. */
+/* One copy of the bitmaps, between two reads of the sequence word (run under bus_guard). */
+struct copy {
+	const struct session *s;
+	const uint8_t *map;
+	struct hvt_interval *iv;
+	uint64_t seq_before, seq_after;
+};
+
+static void copy_bitmaps(void *arg)
+{
+	struct copy *c = arg;
+	const uint64_t *word = (const uint64_t *)c->map;
+
+	c->seq_before = le64toh(__atomic_load_n(word, __ATOMIC_ACQUIRE));
+	for (uint32_t i = 0; i < c->s->layout.nslots; i++)
+		hvt_pageset_load_le(&c->iv->written[i], c->map + HVT_BITMAP_HEADER_BYTES +
+							    hvt_layout_bitmap_offset(&c->s->layout, i));
+	__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the copy's reads happen before the word's re-read */
+	c->seq_after = le64toh(__atomic_load_n(word, __ATOMIC_RELAXED));
+}
+
+/* Fills iv from the "harvested" that answers our request. A copy the VMM may have written under, or that
+ * does not hold what the VMM announced, is discarded: the run ends rather than record wrong pages. */
 static int collect(struct session *s, const struct hvt_msg_harvested *h, struct hvt_interval *iv,
 		   struct hvt_err *err)
 {
-	const uint8_t *base = state(s)->bitmaps;
+	struct copy c = {.s = s, .map = state(s)->map, .iv = iv};
+	const uint64_t want = hvt_bitmap_seq_done(h->seq);
 	int rc;
 
 	if (h->generation != s->layout.generation)
@@ -120,8 +152,22 @@ static int collect(struct session *s, const struct hvt_msg_harvested *h, struct 
 	rc = hvt_interval_init(iv, &s->layout, HVT_IV_WRITTEN);
 	if (rc)
 		return hvt_err_set(err, rc, "out of memory for interval %llu", (unsigned long long)h->seq);
-	for (uint32_t i = 0; i < s->layout.nslots; i++)
-		hvt_pageset_load_le(&iv->written[i], base + hvt_layout_bitmap_offset(&s->layout, i));
+	if (bus_guard_run(state(s)->map, state(s)->map_bytes, copy_bitmaps, &c)) {
+		hvt_interval_fini(iv);
+		return hvt_err_set(
+		    err, -EFAULT,
+		    "%s: harvest %llu: the VMM (%s, pid %d) shrank the shared bitmap memfd under the tracer (SIGBUS on its mapping); the interval is discarded",
+		    s->path, (unsigned long long)h->seq, s->hello.vmm, (int)s->vmm_pid);
+	}
+	if (c.seq_before != want || c.seq_after != want) {
+		hvt_interval_fini(iv);
+		return hvt_err_set(
+		    err, -EPROTO,
+		    "%s: harvest %llu: the VMM (%s, pid %d) wrote the shared bitmaps while the tracer read them (sequence word %llu before the copy, %llu after; %llu expected); the interval is discarded",
+		    s->path, (unsigned long long)h->seq, s->hello.vmm, (int)s->vmm_pid,
+		    (unsigned long long)c.seq_before, (unsigned long long)c.seq_after,
+		    (unsigned long long)want);
+	}
 	uint64_t pages = hvt_interval_count_pages(iv->written, iv->nslots);
 	if (pages != h->dirty_pages) {
 		hvt_interval_fini(iv);
@@ -137,15 +183,22 @@ static int collect(struct session *s, const struct hvt_msg_harvested *h, struct 
 	iv->wall_start_ns = hvt_wall_now_ns() - (int64_t)(hvt_now_ns() - h->t_start_ns);
 	iv->generation = h->generation;
 	iv->lost_pages = h->lost_pages;
-	if (h->final)
+	if (h->final) {
 		iv->flags |= HVT_IV_FINAL;
+		state(s)->final_taken = true;
+	}
 	return 0;
 }
 
+/*
+ * Asks for the next interval and reads it. A VMM whose guest stopped says bye first and then answers the
+ * request in flight, or the next one, as its final interval (docs/attach-protocol.md).
+ */
 static int dirty_log_harvest(struct session *s, struct hvt_interval *iv, int timeout_ms, struct hvt_err *err)
 {
 	struct hvt_msg m = {.type = HVT_MSG_HARVEST};
 	uint64_t deadline = hvt_now_ns() + (uint64_t)timeout_ms * 1000000;
+	bool past_bye = s->said_bye; /* a bye from now on is the guest's end, and the answer still comes */
 	int rc;
 
 	m.u.harvest.seq = ++s->seq;
@@ -153,8 +206,7 @@ static int dirty_log_harvest(struct session *s, struct hvt_interval *iv, int tim
 	if (rc && rc != -EPIPE)
 		return hvt_err_prefix(err, rc, "%s: asking for harvest %llu: ", s->path,
 				      (unsigned long long)s->seq);
-	/* -EPIPE: the VMM may have closed right after sending its final harvest and bye; read what it left.
-	 */
+	/* -EPIPE: the VMM may have closed already; read what it left. */
 	for (;;) {
 		uint64_t now = hvt_now_ns();
 		int left = now >= deadline ? 0 : (int)((deadline - now) / 1000000);
@@ -164,6 +216,10 @@ static int dirty_log_harvest(struct session *s, struct hvt_interval *iv, int tim
 			return hvt_err_set(err, -ETIMEDOUT,
 					   "%s: the VMM did not answer harvest %llu within %d ms", s->path,
 					   (unsigned long long)s->seq, timeout_ms);
+		if (rc == -EPIPE && s->said_bye && !past_bye) {
+			past_bye = true;
+			continue;
+		}
 		if (rc)
 			return hvt_err_prefix(err, rc, "during harvest %llu: ", (unsigned long long)s->seq);
 		if (m.type == HVT_MSG_LAYOUT)
@@ -182,14 +238,15 @@ static int dirty_log_harvest(struct session *s, struct hvt_interval *iv, int tim
 	}
 }
 
-/* When the guest ends, the VMM harvests its last interval unasked, as the next harvest, marked final. */
-static int dirty_log_vmm_message(struct session *s, const struct hvt_msg *m, struct hvt_interval *iv,
-				 struct hvt_err *err)
+/* The VMM said bye (the guest stopped): its last interval answers one more request, unless a request in
+ * flight already brought it. A VMM that closed without bye answers nothing. */
+static int dirty_log_after_end(struct session *s, struct hvt_interval *iv, struct hvt_err *err)
 {
-	if (m->type != HVT_MSG_HARVESTED || !m->u.harvested.final || m->u.harvested.seq != s->seq + 1)
+	int rc;
+
+	if (state(s)->final_taken || !s->said_bye)
 		return 0;
-	s->seq++;
-	int rc = collect(s, &m->u.harvested, iv, err);
+	rc = dirty_log_harvest(s, iv, FINAL_TIMEOUT_MS, err);
 	return rc ? rc : 1;
 }
 
@@ -207,7 +264,7 @@ const struct harvester harvester_dirty_log = {
     .attach = dirty_log_attach,
     .layout = dirty_log_layout,
     .harvest = dirty_log_harvest,
-    .vmm_message = dirty_log_vmm_message,
+    .after_end = dirty_log_after_end,
     .close = dirty_log_close,
     .describe = dirty_log_describe,
 };

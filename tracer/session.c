@@ -82,10 +82,14 @@ retry:
 		return rc;
 	}
 	if (m.u.hello.protocol != HVT_ATTACH_PROTOCOL) {
-		char msg[200];
+		char msg[256];
 
-		snprintf(msg, sizeof(msg), "the VMM speaks attach protocol %u; this hvmtrace (%s) speaks %u",
-			 m.u.hello.protocol, HVT_VERSION, HVT_ATTACH_PROTOCOL);
+		snprintf(
+		    msg, sizeof(msg), "the VMM speaks attach protocol %u; this hvmtrace (%s) speaks %u%s",
+		    m.u.hello.protocol, HVT_VERSION, HVT_ATTACH_PROTOCOL,
+		    m.u.hello.protocol < HVT_ATTACH_PROTOCOL
+			? " (update the VMM: protocol 1 wrote its final interval into bitmaps the tracer may still read)"
+			: "");
 		send_error(s, "version", msg);
 		hvt_msg_fini(&m);
 		return hvt_err_set(err, -EPROTONOSUPPORT, "%s: %s", path, msg);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The attach protocol, version 1: how a tracer (`hvmtrace record`) attaches to a VMM (patched QEMU, or
+ * The attach protocol, version 2: how a tracer (`hvmtrace record`) attaches to a VMM (patched QEMU, or
  * tests/vmm) and harvests guest page sets. This header and docs/attach-protocol.md are the specification;
  * the QEMU and KVM work implement against them. Every field of every message is listed below.
  *
@@ -20,12 +20,14 @@
  *   T→V attach       mode and harvest CPU; V answers "attached" (+ fd) or "error" and closes
  *   V→T layout       whenever guest RAM slots change (+ a new memfd in dirty-log mode)
  *   T→V harvest      dirty-log mode, once per interval;  V→T harvested   the answer
- *   V→T harvested    with "final": true, unsolicited, when the guest stops; then V→T bye
- *   either bye       orderly end; the VMM disarms tracking and the migration blocker and closes
+ *   V→T bye          the guest stopped; the VMM then waits (a few seconds at most) for the tracer to take
+ *                    the last interval: dirty-log, one more "harvest" (or the one in flight), answered with
+ *                    "final": true; ad, the tracer's own harvest. Then it closes.
+ *   T→V bye          orderly end; the VMM disarms tracking and the migration blocker and closes
  *   either error     {code, message}, then close
- * A VMM closes right after its final "harvested" and "bye": a tracer whose "harvest" then fails with EPIPE
- * still reads the two messages waiting for it. A VMM notices a vanished tracer only when it next reads, so
- * a tracer that meets "busy" may retry for a few seconds before giving up.
+ * The VMM never sends "harvested" unasked (version 1 sent the final one so, which could overwrite bitmaps
+ * the tracer was still reading). A VMM notices a vanished tracer only when it next reads, so a tracer that
+ * meets "busy" may retry for a few seconds before giving up.
  *
  * Intervals (dirty-log mode). The VMM keeps KVM's dirty log in manual-protect mode (or QEMU's own dirty
  * tracking under TCG). A harvest takes a snapshot of the log (KVM_GET_DIRTY_LOG) at t_end_ns and re-arms
@@ -34,10 +36,16 @@
  * first interval starts at attached.t_armed_ns), and may also hold pages written during the two harvests
  * around it. All times are CLOCK_MONOTONIC nanoseconds of the host both peers run on.
  *
- * Shared bitmaps (dirty-log mode). The memfd holds one bitmap per slot in layout order, packed: slot i's
- * bitmap starts at hvt_layout_bitmap_offset(layout, i) and is ceil(npages/64) 64-bit little-endian words;
- * bit b of word w is page 64*w + b of the slot. The VMM writes the memfd only between receiving "harvest"
- * and sending "harvested"; the tracer reads it only between "harvested" and its next "harvest".
+ * Shared bitmaps (dirty-log mode). The memfd starts with a header of HVT_BITMAP_HEADER_BYTES whose first
+ * 64-bit little-endian word is the sequence word; the bitmaps follow it, one per slot in layout order,
+ * packed: slot i's bitmap starts HVT_BITMAP_HEADER_BYTES + hvt_layout_bitmap_offset(layout, i) bytes in
+ * and is ceil(npages/64) 64-bit little-endian words; bit b of word w is page 64*w + b of the slot. The VMM
+ * writes the memfd only between receiving "harvest" N and sending "harvested" N: it sets the sequence word
+ * to 2N-1 before it writes the bitmaps and to 2N after (a seqlock). The tracer reads the bitmaps only
+ * between "harvested" N and its next "harvest", and checks that the word reads 2N before and after it
+ * copies them: any other value means the VMM wrote under it, and the copy is discarded, never recorded.
+ * A VMM seals the memfd against shrinking (F_SEAL_SHRINK) where it can; a tracer survives one that shrinks
+ * it anyway (SIGBUS on its mapping ends the run with the trace closed).
  *
  * Mode "ad" (kernel with KVM_CAP_AD_HARVEST, include/hvmtrace/kvm_ad.h). "attached" carries the fd made by
  * KVM_CREATE_AD_FD; the VMM does not enable dirty logging. The tracer calls KVM_AD_HARVEST on that fd itself,
@@ -64,11 +72,29 @@
 
 struct hvt_err;
 
-#define HVT_ATTACH_PROTOCOL    1
+#define HVT_ATTACH_PROTOCOL    2
 #define HVT_ATTACH_MAX_FRAME   (16u << 20)
 #define HVT_ATTACH_MAX_FDS     4
 #define HVT_ATTACH_SOCKET_MODE 0600
 #define HVT_ATTACH_MAX_VCPUS   1024
+/* Once a frame has begun, each further piece must arrive within HVT_ATTACH_FRAME_PAUSE_MS of the last, and
+ * the whole frame within HVT_ATTACH_FRAME_MS of its first byte; a pause shorter than that is waited out. */
+#define HVT_ATTACH_FRAME_PAUSE_MS 5000
+#define HVT_ATTACH_FRAME_MS       30000
+/* Guest RAM a layout may describe, in all its slots (16 TiB): the tracer maps, locks and copies a bitmap
+ * of it (512 MiB at this bound), so a VMM cannot make it take more. */
+#define HVT_ATTACH_MAX_GUEST_BYTES (1ull << 44)
+
+/* dirty-log mode's memfd: this header, then the bitmaps. Word 0 is the sequence word (see above). */
+#define HVT_BITMAP_HEADER_BYTES 64
+static inline uint64_t hvt_bitmap_seq_writing(uint64_t harvest_seq)
+{
+	return 2 * harvest_seq - 1;
+}
+static inline uint64_t hvt_bitmap_seq_done(uint64_t harvest_seq)
+{
+	return 2 * harvest_seq;
+}
 
 enum hvt_mode {
 	HVT_MODE_NONE = 0,
@@ -92,7 +118,7 @@ enum hvt_msg_type {
 };
 const char *hvt_msg_type_name(enum hvt_msg_type t); /* the JSON "type" string */
 
-/* {"type":"hello","protocol":1,"vmm":"…","vm":{"name":"…","uuid":"…","pid":N},"accel":"kvm",
+/* {"type":"hello","protocol":2,"vmm":"…","vm":{"name":"…","uuid":"…","pid":N},"accel":"kvm",
  *  "page_size":4096,"modes":["dirty-log",…],"default_cpu":N,"vcpu_tids":[N,…],"layout":{…}} */
 struct hvt_msg_hello {
 	uint32_t protocol;          /* HVT_ATTACH_PROTOCOL of the VMM */
@@ -109,7 +135,7 @@ struct hvt_msg_hello {
 	struct hvt_layout layout;                /* generation >= 1 */
 };
 
-/* {"type":"attach","protocol":1,"mode":"dirty-log","cpu":N,"tracer":{"name":"…","pid":N}} */
+/* {"type":"attach","protocol":2,"mode":"dirty-log","cpu":N,"tracer":{"name":"…","pid":N}} */
 struct hvt_msg_attach {
 	uint32_t protocol;
 	enum hvt_mode mode;
@@ -119,7 +145,8 @@ struct hvt_msg_attach {
 };
 
 /* {"type":"attached","mode":"…","cpu":N,"generation":G,"t_armed_ns":T,"bitmap_bytes":B}
- * fds[0]: dirty-log: the memfd (at least bitmap_bytes long; map it read-only, MAP_SHARED);
+ * fds[0]: dirty-log: the memfd (at least HVT_BITMAP_HEADER_BYTES + bitmap_bytes long; map it read-only,
+ *         MAP_SHARED);
  *         ad: the A/D fd from KVM_CREATE_AD_FD (bitmap_bytes is 0). */
 struct hvt_msg_attached {
 	enum hvt_mode mode;
@@ -143,8 +170,8 @@ struct hvt_msg_harvest {
 
 /* {"type":"harvested","seq":N,"generation":G,"t_start_ns":…,"t_end_ns":…,"t_done_ns":…,
  *  "dirty_pages":N,"lost_pages":N,"final":false}
- * A final harvested (the guest stopped) has seq = last seq received + 1 and answers a request with that seq
- * if one is in flight. */
+ * Always the answer to the "harvest" with the same seq; "final": true when the guest has stopped (the answer
+ * after the VMM's bye). */
 struct hvt_msg_harvested {
 	uint64_t seq;
 	uint64_t generation;

@@ -34,7 +34,7 @@ def recv():
 
 hello = recv()
 print("hello", hello["type"], hello["accel"], ",".join(hello["modes"]))
-msg = json.dumps({"type": "attach", "protocol": 1, "mode": sys.argv[2], "cpu": -1,
+msg = json.dumps({"type": "attach", "protocol": 2, "mode": sys.argv[2], "cpu": -1,
                   "tracer": {"name": "raw_attach", "pid": 0}}).encode()
 s.sendall(struct.pack("<I", len(msg)) + msg)
 ans = recv()

@@ -31,7 +31,7 @@ expect 2 "not an hvmtrace VMM socket" "$HVT" record --attach "$T/f.sock" -o "$T/
 fake silent
 expect 2 "no hello within" "$HVT" record --attach "$T/f.sock" -o "$T/x.hvt"
 fake version
-expect 2 "speaks attach protocol 2" "$HVT" record --attach "$T/f.sock" -o "$T/x.hvt"
+expect 2 "speaks attach protocol 1" "$HVT" record --attach "$T/f.sock" -o "$T/x.hvt"
 wait "$FAKE_PID" || fail "the tracer did not tell the VMM why it left: $(cat "$T/fake.out")"
 fake busy
 expect 2 "busy" "$HVT" record --attach "$T/f.sock" -o "$T/x.hvt"

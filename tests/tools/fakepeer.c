@@ -4,9 +4,19 @@
  *   fakepeer SOCK garbage         accept, write an HTTP response, close          (not a VMM)
  *   fakepeer SOCK silent          accept, say nothing                             (not a VMM)
  *   fakepeer SOCK busy            answer with error "busy"
- *   fakepeer SOCK version         hello with protocol 2; exit 0 only if the tracer answers error "version"
+ *   fakepeer SOCK version         hello with protocol 1 (whose VMM sent its final interval unasked); exit 0
+ *                                 only if the tracer answers error "version"
  *   fakepeer SOCK disconnect N    a proper VMM with one 16 MiB slot that answers N harvests (page i of
  *                                 harvest i written), then drops the connection on harvest N+1
+ *   fakepeer SOCK shrink N        like disconnect, but on harvest N+1 it truncates the (unsealed) bitmap
+ *                                 memfd to 0 bytes and answers: the tracer's read of it meets SIGBUS
+ *   fakepeer SOCK scribble N      like disconnect, but on harvest N+1 it answers with the sequence word
+ *                                 left odd, as if it were still writing the bitmaps the tracer reads
+ *   fakepeer SOCK slow-bye N      answers N harvests, then its guest stops: bye, sent in two pieces 1.5 s
+ *                                 apart, then the final interval on the tracer's next request
+ *   fakepeer SOCK attach-close    hello, then closes the connection when the tracer sends attach
+ *   fakepeer SOCK huge            hello whose layout has a 2^60-byte slot (sent as raw JSON)
+ *   fakepeer SOCK null            a frame holding JSON null in place of hello
  *   fakepeer SOCK as-uid UID ...  listen as another uid (the tracer must refuse it), then act as "busy"
  *   fakepeer SOCK devmem          like disconnect, but the slot is "devmem" whose extents name channels
  *                                 of the stand-in PMU tree (s0.mc0.ch1, s1.mc0.ch0, s0.mc0.ch1 again), and
@@ -27,6 +37,8 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <endian.h>
 
 #include "hvmtrace/attach.h"
 #include "hvmtrace/error.h"
@@ -78,20 +90,48 @@ static void send_hello(int c, uint32_t protocol, bool devmem, uint32_t modes)
 	hvt_layout_fini(&m.u.hello.layout);
 }
 
-/* A dirty-log VMM with one slot: answers `answers` harvests (page i of harvest i written), then drops. */
-static int serve_harvests(int c, int answers, bool devmem)
+enum misbehaviour { HONEST, DROP, SHRINK, SCRIBBLE, SLOW_BYE };
+
+/* Sends a frame in two pieces, pause_ms apart. */
+static void send_split(int c, const struct hvt_msg *m, int pause_ms)
 {
-	size_t bytes = SLOT_PAGES / 8;
+	int sv[2];
+	char buf[4096];
+	ssize_t n;
+	struct hvt_err e;
+
+	/* The library frames it into a socketpair; we forward the bytes by hand. */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) || hvt_msg_send(sv[0], m, &e))
+		fail("framing a message", NULL);
+	close(sv[0]);
+	n = read(sv[1], buf, sizeof(buf));
+	close(sv[1]);
+	if (n < 8 || write(c, buf, 6) != 6)
+		fail("sending the first piece", NULL);
+	usleep((useconds_t)pause_ms * 1000);
+	if (write(c, buf + 6, (size_t)n - 6) != n - 6)
+		fail("sending the rest", NULL);
+}
+
+/*
+ * A dirty-log VMM with one slot: answers `answers` harvests (page i of harvest i written), then misbehaves
+ * as told on the next one.
+ */
+static int serve_harvests(int c, int answers, bool devmem, enum misbehaviour how)
+{
+	size_t bytes = SLOT_PAGES / 8, map_bytes = HVT_BITMAP_HEADER_BYTES + bytes;
 	int memfd = memfd_create("fakepeer-bitmaps", MFD_CLOEXEC);
-	uint64_t *bits, last_done;
+	uint64_t *map, *bits, last_done;
+	bool final = false;
 	struct hvt_msg m;
 	struct hvt_err e;
 
-	if (memfd < 0 || ftruncate(memfd, (off_t)bytes))
+	if (memfd < 0 || ftruncate(memfd, (off_t)map_bytes))
 		fail("memfd", NULL);
-	bits = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
-	if (bits == MAP_FAILED)
+	map = mmap(NULL, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	if (map == MAP_FAILED)
 		fail("mmap", NULL);
+	bits = map + HVT_BITMAP_HEADER_BYTES / 8;
 	send_hello(c, HVT_ATTACH_PROTOCOL, devmem, HVT_MODE_BIT(HVT_MODE_DIRTY_LOG));
 	if (hvt_msg_recv(c, &m, 5000, &e) || m.type != HVT_MSG_ATTACH)
 		fail("expected attach", &e);
@@ -112,12 +152,17 @@ static int serve_harvests(int c, int answers, bool devmem)
 			hvt_msg_fini(&m);
 			return 0;
 		}
-		if (i > answers) {
+		if (i > answers && how == DROP) {
 			fprintf(stderr, "fakepeer: dropping the connection on harvest %d\n", i);
 			return 0;
 		}
+		map[0] = htole64(hvt_bitmap_seq_writing((uint64_t)i));
 		memset(bits, 0, bytes);
 		bits[(i % SLOT_PAGES) / 64] |= 1ull << (i % 64);
+		if (i <= answers || how != SCRIBBLE)
+			map[0] = htole64(hvt_bitmap_seq_done((uint64_t)i));
+		if (i > answers && how == SHRINK && ftruncate(memfd, 0))
+			fail("truncating the memfd", NULL);
 		uint64_t end = hvt_now_ns();
 		m = (struct hvt_msg){.type = HVT_MSG_HARVESTED};
 		m.u.harvested = (struct hvt_msg_harvested){.seq = (uint64_t)i,
@@ -125,11 +170,29 @@ static int serve_harvests(int c, int answers, bool devmem)
 							   .t_start_ns = last_done,
 							   .t_end_ns = end,
 							   .t_done_ns = end,
-							   .dirty_pages = 1};
+							   .dirty_pages = 1,
+							   .final = final};
 		last_done = end;
 		if (hvt_msg_send(c, &m, &e))
 			fail("sending harvested", &e);
+		if (final)
+			return 0;
+		if (i == answers && how == SLOW_BYE) {
+			m = (struct hvt_msg){.type = HVT_MSG_BYE};
+			snprintf(m.u.bye.reason, sizeof(m.u.bye.reason), "fakepeer's guest stopped");
+			send_split(c, &m, 1500);
+			final = true; /* the next request gets the last interval */
+		}
 	}
+}
+
+/* A frame of raw JSON text, for what the library would refuse to send. */
+static void send_raw_frame(int c, const char *json)
+{
+	uint32_t len = htole32((uint32_t)strlen(json));
+
+	if (write(c, &len, 4) != 4 || write(c, json, strlen(json)) != (ssize_t)strlen(json))
+		fail("sending a raw frame", NULL);
 }
 
 /* A VMM in mode ad: the tracer harvests through the fd, so after attached there is nothing to answer. */
@@ -170,7 +233,8 @@ int main(int argc, char **argv)
 	if (argc < 3) {
 		fprintf(
 		    stderr,
-		    "usage: fakepeer SOCK garbage|silent|busy|version|disconnect N|devmem|ad|as-uid UID MODE\n");
+		    "usage: fakepeer SOCK garbage|silent|busy|version|disconnect N|shrink N|scribble N|slow-bye N|\n"
+		    "       attach-close|huge|null|devmem|ad|as-uid UID MODE\n");
 		return 2;
 	}
 	if (!strcmp(argv[2], "as-uid") && argc > 3) {
@@ -203,7 +267,7 @@ int main(int argc, char **argv)
 		snprintf(m.u.error.message, sizeof(m.u.error.message), "another tracer is attached");
 		hvt_msg_send(c, &m, NULL);
 	} else if (!strcmp(mode, "version")) {
-		send_hello(c, 2, false, HVT_MODE_BIT(HVT_MODE_DIRTY_LOG));
+		send_hello(c, 1, false, HVT_MODE_BIT(HVT_MODE_DIRTY_LOG));
 		if (hvt_msg_recv(c, &m, 5000, &e))
 			fail("expected the tracer's error message", &e);
 		if (m.type != HVT_MSG_ERROR || strcmp(m.u.error.code, "version")) {
@@ -213,9 +277,31 @@ int main(int argc, char **argv)
 		}
 		printf("tracer said: %s\n", m.u.error.message);
 	} else if (!strcmp(mode, "disconnect") && argi + 1 < argc) {
-		serve_harvests(c, atoi(argv[argi + 1]), false);
+		serve_harvests(c, atoi(argv[argi + 1]), false, DROP);
+	} else if (!strcmp(mode, "shrink") && argi + 1 < argc) {
+		serve_harvests(c, atoi(argv[argi + 1]), false, SHRINK);
+	} else if (!strcmp(mode, "scribble") && argi + 1 < argc) {
+		serve_harvests(c, atoi(argv[argi + 1]), false, SCRIBBLE);
+	} else if (!strcmp(mode, "slow-bye") && argi + 1 < argc) {
+		serve_harvests(c, atoi(argv[argi + 1]), false, SLOW_BYE);
 	} else if (!strcmp(mode, "devmem")) {
-		serve_harvests(c, INT_MAX, true);
+		serve_harvests(c, INT_MAX, true, HONEST);
+	} else if (!strcmp(mode, "attach-close")) {
+		send_hello(c, HVT_ATTACH_PROTOCOL, false, HVT_MODE_BIT(HVT_MODE_DIRTY_LOG));
+		if (hvt_msg_recv(c, &m, 5000, &e) || m.type != HVT_MSG_ATTACH)
+			fail("expected attach", &e);
+		hvt_msg_fini(&m);
+	} else if (!strcmp(mode, "huge")) {
+		send_raw_frame(
+		    c,
+		    "{\"type\":\"hello\",\"protocol\":2,\"vmm\":\"fakepeer\",\"vm\":{\"name\":\"fake\",\"uuid\":\"\",\"pid\":1},"
+		    "\"accel\":\"kvm\",\"page_size\":4096,\"modes\":[\"dirty-log\"],\"default_cpu\":-1,\"vcpu_tids\":[],"
+		    "\"layout\":{\"generation\":1,\"page_size\":4096,\"slots\":[{\"slot\":0,\"gpa\":0,"
+		    "\"size\":1152921504606846976,\"backing\":\"anon\"}]}}");
+		sleep(2);
+	} else if (!strcmp(mode, "null")) {
+		send_raw_frame(c, "null");
+		sleep(2);
 	} else if (!strcmp(mode, "ad")) {
 		serve_ad(c);
 	} else {

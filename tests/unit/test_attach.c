@@ -180,7 +180,7 @@ static void test_hello_round_trip(void **state)
 	recv_ok(p->b, &r);
 
 	assert_int_equal(r.type, HVT_MSG_HELLO);
-	assert_int_equal(r.u.hello.protocol, 1);
+	assert_int_equal(r.u.hello.protocol, HVT_ATTACH_PROTOCOL);
 	assert_string_equal(r.u.hello.vmm, h->vmm);
 	assert_string_equal(r.u.hello.vm_name, h->vm_name);
 	assert_string_equal(r.u.hello.vm_uuid, h->vm_uuid);
@@ -446,11 +446,44 @@ static void test_not_json(void **state)
 	expect_recv_error(p->b, -EPROTO, "not an object");
 	send_frame_text(p->a, "42", NULL, 0);
 	expect_recv_error(p->b, -EPROTO, "not an object");
+	send_frame_text(p->a, "null", NULL, 0); /* json-c parses it to NULL with "success" */
+	expect_recv_error(p->b, -EPROTO, "frame holds JSON null, not an object");
 	/* The stream is still in step after all of these. */
 	send_frame_text(p->a, "{\"type\":\"harvest\",\"seq\":9}", NULL, 0);
 	struct hvt_msg r;
 	recv_ok(p->b, &r);
 	assert_int_equal(r.u.harvest.seq, 9);
+}
+
+/* A layout is bounded in guest RAM (HVT_ATTACH_MAX_GUEST_BYTES): a 2^60-byte slot is refused on receipt,
+ * and the library will not send one either. */
+static void test_guest_ram_bound(void **state)
+{
+	struct pair *p = *state;
+	struct hvt_msg m = {.type = HVT_MSG_LAYOUT};
+	struct hvt_err err = {{0}};
+
+	send_frame_text(
+	    p->a,
+	    "{\"type\":\"hello\",\"protocol\":2,\"vmm\":\"x\",\"vm\":{\"name\":\"\",\"uuid\":\"\",\"pid\":1},"
+	    "\"accel\":\"kvm\",\"page_size\":4096,\"modes\":[\"dirty-log\"],\"default_cpu\":-1,"
+	    "\"vcpu_tids\":[],\"layout\":{\"generation\":1,\"page_size\":4096,\"slots\":[{\"slot\":0,"
+	    "\"gpa\":0,\"size\":1152921504606846976,\"backing\":\"anon\"}]}}",
+	    NULL, 0);
+	expect_recv_error(p->b, -EPROTO, "past the attach protocol's bound of 17592186044416 bytes (16 TiB)");
+	/* Two slots of 8 TiB fit exactly; a third page does not. */
+	make_layout(&m.u.layout.layout, 3);
+	m.u.layout.layout.slots[0].size = 8ull << 40;
+	m.u.layout.layout.slots[1].gpa = 16ull << 40;
+	m.u.layout.layout.slots[1].size = 8ull << 40;
+	assert_int_equal(hvt_msg_send(p->a, &m, &err), 0);
+	struct hvt_msg r;
+	recv_ok(p->b, &r);
+	hvt_msg_fini(&r);
+	m.u.layout.layout.slots[1].size += 4096;
+	assert_int_equal(hvt_msg_send(p->a, &m, &err), -EPROTO);
+	assert_non_null(strstr(err.msg, "layout message: slot"));
+	hvt_msg_fini(&m);
 }
 
 static void test_bad_types_and_fields(void **state)
@@ -587,10 +620,61 @@ static void test_timeout(void **state)
 	uint64_t waited = hvt_now_ns() - t0;
 	assert_true(waited >= 50000000ull);
 	assert_true(waited < 1000000000ull);
-	/* Half a frame does not satisfy the wait either. */
+}
+
+struct late_rest {
+	int sock;
+	int pause_ms;
+	const char *rest;
+};
+
+static void *send_rest_later(void *arg)
+{
+	struct late_rest *l = arg;
+
+	usleep((useconds_t)l->pause_ms * 1000);
+	if (l->rest)
+		assert_int_equal(write(l->sock, l->rest, strlen(l->rest)), (ssize_t)strlen(l->rest));
+	return NULL;
+}
+
+/* A frame begun is read whole across a pause longer than the caller's timeout (the caller's timeout only
+ * bounds the wait for a frame's first byte), and the stream stays in step. */
+static void test_frame_in_pieces(void **state)
+{
+	struct pair *p = *state;
+	const char *json = "{\"type\":\"harvest\",\"seq\":7}";
+	uint8_t head[4 + 6] = {(uint8_t)strlen(json), 0, 0, 0};
+	struct late_rest l = {.sock = p->a, .pause_ms = 1200, .rest = json + 6};
+	struct hvt_err err = {{0}};
+	struct hvt_msg m;
+	pthread_t t;
+
+	memcpy(head + 4, json, 6);
+	send_raw(p->a, head, sizeof(head), NULL, 0);
+	assert_int_equal(pthread_create(&t, NULL, send_rest_later, &l), 0);
+	if (hvt_msg_recv(p->b, &m, 100, &err))
+		fail_msg("a frame paused for 1.2 s was not read whole: %s", err.msg);
+	pthread_join(t, NULL);
+	assert_int_equal(m.type, HVT_MSG_HARVEST);
+	assert_int_equal(m.u.harvest.seq, 7);
+	send_frame_text(p->a, "{\"type\":\"harvest\",\"seq\":8}", NULL, 0);
+	recv_ok(p->b, &m);
+	assert_int_equal(m.u.harvest.seq, 8);
+}
+
+/* A peer that stalls mid-frame longer than the documented pause is a protocol error, not a hang. */
+static void test_frame_stalled(void **state)
+{
+	struct pair *p = *state;
 	uint8_t half[6] = {10, 0, 0, 0, '{', '}'};
+	uint64_t t0 = hvt_now_ns();
+
 	send_raw(p->a, half, sizeof(half), NULL, 0);
-	assert_int_equal(hvt_msg_recv(p->b, &m, 50, &err), -ETIMEDOUT);
+	expect_recv_error(p->b, -EPROTO, "stalled in the middle of a frame (6 bytes read");
+	uint64_t waited_ms = (hvt_now_ns() - t0) / 1000000;
+	assert_true(waited_ms >= HVT_ATTACH_FRAME_PAUSE_MS);
+	assert_true(waited_ms < HVT_ATTACH_FRAME_PAUSE_MS + 2000);
 }
 
 static void on_alarm(int sig)
@@ -761,6 +845,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_stray_fd_closed, setup_pair, teardown_pair),
 	    cmocka_unit_test_setup_teardown(test_fd_count_rules, setup_pair, teardown_pair),
 	    cmocka_unit_test_setup_teardown(test_timeout, setup_pair, teardown_pair),
+	    cmocka_unit_test_setup_teardown(test_frame_in_pieces, setup_pair, teardown_pair),
+	    cmocka_unit_test_setup_teardown(test_frame_stalled, setup_pair, teardown_pair),
+	    cmocka_unit_test_setup_teardown(test_guest_ram_bound, setup_pair, teardown_pair),
 	    cmocka_unit_test_setup_teardown(test_eintr, setup_pair, teardown_pair),
 	    cmocka_unit_test_setup_teardown(test_big_frame, setup_pair, teardown_pair),
 	    cmocka_unit_test_setup_teardown(test_check_peer, setup_pair, teardown_pair),

@@ -39,6 +39,7 @@ static int setup(void **state)
 	v->vmm = sv[1];
 	v->s.sock = v->tracer;
 	v->s.path = "test.sock";
+	snprintf(v->s.hello.vmm, sizeof(v->s.hello.vmm), "fakevmm 1.0");
 	*state = v;
 	return 0;
 }
@@ -76,17 +77,28 @@ static void send_ok(int sock, struct hvt_msg *m)
 		fail_msg("hvt_msg_send: %d %s", rc, err.msg);
 }
 
-/* The bitmaps of layout l with page `page` of slot `slot` written, in a new memfd. */
-static int bitmaps_with(const struct hvt_layout *l, uint32_t slot, uint64_t page)
+/* The shared memfd of layout l (header, then bitmaps) with page `page` of slot `slot` written, and the
+ * sequence word saying harvest `seq` is done. */
+static int bitmaps_with(const struct hvt_layout *l, uint32_t slot, uint64_t page, uint64_t seq)
 {
-	uint64_t bytes = hvt_layout_bitmap_bytes(l);
+	uint64_t bytes = hvt_layout_bitmap_bytes(l), word = hvt_bitmap_seq_done(seq);
 	int fd = memfd_create("bitmaps", MFD_CLOEXEC);
 	uint8_t bit = (uint8_t)(1u << (page % 8));
 
 	assert_true(fd >= 0);
-	assert_int_equal(ftruncate(fd, (off_t)bytes), 0);
-	assert_int_equal(pwrite(fd, &bit, 1, (off_t)(hvt_layout_bitmap_offset(l, slot) + page / 8)), 1);
+	assert_int_equal(ftruncate(fd, (off_t)(HVT_BITMAP_HEADER_BYTES + bytes)), 0);
+	assert_int_equal(
+	    pwrite(fd, &bit, 1,
+		   (off_t)(HVT_BITMAP_HEADER_BYTES + hvt_layout_bitmap_offset(l, slot) + page / 8)),
+	    1);
+	assert_int_equal(pwrite(fd, &word, 8, 0), 8);
 	return fd;
+}
+
+/* Sets the sequence word of a shared memfd (what the VMM does around its writes). */
+static void set_seq_word(int fd, uint64_t word)
+{
+	assert_int_equal(pwrite(fd, &word, 8, 0), 8);
 }
 
 static void send_attached(struct vmm *v, enum hvt_mode mode, uint64_t generation, uint64_t bitmap_bytes,
@@ -103,8 +115,8 @@ static void send_attached(struct vmm *v, enum hvt_mode mode, uint64_t generation
 	close(fd);
 }
 
-/* The VMM's unsolicited last interval (dirty-log mode). */
-static void send_final_harvested(struct vmm *v, uint64_t seq, uint64_t generation, uint64_t dirty_pages)
+/* The VMM's answer to harvest `seq` (queued before the tracer asks: the socket holds it). */
+static void send_harvested(struct vmm *v, uint64_t seq, uint64_t generation, uint64_t dirty_pages, bool final)
 {
 	uint64_t now = hvt_now_ns();
 	struct hvt_msg m = {.type = HVT_MSG_HARVESTED};
@@ -115,8 +127,27 @@ static void send_final_harvested(struct vmm *v, uint64_t seq, uint64_t generatio
 						   .t_end_ns = now - 500,
 						   .t_done_ns = now,
 						   .dirty_pages = dirty_pages,
-						   .final = true};
+						   .final = final};
 	send_ok(v->vmm, &m);
+}
+
+static void send_bye(struct vmm *v)
+{
+	struct hvt_msg m = {.type = HVT_MSG_BYE};
+
+	snprintf(m.u.bye.reason, sizeof(m.u.bye.reason), "guest finished");
+	send_ok(v->vmm, &m);
+}
+
+/* The tracer's harvest request `seq`, as the VMM receives it. */
+static void expect_request(struct vmm *v, uint64_t seq)
+{
+	struct hvt_err err = {{0}};
+	struct hvt_msg m;
+
+	assert_int_equal(hvt_msg_recv(v->vmm, &m, 2000, &err), 0);
+	assert_int_equal(m.type, HVT_MSG_HARVEST);
+	assert_int_equal(m.u.harvest.seq, seq);
 }
 
 static void send_layout(struct vmm *v, uint64_t generation, uint64_t high_pages, int fd)
@@ -202,7 +233,7 @@ static void test_table(void **state)
 
 /* ---- dirty-log ---- */
 
-static void test_dirty_log_final_interval(void **state)
+static void test_dirty_log_harvest_and_final(void **state)
 {
 	struct vmm *v = *state;
 	const struct harvester *h = harvester_for_mode(HVT_MODE_DIRTY_LOG);
@@ -210,33 +241,62 @@ static void test_dirty_log_final_interval(void **state)
 	struct hvt_err err = {{0}};
 	struct hvt_msg m;
 	char line[64];
+	int fd;
 
 	make_layout(&v->s.layout, 1, 128);
-	attach_ok(v, h, hvt_layout_bitmap_bytes(&v->s.layout), bitmaps_with(&v->s.layout, 1, 70));
+	fd = bitmaps_with(&v->s.layout, 1, 70, 1);
+	attach_ok(v, h, hvt_layout_bitmap_bytes(&v->s.layout), dup(fd));
 	v->s.harvest_cpu = 3;
 	h->describe(&v->s, line, sizeof(line));
 	assert_string_equal(line, "VMM harvest thread on CPU 3");
 
-	/* A final harvested that does not follow the last harvest is not the VMM's last interval. */
-	send_final_harvested(v, 2, 1, 1);
-	assert_int_equal(recv_tracer(v, &m, &err), 0);
-	assert_int_equal(h->vmm_message(&v->s, &m, &iv, &err), 0);
-	assert_int_equal(v->s.seq, 0);
-	assert_null(iv.written);
-
-	/* The one that does is, with the page the bitmaps hold. */
-	send_final_harvested(v, 1, 1, 1);
-	assert_int_equal(recv_tracer(v, &m, &err), 0);
-	assert_int_equal(h->vmm_message(&v->s, &m, &iv, &err), 1);
-	assert_int_equal(v->s.seq, 1);
+	/* An interval answers our request, with the page the bitmaps hold. */
+	send_harvested(v, 1, 1, 1, false);
+	assert_int_equal(h->harvest(&v->s, &iv, 2000, &err), 0);
+	expect_request(v, 1);
 	assert_int_equal(iv.seq, 1);
-	assert_true(iv.flags & HVT_IV_FINAL);
+	assert_false(iv.flags & HVT_IV_FINAL);
 	assert_int_equal(iv.generation, 1);
 	assert_int_equal(iv.nslots, 2);
 	assert_null(iv.accessed);
 	assert_true(hvt_pageset_test(&iv.written[1], 70));
 	assert_int_equal(hvt_interval_count_pages(iv.written, iv.nslots), 1);
 	hvt_interval_fini(&iv);
+
+	/* The guest stops: bye, and the last interval answers the tracer's next request. */
+	send_bye(v);
+	assert_int_equal(recv_tracer(v, &m, &err), -EPIPE);
+	assert_true(v->s.said_bye);
+	set_seq_word(fd, hvt_bitmap_seq_done(2));
+	send_harvested(v, 2, 1, 1, true);
+	assert_int_equal(h->after_end(&v->s, &iv, &err), 1);
+	expect_request(v, 2);
+	assert_int_equal(iv.seq, 2);
+	assert_true(iv.flags & HVT_IV_FINAL);
+	hvt_interval_fini(&iv);
+	assert_int_equal(h->after_end(&v->s, &iv, &err), 0); /* taken once */
+	close(fd);
+}
+
+/* The guest stopped while our request was on its way: bye comes first, then the answer, final. */
+static void test_dirty_log_bye_during_harvest(void **state)
+{
+	struct vmm *v = *state;
+	const struct harvester *h = harvester_for_mode(HVT_MODE_DIRTY_LOG);
+	struct hvt_interval iv = {0};
+	struct hvt_err err = {{0}};
+
+	make_layout(&v->s.layout, 1, 128);
+	attach_ok(v, h, hvt_layout_bitmap_bytes(&v->s.layout), bitmaps_with(&v->s.layout, 0, 5, 1));
+	send_bye(v);
+	send_harvested(v, 1, 1, 1, true);
+	assert_int_equal(h->harvest(&v->s, &iv, 2000, &err), 0);
+	assert_true(v->s.said_bye && v->s.vmm_gone);
+	assert_true(iv.flags & HVT_IV_FINAL);
+	assert_true(hvt_pageset_test(&iv.written[0], 5));
+	hvt_interval_fini(&iv);
+	assert_int_equal(h->after_end(&v->s, &iv, &err), 0);
+	assert_null(iv.written);
 }
 
 static void test_dirty_log_counts_checked(void **state)
@@ -245,15 +305,68 @@ static void test_dirty_log_counts_checked(void **state)
 	const struct harvester *h = harvester_for_mode(HVT_MODE_DIRTY_LOG);
 	struct hvt_interval iv = {0};
 	struct hvt_err err = {{0}};
-	struct hvt_msg m;
 
 	make_layout(&v->s.layout, 1, 128);
-	attach_ok(v, h, hvt_layout_bitmap_bytes(&v->s.layout), bitmaps_with(&v->s.layout, 0, 5));
-	send_final_harvested(v, 1, 1, 2); /* announces 2 pages, the bitmaps hold 1 */
-	assert_int_equal(recv_tracer(v, &m, &err), 0);
-	assert_int_equal(h->vmm_message(&v->s, &m, &iv, &err), -EPROTO);
+	attach_ok(v, h, hvt_layout_bitmap_bytes(&v->s.layout), bitmaps_with(&v->s.layout, 0, 5, 1));
+	send_harvested(v, 1, 1, 2, false); /* announces 2 pages, the bitmaps hold 1 */
+	assert_int_equal(h->harvest(&v->s, &iv, 2000, &err), -EPROTO);
 	assert_non_null(strstr(err.msg, "announced 2 dirty pages, its bitmaps hold 1"));
 	assert_null(iv.written);
+}
+
+/* A sequence word other than "harvest N done" means the VMM wrote (or writes) under us: discarded, even
+ * when the page count agrees. */
+static void test_dirty_log_sequence_word_checked(void **state)
+{
+	struct vmm *v = *state;
+	const struct harvester *h = harvester_for_mode(HVT_MODE_DIRTY_LOG);
+	struct hvt_interval iv = {0};
+	struct hvt_err err = {{0}};
+	/* For harvests 1 to 4: still writing it; harvest 1's word at harvest 2; a later harvest's; none. */
+	const uint64_t words[] = {hvt_bitmap_seq_writing(1), hvt_bitmap_seq_done(1), hvt_bitmap_seq_done(4),
+				  0};
+	int fd;
+
+	make_layout(&v->s.layout, 1, 128);
+	fd = bitmaps_with(&v->s.layout, 0, 5, 1);
+	attach_ok(v, h, hvt_layout_bitmap_bytes(&v->s.layout), dup(fd));
+	for (unsigned i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		set_seq_word(fd, words[i]);
+		send_harvested(v, i + 1, 1, 1, false);
+		assert_int_equal(h->harvest(&v->s, &iv, 2000, &err), -EPROTO);
+		assert_non_null(strstr(err.msg, "wrote the shared bitmaps while the tracer read them"));
+		assert_non_null(strstr(err.msg, "fakevmm"));
+		assert_null(iv.written);
+		expect_request(v, i + 1);
+	}
+	/* And the right one is taken. */
+	set_seq_word(fd, hvt_bitmap_seq_done(5));
+	send_harvested(v, 5, 1, 1, false);
+	assert_int_equal(h->harvest(&v->s, &iv, 2000, &err), 0);
+	assert_true(hvt_pageset_test(&iv.written[0], 5));
+	hvt_interval_fini(&iv);
+	close(fd);
+}
+
+/* A VMM that shrinks the memfd under our mapping: SIGBUS is caught, the interval discarded, the VMM named. */
+static void test_dirty_log_memfd_shrunk(void **state)
+{
+	struct vmm *v = *state;
+	const struct harvester *h = harvester_for_mode(HVT_MODE_DIRTY_LOG);
+	struct hvt_interval iv = {0};
+	struct hvt_err err = {{0}};
+	int fd;
+
+	make_layout(&v->s.layout, 1, 128);
+	fd = bitmaps_with(&v->s.layout, 0, 5, 1);
+	attach_ok(v, h, hvt_layout_bitmap_bytes(&v->s.layout), dup(fd));
+	assert_int_equal(ftruncate(fd, 0), 0);
+	send_harvested(v, 1, 1, 1, false);
+	assert_int_equal(h->harvest(&v->s, &iv, 2000, &err), -EFAULT);
+	assert_non_null(strstr(err.msg, "shrank the shared bitmap memfd"));
+	assert_non_null(strstr(err.msg, "fakevmm"));
+	assert_null(iv.written);
+	close(fd);
 }
 
 static void test_dirty_log_layouts(void **state)
@@ -265,7 +378,7 @@ static void test_dirty_log_layouts(void **state)
 	struct hvt_msg m;
 
 	make_layout(&v->s.layout, 1, 128);
-	attach_ok(v, h, hvt_layout_bitmap_bytes(&v->s.layout), bitmaps_with(&v->s.layout, 1, 70));
+	attach_ok(v, h, hvt_layout_bitmap_bytes(&v->s.layout), bitmaps_with(&v->s.layout, 1, 70, 1));
 
 	/* A layout without its memfd is refused, and the one in force stays. */
 	send_layout(v, 2, 256, -1);
@@ -277,15 +390,15 @@ static void test_dirty_log_layouts(void **state)
 	/* With it, the harvests read the new bitmaps. */
 	struct hvt_layout next;
 	make_layout(&next, 2, 256);
-	send_layout(v, 2, 256, bitmaps_with(&next, 1, 200));
+	send_layout(v, 2, 256, bitmaps_with(&next, 1, 200, 1));
 	hvt_layout_fini(&next);
 	assert_int_equal(recv_tracer(v, &m, &err), 0);
 	assert_int_equal(m.type, HVT_MSG_LAYOUT);
 	hvt_msg_fini(&m);
 	assert_int_equal(v->s.layout.generation, 2);
-	send_final_harvested(v, 1, 2, 1);
-	assert_int_equal(recv_tracer(v, &m, &err), 0);
-	assert_int_equal(h->vmm_message(&v->s, &m, &iv, &err), 1);
+	send_harvested(v, 1, 2, 1, false);
+	assert_int_equal(h->harvest(&v->s, &iv, 2000, &err), 0);
+	expect_request(v, 1);
 	assert_true(hvt_pageset_test(&iv.written[1], 200));
 	assert_false(hvt_pageset_test(&iv.written[1], 70));
 	hvt_interval_fini(&iv);
@@ -307,7 +420,7 @@ static void test_dirty_log_attach_refused(void **state)
 
 	make_layout(&v->s.layout, 1, 128);
 	send_attached(v, HVT_MODE_DIRTY_LOG, 1, hvt_layout_bitmap_bytes(&v->s.layout) + 8,
-		      bitmaps_with(&v->s.layout, 0, 0));
+		      bitmaps_with(&v->s.layout, 0, 0, 1));
 	assert_int_equal(session_attach(&v->s, h, 3, &err), -EPROTO);
 	assert_non_null(strstr(err.msg, "bytes of bitmaps, layout generation 1 needs"));
 	assert_null(v->s.harvester);
@@ -362,8 +475,11 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_table),
-	    cmocka_unit_test_setup_teardown(test_dirty_log_final_interval, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_dirty_log_harvest_and_final, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_dirty_log_bye_during_harvest, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_dirty_log_counts_checked, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_dirty_log_sequence_word_checked, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_dirty_log_memfd_shrunk, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_dirty_log_layouts, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_dirty_log_attach_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ad_attach_and_end, setup, teardown),

@@ -7,6 +7,7 @@
  * In mode "ad" (offered when KVM has our KVM_AD_HARVEST patch) it hands over the A/D fd instead and only
  * waits: the tracer harvests itself.
  */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -62,7 +63,8 @@ struct session {
 	int sock;
 	pid_t peer_pid;
 	struct hvt_layout layout;
-	void *bitmaps;
+	void *map; /* the shared memfd: the header with the sequence word, then the bitmaps */
+	uint64_t map_bytes;
 	uint64_t bitmap_bytes;
 	uint64_t last_seq;
 	uint64_t t_prev_done_ns;
@@ -182,15 +184,16 @@ static int create_bitmaps(struct session *ss, int *fd_out, struct hvt_err *err)
 	if (fd < 0)
 		return hvt_err_set(err, -errno, "memfd_create: %s", strerror(errno));
 	ss->bitmap_bytes = hvt_layout_bitmap_bytes(&ss->layout);
-	if (ftruncate(fd, (off_t)ss->bitmap_bytes) < 0) {
+	ss->map_bytes = HVT_BITMAP_HEADER_BYTES + ss->bitmap_bytes;
+	if (ftruncate(fd, (off_t)ss->map_bytes) < 0) {
 		close(fd);
 		return hvt_err_set(err, -errno, "sizing the bitmap memfd: %s", strerror(errno));
 	}
 	/* The tracer cannot shrink it under our mapping (which would SIGBUS the VMM). */
 	fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
-	ss->bitmaps = mmap(NULL, ss->bitmap_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (ss->bitmaps == MAP_FAILED) {
-		ss->bitmaps = NULL;
+	ss->map = mmap(NULL, ss->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (ss->map == MAP_FAILED) {
+		ss->map = NULL;
 		close(fd);
 		return hvt_err_set(err, -errno, "mapping the bitmap memfd: %s", strerror(errno));
 	}
@@ -315,7 +318,13 @@ static int harvest(struct session *ss, uint64_t seq, bool final)
 	struct hvt_err err = {{0}};
 	int rc;
 
-	rc = dirtylog_harvest(ss->srv->vm, &ss->layout, ss->bitmaps, &r, &err);
+	uint64_t *seq_word = ss->map;
+
+	/* The sequence word brackets our writes (a seqlock): odd while we write, 2 * seq when done. */
+	__atomic_store_n(seq_word, htole64(hvt_bitmap_seq_writing(seq)), __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	rc = dirtylog_harvest(ss->srv->vm, &ss->layout, (char *)ss->map + HVT_BITMAP_HEADER_BYTES, &r, &err);
+	__atomic_store_n(seq_word, htole64(hvt_bitmap_seq_done(seq)), __ATOMIC_RELEASE);
 	if (rc) {
 		send_error(ss->sock, "internal", "%s", err.msg);
 		return rc;
@@ -361,9 +370,9 @@ static void linger_for_tracer(struct session *ss)
 /*
  * The guest stopped (dirty-log mode). The tracer may still be reading the bitmaps of the last "harvested",
  * and the VMM writes them only between a "harvest" and its "harvested" (docs/attach-protocol.md): an
- * unrequested final harvest here could overwrite them under the tracer, which then records wrong pages. So
- * the final interval answers the tracer's next request; a tracer that does not ask within FINAL_WAIT_MS
- * gets bye without it (its last, partial interval is lost, never wrong).
+ * unrequested final harvest here could overwrite them under the tracer. So we say bye, and the final
+ * interval answers the tracer's request in flight or its next one; a tracer that does not ask within
+ * FINAL_WAIT_MS loses its last, partial interval (lost, never wrong).
  */
 static void final_on_next_request(struct session *ss)
 {
@@ -372,26 +381,24 @@ static void final_on_next_request(struct session *ss)
 	struct hvt_msg m;
 	int n;
 
+	if (send_bye(ss->sock, ss->srv->final_reason))
+		return;
 	while ((n = poll(&p, 1, FINAL_WAIT_MS)) < 0 && errno == EINTR)
 		;
 	if (n <= 0) {
 		logmsg(ss->srv,
-		       "tracer pid %d asked for no harvest within %d ms: bye without the last interval",
+		       "tracer pid %d asked for no harvest within %d ms after bye: its last interval is lost",
 		       (int)ss->peer_pid, FINAL_WAIT_MS);
-		send_bye(ss->sock, ss->srv->final_reason);
 		return;
 	}
 	if (hvt_msg_recv(ss->sock, &m, FRAME_TIMEOUT_MS, &err))
 		return; /* the tracer left (EOF) or broke the framing: nobody to send the interval to */
 	if (m.type == HVT_MSG_HARVEST && m.u.harvest.seq == ss->last_seq + 1) {
 		ss->last_seq = m.u.harvest.seq;
-		if (harvest(ss, ss->last_seq, true) == 0)
-			send_bye(ss->sock, ss->srv->final_reason);
+		harvest(ss, ss->last_seq, true);
 		return;
 	}
-	if (m.type != HVT_MSG_BYE) /* its bye ends the session as it is */
-		send_bye(ss->sock, ss->srv->final_reason);
-	hvt_msg_fini(&m);
+	hvt_msg_fini(&m); /* its bye (or anything else) ends the session as it is */
 }
 
 /* Answers harvests until the tracer leaves (bye, EOF, error) or the guest stops (final harvest). */
@@ -465,8 +472,8 @@ static void *session_main(void *arg)
 		serve(ss);
 	if (ss->armed && dirtylog_disarm(s->vm, &err))
 		fprintf(stderr, "hvmtrace-vmm: %s\n", err.msg);
-	if (ss->bitmaps)
-		munmap(ss->bitmaps, ss->bitmap_bytes);
+	if (ss->map)
+		munmap(ss->map, ss->map_bytes);
 	close(ss->sock);
 	hvt_layout_fini(&ss->layout);
 	logmsg(s, "session with pid %d ended", (int)ss->peer_pid);

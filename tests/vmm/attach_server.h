@@ -29,9 +29,9 @@ int attach_server_start(struct attach_server **out, struct vm *vm, const struct 
 /* Waits until a tracer is attached (0) or *stop is set (-EINTR). */
 int attach_server_wait_attached(struct attach_server *s, volatile sig_atomic_t *stop);
 
-/* The guest stopped: an attached tracer gets a final harvest (dirty-log) and bye; in mode ad the VM waits
- * briefly for the tracer's own last harvest. Then the server closes and removes
- * its socket. Safe with s == NULL. */
+/* The guest stopped: an attached tracer gets bye, then (dirty-log) its next harvest request is answered
+ * as the final interval; in mode ad the VM waits briefly for the tracer's own last harvest. Then the server
+ * closes and removes its socket. Safe with s == NULL. */
 void attach_server_finish(struct attach_server *s, const char *reason);
 
 #endif
