@@ -17,6 +17,7 @@
 #include <json-c/json.h>
 
 #include "hvmtrace/error.h"
+#include "hvmtrace/files.h"
 #include "hvmtrace/trace.h"
 #include "trace_format.h"
 
@@ -437,6 +438,7 @@ int hvt_trace_open(struct hvt_trace_reader **rp, const char *path, struct hvt_er
 	struct hvt_err merr = {{0}};
 	struct record rec;
 	struct stat sb;
+	mode_t mode = 0;
 	char why[200];
 	uint32_t version, flags;
 	int rc = 0;
@@ -447,13 +449,15 @@ int hvt_trace_open(struct hvt_trace_reader **rp, const char *path, struct hvt_er
 		free(r);
 		return hvt_err_set(err, -ENOMEM, "%s: out of memory", path);
 	}
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* a FIFO would block in open() and a device might never end: only regular files are traces */
+	r->fd = hvt_open_regular(path, &mode);
+	if (r->fd == -EINVAL && mode)
+		return open_fail(r, err, "not a trace: it is %s, not a regular file",
+				 hvt_file_type_name(mode));
 	if (r->fd < 0)
-		return open_fail(r, err, "cannot open: %s", strerror(errno));
+		return open_fail(r, err, "cannot open: %s", strerror(-r->fd));
 	if (fstat(r->fd, &sb))
 		return open_fail(r, err, "cannot stat: %s", strerror(errno));
-	if (!S_ISREG(sb.st_mode))
-		return open_fail(r, err, "not a regular file");
 	r->size = (uint64_t)sb.st_size;
 	r->st.file_bytes = r->size;
 	if (r->size == 0)

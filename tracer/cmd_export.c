@@ -12,43 +12,74 @@
 
 #include "commands.h"
 #include "hvmtrace/error.h"
+#include "hvmtrace/files.h"
 #include "hvmtrace/interval_json.h"
 #include "hvmtrace/options.h"
 #include "trace_input.h"
 
 struct out {
 	const char *path;
+	const char *option; /* for messages */
+	struct hvt_outfile file;
 	FILE *f;
 };
 
+/* Each output is written to a temporary file and renamed when complete (hvmtrace/files.h). */
 static int open_out(struct out *o)
 {
+	struct hvt_err err = {{0}};
+
 	if (!o->path)
 		return 0;
-	if (!strcmp(o->path, "-")) {
-		o->f = stdout;
+	if (hvt_outfile_open(&o->file, o->path, &err)) {
+		fprintf(stderr, "hvmtrace export: %s\n", err.msg);
+		return -1;
+	}
+	o->f = o->file.f;
+	return 0;
+}
+
+/* Keeps the output when keep, else leaves what was there before. */
+static int close_out(struct out *o, bool keep)
+{
+	struct hvt_err err = {{0}};
+
+	if (!o->f)
+		return 0;
+	o->f = NULL;
+	if (!keep) {
+		hvt_outfile_abort(&o->file);
 		return 0;
 	}
-	o->f = fopen(o->path, "we");
-	if (!o->f) {
-		fprintf(stderr, "hvmtrace export: cannot create %s: %s\n", o->path, strerror(errno));
+	if (hvt_outfile_commit(&o->file, &err)) {
+		fprintf(stderr, "hvmtrace export: %s\n", err.msg);
 		return -1;
 	}
 	return 0;
 }
 
-static int close_out(struct out *o)
+/* No output may be the trace, or another output: both would destroy what is read or written. */
+static int check_outputs(const char *trace, struct out *const outs[], int n)
 {
-	int rc = 0;
-
-	if (!o->f)
-		return 0;
-	if (o->f == stdout ? fflush(stdout) : fclose(o->f)) {
-		fprintf(stderr, "hvmtrace export: writing %s: %s\n", o->path, strerror(errno));
-		rc = -1;
+	for (int i = 0; i < n; i++) {
+		if (!outs[i]->path || !strcmp(outs[i]->path, "-"))
+			continue;
+		if (hvt_same_file(outs[i]->path, trace)) {
+			fprintf(
+			    stderr,
+			    "hvmtrace export: --%s %s is the trace being read; refusing to overwrite it\n",
+			    outs[i]->option, outs[i]->path);
+			return -1;
+		}
+		for (int j = 0; j < i; j++)
+			if (outs[j]->path && strcmp(outs[j]->path, "-") &&
+			    hvt_same_file(outs[i]->path, outs[j]->path)) {
+				fprintf(stderr, "hvmtrace export: --%s and --%s name the same file %s\n",
+					outs[j]->option, outs[i]->option, outs[i]->path);
+				return -1;
+			}
 	}
-	o->f = NULL;
-	return rc;
+	return 0;
 }
 
 static const char csv_header[] =
@@ -155,7 +186,8 @@ int cmd_export(int argc, char **argv)
 	    {TRACE_INCOMPLETE, "the trace is incomplete (everything before the damage was exported)"},
 	    {0, NULL},
 	};
-	struct out jsonl = {0}, csv = {0}, pages = {0};
+	struct out jsonl = {.option = "jsonl"}, csv = {.option = "csv"}, pages = {.option = "csv-pages"};
+	struct out *const outs[] = {&jsonl, &csv, &pages};
 	struct hvt_json_opts jopts = {.page_ranges = true};
 	bool meta = false;
 	const char *path = "hvmtrace.hvt";
@@ -187,6 +219,8 @@ int cmd_export(int argc, char **argv)
 	if (!jsonl.path && !csv.path && !pages.path)
 		jsonl.path = "-";
 
+	if (check_outputs(path, outs, 3))
+		return TRACE_USAGE;
 	r = trace_input_open("export", path);
 	if (!r)
 		return TRACE_USAGE;
@@ -207,8 +241,11 @@ int cmd_export(int argc, char **argv)
 	struct export_ctx ctx = {.jsonl = &jsonl, .csv = csv.f, .pages = pages.f, .jopts = &jopts};
 	status = trace_input_each("export", path, r, export_one, &ctx);
 out:
-	if (close_out(&jsonl) | close_out(&csv) | close_out(&pages))
-		status = TRACE_OUTPUT_FAILED;
+	/* an incomplete trace's export is kept (it holds everything before the damage); a failed one is not
+	 */
+	for (int i = 0; i < 3; i++)
+		if (close_out(outs[i], status != TRACE_OUTPUT_FAILED))
+			status = TRACE_OUTPUT_FAILED;
 	hvt_trace_reader_close(r);
 	return status;
 }
