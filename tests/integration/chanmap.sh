@@ -60,7 +60,9 @@ truncate -s 1T "$T/huge.json"
 expect 2 "larger than 67108864 bytes" "$CM" show "$T/huge.json"
 expect 2 "larger than 1048576 bytes" "$CM" probe --model "$T/huge.json" -o "$T/x.json"
 expect 2 "/dev/zero: it is a character device, not a regular file" "$CM" show /dev/zero
-expect 2 "longer than 16777216 bytes" "$CM" probe --replay /dev/zero -o "$T/x.json"
+expect 2 "longer than 16777216 bytes" "$CM" probe --replay "$T/huge.json" -o "$T/x.json"
+expect 2 "cannot read session /dev/zero: it is a character device, not a regular file" \
+	"$CM" probe --replay /dev/zero -o "$T/x.json"
 
 # --- reserve
 MAP=$T/model-2s6c-hole.json
