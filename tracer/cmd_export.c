@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "commands.h"
 #include "hvmtrace/error.h"
@@ -58,11 +59,20 @@ static int close_out(struct out *o, bool keep)
 	return 0;
 }
 
+/* Standard output, or an existing file that is not regular (/dev/stdout, a FIFO): written in place, so
+ * nothing is replaced, and two outputs may share it as they may share "-". */
+static bool written_in_place(const char *path)
+{
+	struct stat sb;
+
+	return !strcmp(path, "-") || (!stat(path, &sb) && !S_ISREG(sb.st_mode));
+}
+
 /* No output may be the trace, or another output: both would destroy what is read or written. */
 static int check_outputs(const char *trace, struct out *const outs[], int n)
 {
 	for (int i = 0; i < n; i++) {
-		if (!outs[i]->path || !strcmp(outs[i]->path, "-"))
+		if (!outs[i]->path || written_in_place(outs[i]->path))
 			continue;
 		if (hvt_same_file(outs[i]->path, trace)) {
 			fprintf(
@@ -72,8 +82,7 @@ static int check_outputs(const char *trace, struct out *const outs[], int n)
 			return -1;
 		}
 		for (int j = 0; j < i; j++)
-			if (outs[j]->path && strcmp(outs[j]->path, "-") &&
-			    hvt_same_file(outs[i]->path, outs[j]->path)) {
+			if (outs[j]->path && hvt_same_file(outs[i]->path, outs[j]->path)) {
 				fprintf(stderr, "hvmtrace export: --%s and --%s name the same file %s\n",
 					outs[j]->option, outs[i]->option, outs[i]->path);
 				return -1;

@@ -36,6 +36,8 @@ done
 assert_eq "the trace after the refused exports" "$sum" "$(sha256sum <"$T/t.hvt")"
 expect 2 "--jsonl and --csv name the same file" "$HVT" export --jsonl "$T/o" --csv "$T/./o" "$T/t.hvt"
 [ -e "$T/o" ] && fail "a refused export created its output"
+"$HVT" export --jsonl /dev/stdout --csv /dev/stdout "$T/t.hvt" | cat >"$T/both"
+[ "${PIPESTATUS[0]}" = 0 ] || fail "two outputs on one pipe were refused"
 # record checks before it connects: no VMM is needed, and F is neither created nor truncated
 expect 2 "-o $T/t.hvt and --jsonl $T/./t.hvt name the same file" \
 	"$HVT" record --attach "$T/none.sock" -o "$T/t.hvt" --jsonl "$T/./t.hvt"
