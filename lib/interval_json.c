@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <stdlib.h>
-#include <json-c/printbuf.h>
+#include <string.h>
 
 #include "hvmtrace/interval_json.h"
 
@@ -42,75 +43,8 @@ static struct json_object *ranges_json(const struct hvt_pageset *sets, const str
 	return arr;
 }
 
-/*
- * The same array, written straight into json-c's output buffer when the object is serialised: one
- * json-c array per run cost three allocations per run and most of `export --jsonl`'s time. The text is
- * byte for byte what json-c writes for the arrays of ranges_json (JSON_C_TO_STRING_PLAIN). Only for an
- * object serialised while the sets still exist (hvt_jsonl_write).
- */
-struct ranges_src {
-	const struct hvt_pageset *sets;
-	const struct hvt_layout *l;
-};
-
-static char *put_u64(char *p, uint64_t v)
-{
-	char tmp[20];
-	int n = 0;
-
-	do
-		tmp[n++] = (char)('0' + v % 10);
-	while (v /= 10);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
-}
-
-static int ranges_serialize(struct json_object *jso, struct printbuf *pb, int level, int flags)
-{
-	const struct ranges_src *src = json_object_get_userdata(jso);
-	uint32_t order[HVT_LAYOUT_MAX_SLOTS];
-	bool first = true;
-
-	(void)level;
-	(void)flags;
-	for (uint32_t i = 0; i < src->l->nslots; i++)
-		order[i] = i;
-	qsort_r(order, src->l->nslots, sizeof(order[0]), by_gpa, (void *)src->l);
-	printbuf_memappend(pb, "[", 1);
-	for (uint32_t k = 0; k < src->l->nslots; k++) {
-		uint32_t i = order[k];
-		uint64_t base = hvt_memslot_first_gfn(src->l, &src->l->slots[i]), pos = 0;
-		struct hvt_run run;
-		char buf[48], *p;
-
-		while (hvt_pageset_next_run(&src->sets[i], &pos, &run)) {
-			p = buf;
-			if (!first)
-				*p++ = ',';
-			*p++ = '[';
-			p = put_u64(p, base + run.first);
-			*p++ = ',';
-			p = put_u64(p, run.count);
-			*p++ = ']';
-			printbuf_memappend(pb, buf, (int)(p - buf));
-			first = false;
-		}
-	}
-	printbuf_memappend(pb, "]", 1);
-	return 0;
-}
-
-static struct json_object *ranges_deferred(struct ranges_src *src)
-{
-	struct json_object *o = json_object_new_array();
-
-	json_object_set_serializer(o, ranges_serialize, src, NULL);
-	return o;
-}
-
 static void add_set(struct json_object *o, const char *kind, const struct hvt_pageset *sets,
-		    const struct hvt_layout *l, const struct hvt_json_opts *opts, struct ranges_src *deferred)
+		    const struct hvt_layout *l, const struct hvt_json_opts *opts)
 {
 	char key[32];
 
@@ -127,12 +61,8 @@ static void add_set(struct json_object *o, const char *kind, const struct hvt_pa
 	json_object_object_add(o, key, json_object_new_uint64(pages));
 	snprintf(key, sizeof(key), "%s_bytes", kind);
 	json_object_object_add(o, key, json_object_new_uint64(pages * l->page_size));
-	if (opts->page_ranges && deferred) {
-		*deferred = (struct ranges_src){sets, l};
-		json_object_object_add(o, kind, ranges_deferred(deferred));
-	} else if (opts->page_ranges) {
+	if (opts->page_ranges)
 		json_object_object_add(o, kind, ranges_json(sets, l));
-	}
 }
 
 /* An integer, or null when the quantity was not measured. */
@@ -170,8 +100,8 @@ static void add_bandwidth(struct json_object *o, const struct hvt_interval *iv)
 	json_object_object_add(o, "channels", chans);
 }
 
-static struct json_object *interval_json(const struct hvt_interval *iv, const struct hvt_layout *l,
-					 const struct hvt_json_opts *opts, struct ranges_src deferred[2])
+struct json_object *hvt_interval_to_json(const struct hvt_interval *iv, const struct hvt_layout *l,
+					 const struct hvt_json_opts *opts)
 {
 	struct json_object *o = json_object_new_object();
 	char wall[64];
@@ -189,10 +119,8 @@ static struct json_object *interval_json(const struct hvt_interval *iv, const st
 	json_object_object_add(o, "harvest_us", json_object_new_double(iv->harvest_ns / 1e3));
 	json_object_object_add(o, "lost_pages", json_object_new_uint64(iv->lost_pages));
 
-	add_set(o, "written", (iv->flags & HVT_IV_WRITTEN) ? iv->written : NULL, l, opts,
-		deferred ? &deferred[0] : NULL);
-	add_set(o, "accessed", (iv->flags & HVT_IV_ACCESSED) ? iv->accessed : NULL, l, opts,
-		deferred ? &deferred[1] : NULL);
+	add_set(o, "written", (iv->flags & HVT_IV_WRITTEN) ? iv->written : NULL, l, opts);
+	add_set(o, "accessed", (iv->flags & HVT_IV_ACCESSED) ? iv->accessed : NULL, l, opts);
 	json_object_object_add(o, "written_not_accessed",
 			       opt_u64(iv->flags & HVT_IV_WNA_COUNTED, iv->written_not_accessed));
 
@@ -200,22 +128,178 @@ static struct json_object *interval_json(const struct hvt_interval *iv, const st
 	return o;
 }
 
-struct json_object *hvt_interval_to_json(const struct hvt_interval *iv, const struct hvt_layout *l,
-					 const struct hvt_json_opts *opts)
+/*
+ * JSON Lines are written as they are produced, not built as a json-c tree and printed: a line of a large
+ * guest holds millions of page ranges, and building it took gigabytes (a 16 GiB guest, or 1 GiB with every
+ * other page written, made json-c abort under record's memory lock). The bytes are exactly what
+ * json_object_to_json_string_ext(hvt_interval_to_json(…), JSON_C_TO_STRING_PLAIN) gives (unit-tested).
+ */
+
+/* A double as json-c prints it: "%.17g", with ".0" added when that looks like an integer. */
+static void put_double(FILE *f, double v)
 {
-	return interval_json(iv, l, opts, NULL);
+	char buf[64];
+	int n = snprintf(buf, sizeof(buf), "%.17g", v);
+
+	fputs(buf, f);
+	if (n > 0 && (size_t)n < sizeof(buf) && !strpbrk(buf, ".eEna"))
+		fputs(".0", f);
+}
+
+/* A string as json-c escapes it (including "/"). */
+static void put_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		switch (c) {
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '/':
+			fputs("\\/", f);
+			break;
+		case '\b':
+			fputs("\\b", f);
+			break;
+		case '\f':
+			fputs("\\f", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		default:
+			if (c < 0x20)
+				fprintf(f, "\\u%04x", c);
+			else
+				fputc(c, f);
+		}
+	}
+	fputc('"', f);
+}
+
+static void put_key(FILE *f, const char *key)
+{
+	fprintf(f, ",\"%s\":", key);
+}
+
+static void put_opt_u64(FILE *f, const char *key, bool present, uint64_t v)
+{
+	put_key(f, key);
+	if (present)
+		fprintf(f, "%" PRIu64, v);
+	else
+		fputs("null", f);
+}
+
+static void put_ranges(FILE *f, const struct hvt_pageset *sets, const struct hvt_layout *l)
+{
+	uint32_t order[HVT_LAYOUT_MAX_SLOTS];
+	bool first = true;
+
+	for (uint32_t i = 0; i < l->nslots; i++)
+		order[i] = i;
+	qsort_r(order, l->nslots, sizeof(order[0]), by_gpa, (void *)l);
+	fputc('[', f);
+	for (uint32_t k = 0; k < l->nslots; k++) {
+		uint32_t i = order[k];
+		uint64_t base = hvt_memslot_first_gfn(l, &l->slots[i]), pos = 0;
+		struct hvt_run run;
+
+		while (hvt_pageset_next_run(&sets[i], &pos, &run)) {
+			fprintf(f, "%s[%" PRIu64 ",%" PRIu64 "]", first ? "" : ",", base + run.first,
+				run.count);
+			first = false;
+		}
+	}
+	fputc(']', f);
+}
+
+static void put_set(FILE *f, const char *kind, const struct hvt_pageset *sets, const struct hvt_layout *l,
+		    const struct hvt_json_opts *opts)
+{
+	char key[32];
+	uint64_t pages = sets ? hvt_interval_count_pages(sets, l->nslots) : 0;
+
+	snprintf(key, sizeof(key), "%s_pages", kind);
+	put_opt_u64(f, key, sets, pages);
+	snprintf(key, sizeof(key), "%s_bytes", kind);
+	put_opt_u64(f, key, sets, pages * l->page_size);
+	if (!opts->page_ranges)
+		return;
+	put_key(f, kind);
+	if (sets)
+		put_ranges(f, sets, l);
+	else
+		fputs("null", f);
+}
+
+static void put_bandwidth(FILE *f, const struct hvt_interval *iv)
+{
+	bool bw = iv->flags & HVT_IV_BANDWIDTH, split = bw && !(iv->flags & HVT_IV_BW_TOTAL);
+	uint64_t rd = 0, wr = 0;
+
+	for (uint32_t i = 0; bw && i < iv->nchannels; i++) {
+		rd += iv->channels[i].read_bytes;
+		wr += iv->channels[i].write_bytes;
+	}
+	put_opt_u64(f, "read_bytes", split, rd);
+	put_opt_u64(f, "write_bytes", split, wr);
+	put_opt_u64(f, "total_bytes", bw, rd + wr);
+	put_key(f, "channels");
+	if (!bw) {
+		fputs("null", f);
+		return;
+	}
+	fputc('[', f);
+	for (uint32_t i = 0; i < iv->nchannels; i++) {
+		const struct hvt_channel_bytes *ch = &iv->channels[i];
+
+		fprintf(f, "%s{\"channel\":%" PRIu32, i ? "," : "", ch->channel);
+		put_opt_u64(f, "read_bytes", split, ch->read_bytes);
+		put_opt_u64(f, "write_bytes", split, ch->write_bytes);
+		put_opt_u64(f, "total_bytes", true, ch->read_bytes + ch->write_bytes);
+		fputc('}', f);
+	}
+	fputc(']', f);
 }
 
 int hvt_jsonl_write(FILE *f, const struct hvt_interval *iv, const struct hvt_layout *l,
 		    const struct hvt_json_opts *opts)
 {
-	struct ranges_src deferred[2];
-	struct json_object *o = interval_json(iv, l, opts, deferred);
-	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-	int rc = 0;
+	char wall[64];
 
-	if (fputs(s, f) == EOF || fputc('\n', f) == EOF || fflush(f) == EOF)
-		rc = -errno;
-	json_object_put(o);
-	return rc;
+	hvt_format_wall(iv->wall_start_ns, wall, sizeof(wall));
+	fprintf(f, "{\"seq\":%" PRIu64, iv->seq);
+	put_opt_u64(f, "t_start_ns", true, iv->t_start_ns);
+	put_opt_u64(f, "t_end_ns", true, iv->t_end_ns);
+	put_key(f, "duration_s");
+	put_double(f, (iv->t_end_ns - iv->t_start_ns) / 1e9);
+	put_key(f, "wall_start");
+	put_string(f, wall);
+	put_opt_u64(f, "generation", true, iv->generation);
+	put_opt_u64(f, "missed_deadlines", true, iv->missed_deadlines);
+	put_key(f, "final");
+	fputs((iv->flags & HVT_IV_FINAL) ? "true" : "false", f);
+	put_key(f, "harvest_us");
+	put_double(f, iv->harvest_ns / 1e3);
+	put_opt_u64(f, "lost_pages", true, iv->lost_pages);
+	put_set(f, "written", (iv->flags & HVT_IV_WRITTEN) ? iv->written : NULL, l, opts);
+	put_set(f, "accessed", (iv->flags & HVT_IV_ACCESSED) ? iv->accessed : NULL, l, opts);
+	put_opt_u64(f, "written_not_accessed", iv->flags & HVT_IV_WNA_COUNTED, iv->written_not_accessed);
+	put_bandwidth(f, iv);
+	fputs("}\n", f);
+	if (fflush(f) == EOF || ferror(f))
+		return errno ? -errno : -EIO;
+	return 0;
 }

@@ -39,6 +39,12 @@ int hvt_fwmap_read(const char *dir, struct hvt_fwmap *fw, struct hvt_err *e)
 
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
+		if (fw->n == HVT_FWMAP_MAX_ENTRIES) {
+			rc = hvt_err_set(e, -EFBIG,
+					 "the firmware memory map %s has more than %d entries, the most read",
+					 dir, HVT_FWMAP_MAX_ENTRIES);
+			break;
+		}
 		snprintf(path, sizeof(path), "%s/%s/start", dir, de->d_name);
 		rc = hvt_read_text(path, s, sizeof(s), NULL);
 		snprintf(path, sizeof(path), "%s/%s/end", dir, de->d_name);

@@ -11,9 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 #include "hvmtrace/probe.h"
 #include "hvmtrace/error.h"
+#include "hvmtrace/files.h"
 #include "hvmtrace/util.h"
 
 #define LOG_SCHEMA  "hvmtrace-chanmap-probe" /* the header's "session" member */
@@ -245,8 +248,21 @@ int hvt_probe_log_open(const char *path, struct hvt_probe_backend **out, struct 
 		return -ENOMEM;
 	r = b->ctx;
 	snprintf(r->path, sizeof(r->path), "%s", path);
-	if (!(r->f = fopen(path, "re"))) {
-		rc = hvt_err_set(e, -errno, "cannot open session %s: %s", path, strerror(errno));
+	/* a regular file only: a FIFO would block in open(), a device might never end */
+	mode_t mode = 0;
+	int fd = hvt_open_regular(path, &mode);
+
+	if (fd >= 0 && !(r->f = fdopen(fd, "r"))) {
+		int err = -errno;
+
+		close(fd);
+		fd = err;
+	}
+	if (fd < 0) {
+		rc = fd == -EINVAL && mode
+			 ? hvt_err_set(e, fd, "cannot read session %s: it is %s, not a regular file", path,
+				       hvt_file_type_name(mode))
+			 : hvt_err_set(e, fd, "cannot open session %s: %s", path, strerror(-fd));
 		hvt_probe_backend_destroy(b);
 		return rc;
 	}

@@ -302,6 +302,25 @@ static int decode_body(struct hvt_interval *iv, struct hvt_cursor *c, uint32_t n
 	return 0;
 }
 
+/* The fixed part's fields that relate to each other (the sets' own checks are in decode_set). */
+static int check_ranges(const struct hvt_interval *iv, struct hvt_err *err)
+{
+	uint64_t written;
+
+	if (iv->t_end_ns < iv->t_start_ns)
+		return hvt_err_set(err, -EINVAL, "field t_end_ns: %llu is before t_start_ns %llu",
+				   (unsigned long long)iv->t_end_ns, (unsigned long long)iv->t_start_ns);
+	if (iv->flags & HVT_IV_WNA_COUNTED) {
+		written = hvt_interval_count_pages(iv->written, iv->nslots);
+		if (iv->written_not_accessed > written)
+			return hvt_err_set(
+			    err, -EINVAL,
+			    "field written_not_accessed: %llu is more than the %llu written pages",
+			    (unsigned long long)iv->written_not_accessed, (unsigned long long)written);
+	}
+	return 0;
+}
+
 int hvt_interval_decode(struct hvt_interval *iv, const struct hvt_layout *l, const uint8_t *payload,
 			size_t len, struct hvt_err *err)
 {
@@ -348,6 +367,8 @@ int hvt_interval_decode(struct hvt_interval *iv, const struct hvt_layout *l, con
 	rc = decode_body(iv, &c, nch, err);
 	if (!rc && (flags & HVT_IV_WNA_COUNTED))
 		rc = check_written_in_accessed(iv, err);
+	if (!rc)
+		rc = check_ranges(iv, err);
 	if (rc)
 		hvt_interval_fini(iv);
 	return rc;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include <json-c/json.h>
 
 #include "hvmtrace/error.h"
+#include "hvmtrace/files.h"
 #include "hvmtrace/trace.h"
 #include "trace_format.h"
 #include "trace_runs.h"
@@ -238,6 +240,12 @@ static int accept_layout(struct hvt_trace_reader *r, const struct record *rec, c
 		snprintf(why, whylen, "invalid layout: %.150s", err.msg);
 		return -EINVAL;
 	}
+	if (e->layout.page_size != r->meta.page_size) {
+		snprintf(why, whylen, "layout generation %llu: field page_size: %u, but META's is %u",
+			 (unsigned long long)e->layout.generation, e->layout.page_size, r->meta.page_size);
+		hvt_layout_fini(&e->layout);
+		return -EINVAL;
+	}
 	if (r->nlayouts && e->layout.generation <= r->layouts[r->nlayouts - 1].layout.generation) {
 		snprintf(why, whylen, "layout generation %llu does not follow %llu",
 			 (unsigned long long)e->layout.generation,
@@ -438,6 +446,7 @@ int hvt_trace_open(struct hvt_trace_reader **rp, const char *path, struct hvt_er
 	struct hvt_err merr = {{0}};
 	struct record rec;
 	struct stat sb;
+	mode_t mode = 0;
 	char why[200];
 	uint32_t version, flags;
 	int rc = 0;
@@ -448,13 +457,15 @@ int hvt_trace_open(struct hvt_trace_reader **rp, const char *path, struct hvt_er
 		free(r);
 		return hvt_err_set(err, -ENOMEM, "%s: out of memory", path);
 	}
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* a FIFO would block in open() and a device might never end: only regular files are traces */
+	r->fd = hvt_open_regular(path, &mode);
+	if (r->fd == -EINVAL && mode)
+		return open_fail(r, err, "not a trace: it is %s, not a regular file",
+				 hvt_file_type_name(mode));
 	if (r->fd < 0)
-		return open_fail(r, err, "cannot open: %s", strerror(errno));
+		return open_fail(r, err, "cannot open: %s", strerror(-r->fd));
 	if (fstat(r->fd, &sb))
 		return open_fail(r, err, "cannot stat: %s", strerror(errno));
-	if (!S_ISREG(sb.st_mode))
-		return open_fail(r, err, "not a regular file");
 	r->size = (uint64_t)sb.st_size;
 	r->st.file_bytes = r->size;
 	if (r->size == 0)
@@ -545,6 +556,32 @@ const struct hvt_layout *hvt_trace_layout_at(const struct hvt_trace_reader *r, u
 	return i < r->nlayouts ? &r->layouts[i].layout : NULL;
 }
 
+/* What an interval holds must be what META says the trace can hold, and its channels META's channels. */
+static int check_against_meta(const struct hvt_trace_meta *m, const struct hvt_interval *iv,
+			      struct hvt_err *err)
+{
+	static const struct {
+		uint32_t flag;
+		const char *what;
+		size_t available; /* offset of the META bool */
+	} needs[] = {
+	    {HVT_IV_WRITTEN, "written sets", offsetof(struct hvt_trace_meta, written_available)},
+	    {HVT_IV_ACCESSED, "accessed sets", offsetof(struct hvt_trace_meta, accessed_available)},
+	    {HVT_IV_BANDWIDTH, "bandwidth", offsetof(struct hvt_trace_meta, bandwidth_available)},
+	};
+
+	for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++)
+		if ((iv->flags & needs[i].flag) && !*(const bool *)((const char *)m + needs[i].available))
+			return hvt_err_set(err, -EINVAL, "field flags: %s, which META says the trace has not",
+					   needs[i].what);
+	for (uint32_t i = 0; i < iv->nchannels; i++)
+		if (iv->channels[i].channel >= m->channels.n)
+			return hvt_err_set(err, -EINVAL,
+					   "channel entry %u: field channel: %u, but META lists %u channels",
+					   i, iv->channels[i].channel, m->channels.n);
+	return 0;
+}
+
 int hvt_trace_read_interval(struct hvt_trace_reader *r, uint64_t i, struct hvt_interval *iv,
 			    struct hvt_err *err)
 {
@@ -578,6 +615,8 @@ int hvt_trace_read_interval(struct hvt_trace_reader *r, uint64_t i, struct hvt_i
 		hvt_interval_fini(iv);
 		rc = hvt_err_set(err, -EINVAL, "record changed since the trace was opened");
 	}
+	if (!rc && (rc = check_against_meta(&r->meta, iv, err)))
+		hvt_interval_fini(iv);
 	if (rc)
 		return hvt_err_prefix(err, rc, "%s: interval %llu, record at offset %llu: ", r->path,
 				      (unsigned long long)i, (unsigned long long)e->offset);

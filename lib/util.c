@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "hvmtrace/error.h"
+#include "hvmtrace/files.h"
 #include "hvmtrace/util.h"
 
 uint64_t hvt_now_ns(void)
@@ -225,14 +226,15 @@ static int read_bounded(int fd, size_t max, char **text, size_t *len)
 	return 0;
 }
 
-/* Opens and reads path; *opened says whether open() succeeded (for the message). */
-static int read_path(const char *path, size_t max, char **text, size_t *len, bool *opened)
+/* Opens and reads path; *opened says whether open() succeeded (for the message); a file that is not regular
+ * is refused with -EINVAL and its type in *mode. */
+static int read_path(const char *path, size_t max, char **text, size_t *len, bool *opened, mode_t *mode)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+	int fd = hvt_open_regular(path, mode), rc;
 
 	*opened = fd >= 0;
 	if (fd < 0)
-		return -errno;
+		return fd;
 	rc = read_bounded(fd, max, text, len);
 	close(fd);
 	return rc;
@@ -242,10 +244,14 @@ int hvt_read_file(const char *path, const char *what, size_t max, char **text, s
 {
 	const char *sep = what ? " " : "";
 	bool opened;
+	mode_t mode = 0;
 	int rc;
 
 	*text = NULL;
-	rc = read_path(path, max, text, len, &opened);
+	rc = read_path(path, max, text, len, &opened, &mode);
+	if (rc == -EINVAL && mode)
+		return hvt_err_set(e, rc, "cannot read %s%s%s: it is %s, not a regular file",
+				   what ? what : "", sep, path, hvt_file_type_name(mode));
 	if (rc == -EFBIG)
 		return hvt_err_set(e, rc,
 				   "cannot read %s%s%s: it is larger than %zu bytes, the most read from it",
@@ -263,8 +269,11 @@ int hvt_read_text(const char *path, char *buf, size_t len, struct hvt_err *e)
 	char *text;
 	size_t n;
 	bool opened;
-	int rc = read_path(path, len - 1, &text, &n, &opened);
+	mode_t mode = 0;
+	int rc = read_path(path, len - 1, &text, &n, &opened, &mode);
 
+	if (rc == -EINVAL && mode)
+		return hvt_err_set(e, rc, "%s: %s, not a regular file", path, hvt_file_type_name(mode));
 	if (rc == -EFBIG)
 		return hvt_err_set(e, rc, "%s: longer than %zu bytes, the most read from it", path, len - 1);
 	if (rc)

@@ -9,47 +9,87 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "commands.h"
 #include "export_interop.h"
 #include "hvmtrace/error.h"
+#include "hvmtrace/files.h"
 #include "hvmtrace/interval_json.h"
 #include "hvmtrace/options.h"
 #include "trace_input.h"
 
 struct out {
 	const char *path;
+	const char *option; /* for messages */
+	struct hvt_outfile file;
 	FILE *f;
 };
 
+/* Each output is written to a temporary file and renamed when complete (hvmtrace/files.h). */
 static int open_out(struct out *o)
 {
+	struct hvt_err err = {{0}};
+
 	if (!o->path)
 		return 0;
-	if (!strcmp(o->path, "-")) {
-		o->f = stdout;
+	if (hvt_outfile_open(&o->file, o->path, &err)) {
+		fprintf(stderr, "hvmtrace export: %s\n", err.msg);
+		return -1;
+	}
+	o->f = o->file.f;
+	return 0;
+}
+
+/* Keeps the output when keep, else leaves what was there before. */
+static int close_out(struct out *o, bool keep)
+{
+	struct hvt_err err = {{0}};
+
+	if (!o->f)
+		return 0;
+	o->f = NULL;
+	if (!keep) {
+		hvt_outfile_abort(&o->file);
 		return 0;
 	}
-	o->f = fopen(o->path, "we");
-	if (!o->f) {
-		fprintf(stderr, "hvmtrace export: cannot create %s: %s\n", o->path, strerror(errno));
+	if (hvt_outfile_commit(&o->file, &err)) {
+		fprintf(stderr, "hvmtrace export: %s\n", err.msg);
 		return -1;
 	}
 	return 0;
 }
 
-static int close_out(struct out *o)
+/* Standard output, or an existing file that is not regular (/dev/stdout, a FIFO): written in place, so
+ * nothing is replaced, and two outputs may share it as they may share "-". */
+static bool written_in_place(const char *path)
 {
-	int rc = 0;
+	struct stat sb;
 
-	if (!o->f)
-		return 0;
-	if (o->f == stdout ? fflush(stdout) : fclose(o->f)) {
-		fprintf(stderr, "hvmtrace export: writing %s: %s\n", o->path, strerror(errno));
-		rc = -1;
+	return !strcmp(path, "-") || (!stat(path, &sb) && !S_ISREG(sb.st_mode));
+}
+
+/* No output may be the trace, or another output: both would destroy what is read or written. */
+static int check_outputs(const char *trace, struct out *const outs[], int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (!outs[i]->path || written_in_place(outs[i]->path))
+			continue;
+		if (hvt_same_file(outs[i]->path, trace)) {
+			fprintf(
+			    stderr,
+			    "hvmtrace export: --%s %s is the trace being read; refusing to overwrite it\n",
+			    outs[i]->option, outs[i]->path);
+			return -1;
+		}
+		for (int j = 0; j < i; j++)
+			if (outs[j]->path && hvt_same_file(outs[i]->path, outs[j]->path)) {
+				fprintf(stderr, "hvmtrace export: --%s and --%s name the same file %s\n",
+					outs[j]->option, outs[i]->option, outs[i]->path);
+				return -1;
+			}
 	}
-	o->f = NULL;
-	return rc;
+	return 0;
 }
 
 static const char csv_header[] =
@@ -163,7 +203,10 @@ int cmd_export(int argc, char **argv)
 	    {TRACE_INCOMPLETE, "the trace is incomplete (everything before the damage was exported)"},
 	    {0, NULL},
 	};
-	struct out jsonl = {0}, csv = {0}, pages = {0}, damo = {0}, pcm = {0}, raw = {0};
+	struct out jsonl = {.option = "jsonl"}, csv = {.option = "csv"}, pages = {.option = "csv-pages"},
+		   damo = {.option = "damo"}, pcm = {.option = "pcm-csv"}, raw = {.option = "raw"};
+	struct out *const outs[] = {&jsonl, &csv, &pages, &damo, &pcm, &raw};
+	const int nouts = sizeof(outs) / sizeof(outs[0]);
 	struct hvt_json_opts jopts = {.page_ranges = true};
 	bool meta = false;
 	const char *path = "hvmtrace.hvt";
@@ -201,6 +244,8 @@ int cmd_export(int argc, char **argv)
 	if (!jsonl.path && !csv.path && !pages.path && !damo.path && !pcm.path && !raw.path)
 		jsonl.path = "-";
 
+	if (check_outputs(path, outs, nouts))
+		return TRACE_USAGE;
 	r = trace_input_open("export", path);
 	if (!r)
 		return TRACE_USAGE;
@@ -237,9 +282,11 @@ int cmd_export(int argc, char **argv)
 				 .jopts = &jopts};
 	status = trace_input_each("export", path, r, export_one, &ctx);
 out:
-	if (close_out(&jsonl) | close_out(&csv) | close_out(&pages) | close_out(&damo) | close_out(&pcm) |
-	    close_out(&raw))
-		status = TRACE_OUTPUT_FAILED;
+	/* an incomplete trace's export is kept (it holds everything before the damage); a failed one is not
+	 */
+	for (int i = 0; i < nouts; i++)
+		if (close_out(outs[i], status != TRACE_OUTPUT_FAILED))
+			status = TRACE_OUTPUT_FAILED;
 	hvt_trace_reader_close(r);
 	return status;
 }

@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "harvest.h"
 #include "host.h"
+#include "hvmtrace/files.h"
 #include "hvmtrace/interval_json.h"
 #include "hvmtrace/options.h"
 #include "hvmtrace/util.h"
@@ -143,6 +144,13 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	}
 	if (rc == HVT_OPTS_RUN && !o->output && !o->jsonl)
 		o->output = "hvmtrace.hvt";
+	/* by the file named, not the name: "-o F --jsonl ./F" would interleave both outputs in one file */
+	if (rc == HVT_OPTS_RUN && o->output && o->jsonl && strcmp(o->jsonl, "-") &&
+	    hvt_same_file(o->output, o->jsonl)) {
+		fprintf(stderr, "hvmtrace record: -o %s and --jsonl %s name the same file\n", o->output,
+			o->jsonl);
+		return RECORD_USAGE;
+	}
 	return rc;
 }
 

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hvmtrace/interval_json.h"
 #include "sink.h"
@@ -43,6 +45,24 @@ static int jsonl_close(struct sink *k, struct hvt_err *err)
 	return rc;
 }
 
+/*
+ * Mode 0600 (before the umask) like the trace: the lines hold the same page sets. Written in place, not
+ * renamed at the end, since a reader may follow it as it grows (hvmtrace-vmm --follow).
+ */
+static FILE *create_private(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	if (fd >= 0 && !f) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+	}
+	return f;
+}
+
 struct sink *sink_jsonl_open(const char *path, struct hvt_err *err)
 {
 	struct jsonl_sink *j = calloc(1, sizeof(*j));
@@ -52,7 +72,7 @@ struct sink *sink_jsonl_open(const char *path, struct hvt_err *err)
 		return NULL;
 	}
 	j->path = strcmp(path, "-") ? path : "standard output";
-	j->f = strcmp(path, "-") ? fopen(path, "we") : stdout;
+	j->f = strcmp(path, "-") ? create_private(path) : stdout;
 	if (!j->f) {
 		hvt_err_set(err, -errno, "cannot create %s: %s", path, strerror(errno));
 		free(j);

@@ -17,6 +17,7 @@ struct hvt_trace_reader *trace_input_open(const char *cmd, const char *path)
 	return r;
 }
 
+/* The walk at open stopped early: st.problem says where and why. */
 static int say_incomplete(const char *cmd, const char *path, const struct hvt_trace_reader *r, uint64_t done)
 {
 	struct hvt_trace_status st;
@@ -25,8 +26,18 @@ static int say_incomplete(const char *cmd, const char *path, const struct hvt_tr
 	fprintf(stderr,
 		"hvmtrace %s: %s: incomplete trace (%s); the %" PRIu64
 		" intervals before that point were read (%" PRIu64 " of %" PRIu64 " bytes readable)\n",
-		cmd, path, st.problem[0] ? st.problem : "no index: the writer did not close it", done,
-		st.valid_bytes, st.file_bytes);
+		cmd, path, st.problem, done, st.valid_bytes, st.file_bytes);
+	return TRACE_INCOMPLETE;
+}
+
+/* An interval the walk accepted does not decode (its record is framed and CRC-checked, its content is not
+ * sane, or the file changed): the trace may well be closed, so this is said apart from a missing index.
+ * err names the file, the interval, the record and the field. */
+static int say_unreadable(const char *cmd, const struct hvt_err *err, uint64_t done)
+{
+	fprintf(stderr,
+		"hvmtrace %s: %s; damaged trace: the %" PRIu64 " intervals before this one were read\n", cmd,
+		err->msg, done);
 	return TRACE_INCOMPLETE;
 }
 
@@ -41,10 +52,8 @@ int trace_input_each(const char *cmd, const char *path, struct hvt_trace_reader 
 		struct hvt_interval iv;
 		struct hvt_err err = {{0}};
 
-		if (hvt_trace_read_interval(r, done, &iv, &err)) {
-			fprintf(stderr, "hvmtrace %s: %s: %s\n", cmd, path, err.msg);
-			return say_incomplete(cmd, path, r, done);
-		}
+		if (hvt_trace_read_interval(r, done, &iv, &err))
+			return say_unreadable(cmd, &err, done);
 		status = fn(ctx, &iv, hvt_trace_layout(r, iv.generation));
 		hvt_interval_fini(&iv);
 		if (status)

@@ -26,6 +26,8 @@ struct hvt_range;
 #define HVT_IOMEM_NAME 80
 /* The most read of an iomem file: a large host's /proc/iomem is some 100 KiB. */
 #define HVT_IOMEM_MAX_BYTES (16u << 20)
+/* The most entries read of a firmware memory map: a real one has tens (one per e820 range). */
+#define HVT_FWMAP_MAX_ENTRIES 4096
 
 struct hvt_iomem_entry {
 	uint64_t start, end; /* inclusive, as printed */

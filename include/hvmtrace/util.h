@@ -50,9 +50,11 @@ int hvt_parse_cpulist(const char *s, cpu_set_t *set);
 
 /*
  * Reads a whole file into a NUL-terminated buffer (free() it); len (may be NULL) gets its length. It reads
- * at most max bytes: a longer file, or one that never ends such as /dev/zero, is refused with -EFBIG and a
- * message naming the limit, so that no input can exhaust memory. `what` (may be NULL) names the kind of file
- * in messages: "cannot open channel map PATH: …". Errors: -errno of open or read, -EFBIG, -ENOMEM.
+ * at most max bytes: a longer file is refused with -EFBIG and a message naming the limit, so that no input
+ * can exhaust memory; anything but a regular file (a FIFO, a device such as /dev/zero, a directory) is
+ * refused with -EINVAL before it could block (hvt_open_regular). `what` (may be NULL) names the kind of
+ * file in messages: "cannot open channel map PATH: …". Errors: -errno of open or read, -EINVAL, -EFBIG,
+ * -ENOMEM.
  */
 int hvt_read_file(const char *path, const char *what, size_t max, char **text, size_t *len,
 		  struct hvt_err *e);
@@ -60,7 +62,7 @@ int hvt_read_file(const char *path, const char *what, size_t max, char **text, s
 /*
  * Reads a small text file (a sysfs or procfs value, /proc/cmdline) into buf, without trailing whitespace.
  * The message names the path ("PATH: No such file or directory"); -EFBIG when the file does not fit in
- * len - 1 bytes.
+ * len - 1 bytes; -EINVAL when it is not a regular file.
  */
 int hvt_read_text(const char *path, char *buf, size_t len, struct hvt_err *e);
 

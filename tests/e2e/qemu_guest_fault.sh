@@ -2,6 +2,8 @@
 # The PVH phase payload reports a vector that reaches it instead of dying on a triple fault: an NMI injected
 # through QMP (which IF=0 does not hold off) must make `qemu_phases run` fail at once, naming vector 2 and
 # the guest's CPL3 RIP inside the phase loop, and QEMU must still be running (the guest halted, not reset).
+# one build: its subject is the guest payload and QEMU; no hvmtrace program runs (only the tools that drive
+# the guest).
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/qemu.bash"
 need_kvm

@@ -2,6 +2,7 @@
 # scripts/cache-prune.sh on a cache tree of its own: keyed entries (directories and initramfs archives)
 # unused for more than --days go, recent ones stay, and so do the unkeyed sources and ccache, however old;
 # cache_path marks an entry used, so an old entry that a build looks up again is kept.
+# one build: it runs scripts/cache-prune.sh only, no program of the build.
 source "$(dirname "$0")/../lib/assert.bash"
 export HVMTRACE_CACHE=$T/cache
 c=$HVMTRACE_CACHE

@@ -54,10 +54,15 @@ assert_contains "$T/show.out" "MODEL memory controller (not hardware)"
 expect 2 "is not a channel map" "$CM" show "$P/session-2s6c-hole.jsonl"
 echo "{" >"$T/broken.json"
 expect 2 "not valid JSON" "$CM" show "$T/broken.json"
-# reads are bounded: a file that never ends is refused at the limit, not read until memory runs out
-expect 2 "larger than 67108864 bytes" "$CM" show /dev/zero
-expect 2 "larger than 1048576 bytes" "$CM" probe --model /dev/zero -o "$T/x.json"
-expect 2 "longer than 16777216 bytes" "$CM" probe --replay /dev/zero -o "$T/x.json"
+# reads are bounded: a file larger than the limit is refused there, not read until memory runs out (sparse
+# files of 1 TiB); a device such as /dev/zero, which never ends, is not a regular file and is refused unread
+truncate -s 1T "$T/huge.json"
+expect 2 "larger than 67108864 bytes" "$CM" show "$T/huge.json"
+expect 2 "larger than 1048576 bytes" "$CM" probe --model "$T/huge.json" -o "$T/x.json"
+expect 2 "/dev/zero: it is a character device, not a regular file" "$CM" show /dev/zero
+expect 2 "longer than 16777216 bytes" "$CM" probe --replay "$T/huge.json" -o "$T/x.json"
+expect 2 "cannot read session /dev/zero: it is a character device, not a regular file" \
+	"$CM" probe --replay /dev/zero -o "$T/x.json"
 
 # --- reserve
 MAP=$T/model-2s6c-hole.json

@@ -10,6 +10,8 @@
 # Boot 2, with exactly the printed argument: `chanmap verify --write-test` must pass (Reserved in
 # /proc/iomem, not busy, mapped through the real /dev/mem, pages written and read back), and a range over
 # System RAM must fail. Warm: two boots of ~3-5 s each.
+# one build: its subject is the guest kernel honouring the reservation (a TCG boot of minutes); chanmap
+# reserve and verify themselves run against both builds in chanmap.sh.
 source "$(dirname "$0")/../lib/assert.bash"
 command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 missing (scripts/install-deps.sh installs qemu-system-x86)"
 [ -x /bin/busybox ] || skip "busybox-static missing (scripts/install-deps.sh installs it)"

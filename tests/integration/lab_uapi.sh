@@ -1,6 +1,7 @@
 #!/bin/bash
 # include/hvmtrace/kvm_ad.h must be byte-identical to the uAPI header both KVM series add
 # (include/uapi/linux/kvm_ad.h), and each series file must list exactly the patches next to it.
+# one build: it compares source files, no program of the build.
 source "$(dirname "$0")/../lib/assert.bash"
 
 for series in qemu-patches/kvm/6.1 qemu-patches/kvm/6.12; do

@@ -8,8 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "hvmtrace/interval_json.h"
+#include "hvmtrace/util.h"
 
 /* Two slots listed high-first, as a VMM may: the ranges must still come out in GFN order. */
 static struct hvt_memslot slots[] = {
@@ -186,12 +190,126 @@ static void test_jsonl_line(void **state)
 	hvt_interval_fini(&iv);
 }
 
+/* The streamed line is byte for byte what json-c prints of hvt_interval_to_json: random intervals of every
+ * kind (sets or not, bandwidth split, total or absent, the count of written ⊆ accessed), seeds 1-200. */
+static void test_stream_equals_json_c(void **state)
+{
+	(void)state;
+	for (uint64_t seed = 1; seed <= 200; seed++) {
+		uint64_t x = seed;
+		uint32_t flags =
+		    (uint32_t)(hvt_splitmix64(&x) & (HVT_IV_WRITTEN | HVT_IV_ACCESSED | HVT_IV_FINAL));
+		struct hvt_json_opts opts = {.page_ranges = hvt_splitmix64(&x) & 1};
+		struct hvt_interval iv;
+		struct json_object *o;
+		char *buf = NULL, *want;
+		size_t len = 0;
+		FILE *f;
+
+		if (hvt_splitmix64(&x) & 1)
+			flags |= HVT_IV_BANDWIDTH | ((hvt_splitmix64(&x) & 1) ? HVT_IV_BW_TOTAL : 0);
+		if ((flags & 3) == 3 && (hvt_splitmix64(&x) & 1))
+			flags |= HVT_IV_WNA_COUNTED;
+		assert_int_equal(hvt_interval_init(&iv, &layout, flags), 0);
+		iv.seq = hvt_splitmix64(&x) >> (hvt_splitmix64(&x) & 63);
+		iv.t_start_ns = hvt_splitmix64(&x) >> 2;
+		iv.t_end_ns = iv.t_start_ns + (hvt_splitmix64(&x) >> (hvt_splitmix64(&x) & 63));
+		iv.wall_start_ns = (int64_t)(hvt_splitmix64(&x) >> 8);
+		iv.harvest_ns = (seed % 3) ? hvt_splitmix64(&x) % 100000000 : (seed % 2) * 1000;
+		iv.lost_pages = hvt_splitmix64(&x) % 7;
+		iv.missed_deadlines = (uint32_t)(hvt_splitmix64(&x) % 5);
+		iv.written_not_accessed = hvt_splitmix64(&x) % 1000;
+		for (uint32_t s = 0; s < layout.nslots; s++)
+			for (int k = 0; k < 40; k++) {
+				uint64_t np = hvt_memslot_npages(&layout, &layout.slots[s]);
+				uint64_t first = hvt_splitmix64(&x) % np, n = 1 + hvt_splitmix64(&x) % 9;
+
+				n = first + n > np ? np - first : n;
+				if (iv.written)
+					hvt_pageset_set_range(&iv.written[s], first, n);
+				if (iv.accessed)
+					hvt_pageset_set_range(&iv.accessed[s], first + (k & 1), n - (k & 1));
+			}
+		if (flags & HVT_IV_BANDWIDTH) {
+			iv.nchannels = (uint32_t)(hvt_splitmix64(&x) % 4);
+			iv.channels = calloc(iv.nchannels + 1, sizeof(*iv.channels));
+			for (uint32_t c = 0; c < iv.nchannels; c++)
+				iv.channels[c] = (struct hvt_channel_bytes){
+				    .channel = c * 3,
+				    .read_bytes = hvt_splitmix64(&x) >> 4,
+				    .write_bytes = (flags & HVT_IV_BW_TOTAL) ? 0 : hvt_splitmix64(&x) >> 4};
+		}
+		f = open_memstream(&buf, &len);
+		assert_int_equal(hvt_jsonl_write(f, &iv, &layout, &opts), 0);
+		fclose(f);
+		o = hvt_interval_to_json(&iv, &layout, &opts);
+		assert_int_equal(
+		    asprintf(&want, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) > 0,
+		    1);
+		if (strcmp(buf, want))
+			fail_msg("seed %llu:\n stream %s json-c %s", (unsigned long long)seed, buf, want);
+		free(want);
+		free(buf);
+		json_object_put(o);
+		hvt_interval_fini(&iv);
+	}
+}
+
+/*
+ * A line of a large guest is written in memory that does not grow with its ranges: every other page of a
+ * 16 GiB slot (2^21 ranges) written under a data limit of 64 MiB more than the process already uses. Building
+ * the line as a json-c tree needed about 1 GiB there and died (record aborted so under its memory lock).
+ */
+static void test_stream_bounded_memory(void **state)
+{
+	static struct hvt_memslot big_slot = {.slot = 0, .gpa = 0, .size = 16ull << 30, .backing = "anon"};
+	static const struct hvt_layout big = {
+	    .generation = 1, .page_size = 4096, .nslots = 1, .slots = &big_slot};
+	struct hvt_json_opts opts = {.page_ranges = true};
+	struct hvt_interval iv;
+	pid_t pid;
+	int status;
+
+	(void)state;
+	assert_int_equal(hvt_interval_init(&iv, &big, HVT_IV_WRITTEN), 0);
+	for (uint64_t p = 0; p < hvt_memslot_npages(&big, &big_slot); p += 2)
+		hvt_pageset_set(&iv.written[0], p);
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		FILE *out = fopen("/dev/null", "w"), *st = fopen("/proc/self/status", "r");
+		char line[128];
+		unsigned long data_kb = 0;
+		struct rlimit rl;
+
+		while (st && fgets(line, sizeof(line), st))
+			sscanf(line, "VmData: %lu kB", &data_kb);
+		if (!out || !data_kb)
+			_exit(3);
+		rl.rlim_cur = rl.rlim_max = (data_kb << 10) + (64ul << 20);
+		if (setrlimit(RLIMIT_DATA, &rl))
+			_exit(4);
+		_exit(hvt_jsonl_write(out, &iv, &big, &opts) ? 1 : 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		fail_msg("writing the line under a data limit: %s %d", WIFEXITED(status) ? "exit" : "signal",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	hvt_interval_fini(&iv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_written_only),     cmocka_unit_test(test_empty_set_is_not_null),
-	    cmocka_unit_test(test_bandwidth),        cmocka_unit_test(test_bandwidth_total_only),
-	    cmocka_unit_test(test_bandwidth_absent), cmocka_unit_test(test_jsonl_line),
+	    cmocka_unit_test(test_written_only),
+	    cmocka_unit_test(test_empty_set_is_not_null),
+	    cmocka_unit_test(test_bandwidth),
+	    cmocka_unit_test(test_bandwidth_total_only),
+	    cmocka_unit_test(test_bandwidth_absent),
+	    cmocka_unit_test(test_jsonl_line),
+	    cmocka_unit_test(test_stream_equals_json_c),
+	    cmocka_unit_test(test_stream_bounded_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

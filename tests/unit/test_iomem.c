@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "hvmtrace/chanmap.h"
@@ -213,14 +214,42 @@ static void test_this_host(void **state)
 	hvt_iomem_free(&io);
 }
 
+/* A firmware map of more entries than any machine has is refused at the limit, with the limit named. */
+static void test_fwmap_bounded(void **state)
+{
+	char dir[] = "/tmp/test_iomem.XXXXXX", path[96], cmd[128];
+	struct hvt_err e = {{0}};
+	struct hvt_fwmap fw;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	for (int i = 0; i <= HVT_FWMAP_MAX_ENTRIES; i++) {
+		static const char *const files[] = {"start", "end", "type"};
+		static const char *const text[] = {"0x0\n", "0xfff\n", "System RAM\n"};
+
+		snprintf(path, sizeof(path), "%s/%d", dir, i);
+		assert_int_equal(mkdir(path, 0700), 0);
+		for (int f = 0; f < 3; f++) {
+			FILE *o;
+
+			snprintf(path, sizeof(path), "%s/%d/%s", dir, i, files[f]);
+			assert_non_null(o = fopen(path, "w"));
+			fputs(text[f], o);
+			fclose(o);
+		}
+	}
+	assert_int_equal(hvt_fwmap_read(dir, &fw, &e), -EFBIG);
+	assert_non_null(strstr(e.msg, "has more than 4096 entries, the most read"));
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_parse_fixture),
-	    cmocka_unit_test(test_extent_rules),
-	    cmocka_unit_test(test_fwmap_and_user_reserved),
-	    cmocka_unit_test(test_memmap_argument),
-	    cmocka_unit_test(test_this_host),
+	    cmocka_unit_test(test_parse_fixture),           cmocka_unit_test(test_extent_rules),
+	    cmocka_unit_test(test_fwmap_and_user_reserved), cmocka_unit_test(test_fwmap_bounded),
+	    cmocka_unit_test(test_memmap_argument),         cmocka_unit_test(test_this_host),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

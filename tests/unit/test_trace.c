@@ -149,11 +149,12 @@ static void make_intervals(void)
 	}
 }
 
-/* The metadata of the traces written here: what the reader requires, and no bandwidth. */
+/* The metadata of the traces written here: what the reader requires, and the 3 channels of their intervals.
+ */
 static void make_meta(struct hvt_trace_meta *m)
 {
 	static const char text[] =
-	    "{\"tool\": \"test_trace\", \"created\": \"\", \"host\": {\"hostname\": \"h\"}, \"vm\": {\"name\": \"\", \"uuid\": \"\", \"pid\": 1, \"vmm\": \"\", \"accel\": \"kvm\"}, \"tracer\": {\"version\": \"\", \"cpu\": 0, \"harvest_cpu\": -1, \"command\": []}, \"mode\": \"dirty-log\", \"interval_ns\": 1000000000, \"page_size\": 4096, \"written_available\": true, \"accessed_available\": true, \"bandwidth_available\": false, \"channels\": [], \"t_armed_ns\": 0}";
+	    "{\"tool\": \"test_trace\", \"created\": \"\", \"host\": {\"hostname\": \"h\"}, \"vm\": {\"name\": \"\", \"uuid\": \"\", \"pid\": 1, \"vmm\": \"\", \"accel\": \"kvm\"}, \"tracer\": {\"version\": \"\", \"cpu\": 0, \"harvest_cpu\": -1, \"command\": []}, \"mode\": \"dirty-log\", \"interval_ns\": 1000000000, \"page_size\": 4096, \"written_available\": true, \"accessed_available\": true, \"bandwidth_available\": true, \"bandwidth_source\": \"pmu\", \"channels\": [{\"id\": \"c0\", \"source\": \"t\", \"reads_writes_split\": true}, {\"id\": \"c1\", \"source\": \"t\", \"reads_writes_split\": true}, {\"id\": \"c2\", \"source\": \"t\", \"reads_writes_split\": true}], \"t_armed_ns\": 0}";
 	struct json_object *o = json_tokener_parse(text);
 	struct hvt_err err = {{0}};
 
@@ -1035,6 +1036,74 @@ static void test_written_not_accessed_old_trace(void **state)
 	hvt_trace_reader_close(r);
 }
 
+/* Fields whose bytes are intact but whose values are not sane: each stops the reader with the field named. */
+static void test_insane_fields(void **state)
+{
+	const struct hvt_layout *l = &layouts[0];
+	struct hvt_trace_writer *w;
+	struct hvt_trace_reader *r;
+	struct hvt_trace_status st;
+	struct hvt_trace_meta meta;
+	struct hvt_interval iv, out;
+	struct hvt_layout big;
+	struct hvt_buf b = {0};
+	struct hvt_err err = {{0}};
+
+	(void)state;
+	/* an interval that ends before it starts; more pages counted not accessed than written */
+	assert_int_equal(hvt_interval_init(&iv, l, HVT_IV_WRITTEN | HVT_IV_ACCESSED), 0);
+	iv.seq = 1;
+	iv.t_start_ns = 100;
+	iv.t_end_ns = 99;
+	hvt_pageset_set(&iv.written[0], 3);
+	assert_int_equal(hvt_interval_close_written_in_accessed(&iv), 0);
+	assert_int_equal(hvt_interval_encode(&iv, l, &b, &err), 0);
+	assert_int_equal(hvt_interval_decode(&out, l, b.p, b.len, &err), -EINVAL);
+	assert_string_equal(err.msg, "field t_end_ns: 99 is before t_start_ns 100");
+	iv.t_end_ns = 200;
+	iv.written_not_accessed = 2;
+	b.len = 0;
+	assert_int_equal(hvt_interval_encode(&iv, l, &b, &err), 0);
+	assert_int_equal(hvt_interval_decode(&out, l, b.p, b.len, &err), -EINVAL);
+	assert_string_equal(err.msg, "field written_not_accessed: 2 is more than the 1 written pages");
+	hvt_interval_fini(&iv);
+	free(b.p);
+
+	/* a channel META does not list; then a layout whose page size is not META's */
+	make_meta(&meta);
+	assert_int_equal(hvt_trace_create(&w, path2, &meta, &err), 0);
+	hvt_trace_meta_fini(&meta);
+	assert_int_equal(hvt_trace_write_layout(w, l, &err), 0);
+	assert_int_equal(hvt_interval_init(&iv, l, HVT_IV_WRITTEN | HVT_IV_BANDWIDTH), 0);
+	iv.seq = 1;
+	iv.nchannels = 1;
+	iv.channels = calloc(1, sizeof(*iv.channels));
+	assert_non_null(iv.channels);
+	iv.channels[0].channel = 7;
+	assert_int_equal(hvt_trace_write_interval(w, &iv, &err), 0);
+	assert_int_equal(hvt_layout_copy(&big, l), 0);
+	big.generation = l->generation + 1;
+	big.page_size = 8192;
+	big.slots[1].size += PAGE; /* 333 pages of 4 KiB: a whole number of 8 KiB pages */
+	assert_int_equal(hvt_trace_write_layout(w, &big, &err), 0);
+	hvt_layout_fini(&big);
+	hvt_interval_fini(&iv);
+	assert_int_equal(hvt_trace_close(w, &err), 0);
+
+	assert_int_equal(hvt_trace_open(&r, path2, &err), 0);
+	hvt_trace_get_status(r, &st);
+	assert_false(st.complete);
+	assert_int_equal(st.intervals, 1);
+	assert_non_null(strstr(st.problem, ": layout generation "));
+	assert_non_null(strstr(st.problem, ": field page_size: 8192, but META's is 4096"));
+	assert_int_equal(hvt_trace_read_interval(r, 0, &out, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "interval 0, record at offset "));
+	assert_non_null(strstr(err.msg, ": channel entry 0: field channel: 7, but META lists 3 channels"));
+	assert_null(out.written);
+	hvt_trace_reader_close(r);
+	unlink(path2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1054,6 +1123,7 @@ int main(void)
 	    cmocka_unit_test(test_written_not_accessed_on_disk),
 	    cmocka_unit_test(test_written_not_accessed_refused),
 	    cmocka_unit_test(test_written_not_accessed_old_trace),
+	    cmocka_unit_test(test_insane_fields),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

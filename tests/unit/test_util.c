@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -172,12 +173,38 @@ static void test_read_file(void **state)
 	free(text);
 	unlink(path);
 
-	/* a file that never ends stops at the limit */
-	assert_int_equal(hvt_read_file("/dev/zero", NULL, 1u << 20, &text, &len, &e), -EFBIG);
+	/* a file larger than the limit stops there, whatever its size says (a sparse 1 TiB file) */
+	temp_file(path, "", 0);
+	assert_int_equal(truncate(path, (off_t)1 << 40), 0);
+	assert_int_equal(hvt_read_file(path, NULL, 1u << 20, &text, &len, &e), -EFBIG);
+	unlink(path);
 	assert_int_equal(hvt_read_file(path, "channel map", 100, &text, NULL, &e), -ENOENT);
 	assert_non_null(strstr(e.msg, "cannot open channel map /tmp/test_util."));
-	assert_int_equal(hvt_read_file("/tmp", NULL, 100, &text, NULL, &e), -EISDIR);
-	assert_non_null(strstr(e.msg, "cannot read /tmp: "));
+	/* what is not a regular file is refused before it is read: a device that never ends, a directory */
+	assert_int_equal(hvt_read_file("/dev/zero", NULL, 1u << 20, &text, &len, &e), -EINVAL);
+	assert_string_equal(e.msg, "cannot read /dev/zero: it is a character device, not a regular file");
+	assert_int_equal(hvt_read_file("/tmp", "channel map", 100, &text, NULL, &e), -EINVAL);
+	assert_string_equal(e.msg, "cannot read channel map /tmp: it is a directory, not a regular file");
+}
+
+/* A FIFO without a writer: open() would wait for one forever. It is refused at once. */
+static void test_read_fifo(void **state)
+{
+	char dir[] = "/tmp/test_util.XXXXXX", fifo[64], buf[8], *text;
+	struct hvt_err e = {{0}};
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	alarm(10); /* before the fix this blocked in open(): end the test rather than hang */
+	assert_int_equal(hvt_read_file(fifo, "channel map", 100, &text, NULL, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, ": it is a FIFO, not a regular file"));
+	assert_int_equal(hvt_read_text(fifo, buf, sizeof(buf), &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "fifo: a FIFO, not a regular file"));
+	alarm(0);
+	unlink(fifo);
+	rmdir(dir);
 }
 
 static void test_read_text(void **state)
@@ -194,7 +221,7 @@ static void test_read_text(void **state)
 	unlink(path);
 	assert_int_equal(hvt_read_text(path, buf, sizeof(buf), &e), -ENOENT);
 	assert_true(!strncmp(e.msg, path, strlen(path)) && strstr(e.msg, ": No such file"));
-	assert_int_equal(hvt_read_text("/dev/zero", buf, sizeof(buf), NULL), -EFBIG);
+	assert_int_equal(hvt_read_text("/dev/zero", buf, sizeof(buf), NULL), -EINVAL);
 }
 
 static void test_read_line(void **state)
@@ -318,10 +345,10 @@ int main(void)
 	    cmocka_unit_test(test_durations),         cmocka_unit_test(test_sizes),
 	    cmocka_unit_test(test_format_round_trip), cmocka_unit_test(test_clocks),
 	    cmocka_unit_test(test_cpulists),          cmocka_unit_test(test_read_file),
-	    cmocka_unit_test(test_read_text),         cmocka_unit_test(test_read_line),
-	    cmocka_unit_test(test_format_size),       cmocka_unit_test(test_format_wall),
-	    cmocka_unit_test(test_channel_json),      cmocka_unit_test(test_splitmix64),
-	    cmocka_unit_test(test_process_alive),
+	    cmocka_unit_test(test_read_text),         cmocka_unit_test(test_read_fifo),
+	    cmocka_unit_test(test_read_line),         cmocka_unit_test(test_format_size),
+	    cmocka_unit_test(test_format_wall),       cmocka_unit_test(test_channel_json),
+	    cmocka_unit_test(test_splitmix64),        cmocka_unit_test(test_process_alive),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
