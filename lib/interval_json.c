@@ -116,6 +116,12 @@ struct json_object *hvt_interval_to_json(const struct hvt_interval *iv, const st
 	json_object_object_add(o, "final", json_object_new_boolean(!!(iv->flags & HVT_IV_FINAL)));
 	json_object_object_add(o, "harvest_us", json_object_new_double(iv->harvest_ns / 1e3));
 	json_object_object_add(o, "lost_pages", json_object_new_uint64(iv->lost_pages));
+	json_object_object_add(o, "tracer_cpu_us",
+			       iv->flags & HVT_IV_TRACER_CPU ? json_object_new_double(iv->tracer_cpu_ns / 1e3)
+							     : NULL);
+	json_object_object_add(o, "tracer_busy", json_object_new_boolean(!!(iv->flags & HVT_IV_TRACER_BUSY)));
+	json_object_object_add(o, "layout_refused",
+			       json_object_new_boolean(!!(iv->flags & HVT_IV_LAYOUT_REFUSED)));
 
 	add_set(o, "written", (iv->flags & HVT_IV_WRITTEN) ? iv->written : NULL, l, opts);
 	add_set(o, "accessed", (iv->flags & HVT_IV_ACCESSED) ? iv->accessed : NULL, l, opts);

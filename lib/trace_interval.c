@@ -89,6 +89,13 @@ int hvt_interval_close_written_in_accessed(struct hvt_interval *iv)
 
 static size_t fixed_size(uint32_t flags)
 {
+	return HVT_IV_FIXED_SIZE + ((flags & HVT_IV_WNA_COUNTED) ? HVT_IV_WNA_SIZE : 0) +
+	       ((flags & HVT_IV_TRACER_CPU) ? HVT_IV_CPU_SIZE : 0);
+}
+
+/* Where tracer_cpu_ns lies in the fixed part. */
+static size_t cpu_offset(uint32_t flags)
+{
 	return HVT_IV_FIXED_SIZE + ((flags & HVT_IV_WNA_COUNTED) ? HVT_IV_WNA_SIZE : 0);
 }
 
@@ -187,6 +194,11 @@ int hvt_interval_encode(const struct hvt_interval *iv, const struct hvt_layout *
 			    "channel %u: total-bytes interval with write bytes (totals go in read_bytes)", i);
 	if ((iv->flags & HVT_IV_WNA_COUNTED) && (rc = check_written_in_accessed(iv, err)))
 		return rc;
+	if ((iv->flags & HVT_IV_TRACER_BUSY) && !(iv->flags & HVT_IV_TRACER_CPU))
+		return hvt_err_set(err, -EINVAL, "interval flag TRACER_BUSY without TRACER_CPU");
+	if ((iv->flags & HVT_IV_LAYOUT_REFUSED) && (sets || !(iv->flags & HVT_IV_FINAL)))
+		return hvt_err_set(err, -EINVAL,
+				   "interval flag LAYOUT_REFUSED on an interval with sets, or not final");
 	if (nch > (HVT_REC_MAX_PAYLOAD - fixed) / HVT_IV_CHANNEL_SIZE)
 		return hvt_err_set(err, -EFBIG, "%u channels do not fit a record", nch);
 
@@ -206,6 +218,8 @@ int hvt_interval_encode(const struct hvt_interval *iv, const struct hvt_layout *
 	hvt_put_le32(p + 68, nch);
 	if (iv->flags & HVT_IV_WNA_COUNTED)
 		hvt_put_le64(p + HVT_IV_FIXED_SIZE, iv->written_not_accessed);
+	if (iv->flags & HVT_IV_TRACER_CPU)
+		hvt_put_le64(p + cpu_offset(iv->flags), iv->tracer_cpu_ns);
 	p += fixed;
 	for (uint32_t i = 0; i < nch; i++, p += HVT_IV_CHANNEL_SIZE) {
 		hvt_put_le32(p, iv->channels[i].channel);
@@ -328,6 +342,11 @@ int hvt_interval_decode(struct hvt_interval *iv, const struct hvt_layout *l, con
 		return hvt_err_set(err, -EINVAL, "flag BW_TOTAL without BANDWIDTH");
 	if ((flags & HVT_IV_WNA_COUNTED) && (flags & HVT_IV_SET_FLAGS) != HVT_IV_SET_FLAGS)
 		return hvt_err_set(err, -EINVAL, "flag WNA_COUNTED without both written and accessed sets");
+	if ((flags & HVT_IV_TRACER_BUSY) && !(flags & HVT_IV_TRACER_CPU))
+		return hvt_err_set(err, -EINVAL, "flag TRACER_BUSY without TRACER_CPU");
+	if ((flags & HVT_IV_LAYOUT_REFUSED) && ((flags & HVT_IV_SET_FLAGS) || !(flags & HVT_IV_FINAL)))
+		return hvt_err_set(err, -EINVAL,
+				   "flag LAYOUT_REFUSED on an interval with sets, or not final");
 	if (len < fixed_size(flags))
 		return hvt_err_set(err, -EINVAL,
 				   "interval payload of %zu bytes is shorter than its fixed part of %zu", len,
@@ -338,6 +357,8 @@ int hvt_interval_decode(struct hvt_interval *iv, const struct hvt_layout *l, con
 	hvt_cursor_take(&c, fixed_size(flags));
 	if (flags & HVT_IV_WNA_COUNTED)
 		iv->written_not_accessed = hvt_get_le64(payload + HVT_IV_FIXED_SIZE);
+	if (flags & HVT_IV_TRACER_CPU)
+		iv->tracer_cpu_ns = hvt_get_le64(payload + cpu_offset(flags));
 	iv->seq = h.seq;
 	iv->t_start_ns = h.t_start_ns;
 	iv->t_end_ns = hvt_get_le64(payload + 16);

@@ -9,11 +9,13 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "commands.h"
 #include "harvest.h"
 #include "host.h"
+#include "mem_budget.h"
 #include "hvmtrace/interval_json.h"
 #include "hvmtrace/options.h"
 #include "hvmtrace/util.h"
@@ -32,7 +34,8 @@ struct record_opts {
 	int harvest_cpu; /* -1: same as cpu */
 	enum hvt_mode mode;
 	uint64_t interval_ns;
-	uint64_t duration_ns; /* 0: until stopped */
+	uint64_t duration_ns;   /* 0: until stopped */
+	uint64_t max_guest_ram; /* 0: the RAM at attach plus a quarter, at least 1 GiB more */
 	bool quiet;
 	bool bw_resctrl;          /* --bw-fallback resctrl */
 	const char *sysfs_root;   /* PMU tree, for tests */
@@ -51,6 +54,11 @@ struct recorder {
 	uint64_t intervals;
 	uint64_t missed_total;
 	bool warned_written_not_accessed;
+	uint64_t max_intervals;  /* what the memory budget's trace index covers */
+	uint64_t last_seq;       /* of the last interval emitted */
+	uint64_t last_t_end_ns;  /* its end */
+	uint64_t cpu_at_last_ns; /* the process's CPU time when it was emitted */
+	uint64_t busy_intervals; /* intervals in which the tracer needed more than half its CPU */
 	int sigfd;
 };
 
@@ -89,6 +97,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			     "stop after this long (default: until SIGINT/SIGTERM or the VM ends)"),
 	    HVT_OPT_CPU(0, "cpu", &o->cpu, "N",
 			"host CPU for the tracer (default: the highest CPU no vCPU may run on)"),
+	    HVT_OPT_SIZE(0, "max-guest-ram", &o->max_guest_ram, 1ull << 21, 0, 0, "SIZE",
+			 "the most guest RAM a layout change (memory hot-plug) may bring; the locked\n"
+			 "memory is sized for it (default: the RAM at attach + 25 %, at least + 1G)"),
 	    HVT_OPT_CPU(0, "harvest-cpu", &o->harvest_cpu, "N",
 			"host CPU for the VMM's harvest thread (default: the tracer's CPU)"),
 	    HVT_OPT_CHOICE(0, "mode", &o->mode, harvester_mode_choices(), "MODE", mode_help),
@@ -268,9 +279,40 @@ static int keep_written_in_accessed(struct recorder *r, struct hvt_interval *iv,
 	return 0;
 }
 
+static uint64_t process_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * HVT_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The tracer's own cost is data: its CPU time since the last interval went out (every thread: harvest,
+ * encoding, outputs) is recorded with this one, and more than half the interval is a warning, in the trace
+ * (HVT_IV_TRACER_BUSY) and on stderr (the first time, and as a count at the end).
+ */
+static void account_cpu(struct recorder *r, struct hvt_interval *iv)
+{
+	uint64_t now = process_cpu_ns(), span = iv->t_end_ns - iv->t_start_ns;
+
+	iv->tracer_cpu_ns = now - r->cpu_at_last_ns;
+	iv->flags |= HVT_IV_TRACER_CPU;
+	r->cpu_at_last_ns = now;
+	if (span && iv->tracer_cpu_ns * 2 > span) {
+		iv->flags |= HVT_IV_TRACER_BUSY;
+		if (!r->busy_intervals++)
+			fprintf(
+			    stderr,
+			    "hvmtrace record: warning: interval %llu: the tracer needed %.0f %% of its CPU (more than 50 %%); deadlines may be missed at this interval (flagged in the trace; report shows the share per interval)\n",
+			    (unsigned long long)iv->seq, 100.0 * (double)iv->tracer_cpu_ns / (double)span);
+	}
+}
+
 /*
  * Every interval the harvester produced, whatever brought it, ends here: its bandwidth, written ⊆ accessed,
- * then the outputs. Takes iv.
+ * the tracer's CPU time, then the outputs. Takes iv.
  */
 static int emit_harvested(struct recorder *r, struct hvt_interval *iv, uint32_t missed, bool final,
 			  struct hvt_err *err)
@@ -283,10 +325,34 @@ static int emit_harvested(struct recorder *r, struct hvt_interval *iv, uint32_t 
 		iv->missed_deadlines = missed;
 		if (final)
 			iv->flags |= HVT_IV_FINAL;
+		account_cpu(r, iv);
 		rc = emit(r, iv, err);
+	}
+	if (!rc) {
+		r->last_seq = iv->seq;
+		r->last_t_end_ns = iv->t_end_ns;
 	}
 	hvt_interval_fini(iv);
 	return rc;
+}
+
+/*
+ * The VMM announced a layout beyond the memory budget (session.c refused it). What the guest did since the
+ * last interval is unknown: a last interval without sets records the refusal in the trace.
+ */
+static void emit_refusal(struct recorder *r)
+{
+	struct hvt_interval iv;
+	struct hvt_err e = {{0}};
+	uint64_t now = hvt_now_ns();
+
+	hvt_interval_init(&iv, &r->s.layout, HVT_IV_LAYOUT_REFUSED | HVT_IV_FINAL);
+	iv.seq = (r->s.seq > r->last_seq ? r->s.seq : r->last_seq) + 1;
+	iv.t_start_ns = r->last_t_end_ns ? r->last_t_end_ns : r->s.t_armed_ns;
+	iv.t_end_ns = now > iv.t_start_ns ? now : iv.t_start_ns;
+	iv.wall_start_ns = hvt_wall_now_ns() - (int64_t)(now - iv.t_start_ns);
+	if (emit_harvested(r, &iv, 0, true, &e))
+		fprintf(stderr, "hvmtrace record: warning: the refusal is not in the trace: %s\n", e.msg);
 }
 
 static int harvest_and_emit(struct recorder *r, uint32_t missed, bool final, struct hvt_err *err)
@@ -296,6 +362,8 @@ static int harvest_and_emit(struct recorder *r, uint32_t missed, bool final, str
 
 	if (rc) {
 		hvt_interval_fini(&iv);
+		if (r->s.layout_refused)
+			emit_refusal(r);
 		return rc;
 	}
 	return emit_harvested(r, &iv, missed, final, err);
@@ -332,6 +400,11 @@ static int handle_vmm_message(struct recorder *r, struct hvt_err *err, int *stat
 
 	if (rc == -ETIMEDOUT || rc == -EINTR)
 		return 0;
+	if (rc && r->s.layout_refused) {
+		emit_refusal(r);
+		*status = RECORD_FAILED;
+		return 1;
+	}
 	if (rc) {
 		*status = r->s.said_bye ? 0 : RECORD_FAILED;
 		emit_after_end(r);
@@ -403,6 +476,13 @@ static int run(struct recorder *r, struct hvt_err *err)
 			return r->s.said_bye ? 0 : RECORD_FAILED;
 		if (last) {
 			snprintf(r->s.end_reason, sizeof(r->s.end_reason), "duration reached");
+			return 0;
+		}
+		if (r->intervals >= r->max_intervals) {
+			snprintf(
+			    r->s.end_reason, sizeof(r->s.end_reason),
+			    "%llu intervals, as many as the locked memory's trace index covers (24 hours without --duration; give --duration for a longer run)",
+			    (unsigned long long)r->max_intervals);
 			return 0;
 		}
 		/* Absolute deadlines: work that overran later deadlines skips them, and the next interval,
@@ -518,6 +598,50 @@ static void report_mode_unavailable(const struct session *s, enum hvt_mode mode)
 	    s->path, hvt_mode_name(mode), offered, implemented);
 }
 
+/* Without --duration the trace index is budgeted for this long. */
+#define UNBOUNDED_RUN_NS (24ull * 3600 * HVT_NSEC_PER_SEC)
+
+/*
+ * Sizes the locked memory for this guest and this run (mem_budget.h), locks it while the privilege to raise
+ * the limit is still held, and says how much that is.
+ */
+static int lock_budget(struct recorder *r, struct hvt_err *err)
+{
+	const struct session *s = &r->s;
+	uint64_t ram = hvt_layout_total_pages(&s->layout) * s->layout.page_size;
+	uint64_t grow = ram / 4 > (1ull << 30) ? ram / 4 : 1ull << 30;
+	uint64_t run_ns = r->o->duration_ns ? r->o->duration_ns : UNBOUNDED_RUN_NS;
+	struct mem_budget_in in = {
+	    .max_guest_bytes = r->o->max_guest_ram ? r->o->max_guest_ram : ram + grow,
+	    .page_size = s->layout.page_size,
+	    .max_slots = HVT_LAYOUT_MAX_SLOTS,
+	    .nsets = (s->harvester->sets & HVT_IV_ACCESSED) ? 2 : 1,
+	    .retry_copy = s->mode == HVT_MODE_AD,
+	    .max_intervals = run_ns / r->o->interval_ns + 2,
+	};
+	struct mem_budget b;
+	char what[64], ram_s[32], max_s[32], lck_s[32], rss_s[32];
+	int rc;
+
+	hvt_format_size(ram, ram_s, sizeof(ram_s));
+	if (in.max_guest_bytes < ram)
+		return hvt_err_set(err, -EINVAL, "--max-guest-ram is less than the guest's %s of RAM", ram_s);
+	snprintf(what, sizeof(what), "a %s guest", ram_s);
+	rc = mem_budget_lock(mem_budget_working(&in), what, &b, err);
+	if (rc)
+		return rc;
+	r->max_intervals = in.max_intervals;
+	r->s.max_guest_bytes = in.max_guest_bytes;
+	hvt_format_size(in.max_guest_bytes, max_s, sizeof(max_s));
+	hvt_format_size(b.locked, lck_s, sizeof(lck_s));
+	hvt_format_size(b.resident, rss_s, sizeof(rss_s));
+	fprintf(
+	    stderr,
+	    "hvmtrace record: resident memory %s (%s locked), enough for guest RAM up to %s and %llu intervals\n",
+	    rss_s, lck_s, max_s, (unsigned long long)in.max_intervals);
+	return 0;
+}
+
 static int block_stop_signals(void)
 {
 	sigset_t set;
@@ -571,9 +695,6 @@ int cmd_record(int argc, char **argv)
 		session_close(&r.s, "bad cpu");
 		return RECORD_USAGE;
 	}
-	if (lock_memory(&err))
-		fprintf(stderr, "hvmtrace record: warning: %s\n", err.msg);
-
 	rc = session_attach(&r.s, h, o.harvest_cpu >= 0 ? o.harvest_cpu : cpu, &err);
 	if (!rc && h->start)
 		rc = h->start(&r.s, &err);
@@ -581,6 +702,11 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
 		session_close(&r.s, "attach failed");
 		return rc == -EPIPE ? RECORD_FAILED : RECORD_USAGE;
+	}
+	if (lock_budget(&r, &err)) {
+		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
+		session_close(&r.s, "not enough locked memory");
+		return RECORD_USAGE;
 	}
 	if (open_bandwidth(&r, &err)) {
 		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
@@ -594,6 +720,7 @@ int cmd_record(int argc, char **argv)
 		return RECORD_USAGE;
 	}
 	/* Everything that needed privilege (the socket, outputs, memory locking) is done. */
+	r.cpu_at_last_ns = process_cpu_ns();
 	if (drop_all_capabilities(&err)) {
 		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
 		close_sinks(&r, &err);
@@ -618,6 +745,11 @@ int cmd_record(int argc, char **argv)
 		status = RECORD_FAILED;
 	}
 	hvt_vm_bw_close(r.bw);
+	if (r.busy_intervals)
+		fprintf(
+		    stderr,
+		    "hvmtrace record: warning: in %llu interval%s the tracer needed more than 50 %% of its CPU\n",
+		    (unsigned long long)r.busy_intervals, r.busy_intervals == 1 ? "" : "s");
 	fprintf(stderr, "hvmtrace record: %llu intervals recorded (%llu deadlines missed)%s%s; %s\n",
 		(unsigned long long)r.intervals, (unsigned long long)r.missed_total, o.output ? " to " : "",
 		o.output ? o.output : "", r.s.end_reason[0] ? r.s.end_reason : "stopped");

@@ -36,7 +36,9 @@ struct totals {
 	roaring_bitmap_t *ever;      /* GFNs written in any interval */
 	roaring_bitmap_t *every;     /* GFNs written in every complete interval (NULL until the first) */
 	bool written_available, accessed_available;
-	uint64_t wna_pages, wna_intervals; /* written pages the harvest did not report accessed */
+	uint64_t wna_pages, wna_intervals;        /* written pages the harvest did not report accessed */
+	uint64_t harvest_ns, cpu_ns, cpu_span_ns; /* the tracer's own cost (cpu: intervals that carry it) */
+	uint64_t busy_intervals, refused_intervals;
 	struct bw_totals bw;
 	uint32_t page_size;
 	bool table; /* print a row per interval */
@@ -126,6 +128,50 @@ static void account_bw(struct bw_totals *bw, const struct hvt_interval *iv, bool
 		printf(" %10s %10s", "n/a", "n/a");
 }
 
+/* A share of one core: busy time over the interval's wall time, in %. */
+static double core_share(uint64_t busy_ns, uint64_t span_ns)
+{
+	return span_ns ? 100.0 * (double)busy_ns / (double)span_ns : 0.0;
+}
+
+/* The harvest's and the tracer's CPU share of one core (the latter "n/a" in traces that lack it). */
+static void print_cost(const struct hvt_interval *iv)
+{
+	uint64_t span = iv->t_end_ns - iv->t_start_ns;
+
+	printf(" %9.1f", core_share(iv->harvest_ns, span));
+	if (iv->flags & HVT_IV_TRACER_CPU)
+		printf(" %8.1f", core_share(iv->tracer_cpu_ns, span));
+	else
+		printf(" %8s", "n/a");
+}
+
+static void account_cost(struct totals *t, const struct hvt_interval *iv)
+{
+	t->harvest_ns += iv->harvest_ns;
+	if (iv->flags & HVT_IV_TRACER_CPU) {
+		t->cpu_ns += iv->tracer_cpu_ns;
+		t->cpu_span_ns += iv->t_end_ns - iv->t_start_ns;
+	}
+	t->busy_intervals += !!(iv->flags & HVT_IV_TRACER_BUSY);
+	t->refused_intervals += !!(iv->flags & HVT_IV_LAYOUT_REFUSED);
+}
+
+static void print_cost_totals(const struct totals *t)
+{
+	printf("  harvest, share of one core       %.1f %%\n", core_share(t->harvest_ns, t->span_ns));
+	if (t->cpu_span_ns)
+		printf("  tracer CPU, share of one core    %.1f %% (more than 50 %% in %" PRIu64
+		       " interval%s)\n",
+		       core_share(t->cpu_ns, t->cpu_span_ns), t->busy_intervals,
+		       t->busy_intervals == 1 ? "" : "s");
+	else
+		printf("  tracer CPU, share of one core    not recorded in this trace\n");
+	if (t->refused_intervals)
+		printf(
+		    "  recording ended                  the guest's RAM grew beyond what the tracer's locked memory covered (record --max-guest-ram)\n");
+}
+
 static int account(void *ctx, const struct hvt_interval *iv, const struct hvt_layout *l)
 {
 	struct totals *t = ctx;
@@ -185,8 +231,14 @@ static int account(void *ctx, const struct hvt_interval *iv, const struct hvt_la
 			printf(" %10s", "n/a");
 	}
 	account_bw(&t->bw, iv, table);
-	if (table)
-		printf(" %6u %s\n", iv->missed_deadlines, (iv->flags & HVT_IV_FINAL) ? "final" : "");
+	account_cost(t, iv);
+	if (table) {
+		printf(" %6u", iv->missed_deadlines);
+		print_cost(iv);
+		printf(" %s%s%s\n", (iv->flags & HVT_IV_FINAL) ? "final" : "",
+		       (iv->flags & HVT_IV_TRACER_BUSY) ? " busy" : "",
+		       (iv->flags & HVT_IV_LAYOUT_REFUSED) ? " layout-refused" : "");
+	}
 	return 0;
 }
 
@@ -246,6 +298,7 @@ static void print_totals(const struct totals *t, const char *mode)
 		       " interval%s (the tracer recorded them as accessed too; see docs/kvm-ad.md)\n",
 		       t->wna_pages, t->wna_intervals, t->wna_intervals == 1 ? "" : "s");
 	print_bw_totals(&t->bw, t->intervals);
+	print_cost_totals(t);
 }
 
 int cmd_report(int argc, char **argv)
@@ -271,7 +324,9 @@ int cmd_report(int argc, char **argv)
 	    .options = opts,
 	    .notes = "With DRAM bandwidth in the trace, the table has read_MBps/write_MBps columns\n"
 		     "(total_MBps for sources that do not split reads and writes, such as resctrl);\n"
-		     "MB/s = 10^6 bytes/s.",
+		     "MB/s = 10^6 bytes/s. harvest_% and tracer_% are the harvest's time and the\n"
+		     "tracer's CPU time as a share of one core over the interval; 'busy' marks an\n"
+		     "interval in which the tracer needed more than half its CPU.",
 	    .exits = exits,
 	    .usage_status = TRACE_USAGE,
 	};
@@ -291,7 +346,7 @@ int cmd_report(int argc, char **argv)
 			printf(" %10s %10s", "read_MBps", "write_MBps");
 		else if (t.bw.kind == BW_TOTAL)
 			printf(" %10s", "total_MBps");
-		printf(" %6s\n", "missed");
+		printf(" %6s %9s %8s\n", "missed", "harvest_%", "tracer_%");
 	}
 	t.ever = roaring_bitmap_create();
 	t.table = table;
