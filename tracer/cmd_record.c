@@ -347,7 +347,7 @@ static void emit_refusal(struct recorder *r)
 	uint64_t now = hvt_now_ns();
 
 	hvt_interval_init(&iv, &r->s.layout, HVT_IV_LAYOUT_REFUSED | HVT_IV_FINAL);
-	iv.seq = (r->s.seq > r->last_seq ? r->s.seq : r->last_seq) + 1;
+	iv.seq = r->s.seq > r->last_seq ? r->s.seq : r->last_seq + 1; /* the harvest it interrupted, if any */
 	iv.t_start_ns = r->last_t_end_ns ? r->last_t_end_ns : r->s.t_armed_ns;
 	iv.t_end_ns = now > iv.t_start_ns ? now : iv.t_start_ns;
 	iv.wall_start_ns = hvt_wall_now_ns() - (int64_t)(now - iv.t_start_ns);
