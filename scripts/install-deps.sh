@@ -11,6 +11,10 @@ cd "$(dirname "$0")/.."
 BASE="build-essential pkg-config clang-format libjson-c-dev libroaring-dev libzstd-dev libcmocka-dev libcap-ng-dev
 libisal-dev libpfm4-dev jq procps git"
 
+# record --metrics (libmicrohttpd), and its tests: a real Prometheus (and promtool) scrapes it, curl storms it,
+# hvmtrace top is driven in tmux.
+METRICS="libmicrohttpd-dev prometheus curl tmux"
+
 # Building patched QEMU 10.0 (make qemu) and running it under TCG in the tests.
 QEMU="dpkg-dev ninja-build python3-venv zlib1g-dev libglib2.0-dev libfdt-dev flex bison ccache lib32gcc-12-dev
 seabios meson"
@@ -57,7 +61,7 @@ meson_ok() {
 }
 
 missing=""
-for p in $BASE $QEMU $LAB; do
+for p in $BASE $METRICS $QEMU $LAB; do
 	[ "$p" = meson ] && continue
 	installed "$p" || missing="$missing $p"
 done

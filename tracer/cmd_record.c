@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include "harvest.h"
 #include "host.h"
 #include "mem_budget.h"
+#include "metrics.h"
 #include "hvmtrace/interval_json.h"
 #include "hvmtrace/options.h"
 #include "hvmtrace/util.h"
@@ -30,8 +32,9 @@ struct record_opts {
 	const char *attach;
 	const char *output;
 	const char *jsonl;
-	int cpu;         /* -1: pick one the VM does not use */
-	int harvest_cpu; /* -1: same as cpu */
+	const char *metrics; /* [ADDR:]PORT, or NULL */
+	int cpu;             /* -1: pick one the VM does not use */
+	int harvest_cpu;     /* -1: same as cpu */
 	enum hvt_mode mode;
 	uint64_t interval_ns;
 	uint64_t duration_ns;   /* 0: until stopped */
@@ -47,7 +50,8 @@ struct record_opts {
 struct recorder {
 	struct record_opts *o;
 	struct session s;
-	struct hvt_vm_bw *bw; /* NULL: no bandwidth for this VM */
+	struct hvt_vm_bw *bw;    /* NULL: no bandwidth for this VM */
+	struct metrics *metrics; /* NULL without --metrics */
 	struct sink *sinks[MAX_SINKS];
 	int nsinks;
 	uint64_t layout_written; /* generation last given to the sinks */
@@ -91,6 +95,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			 "trace file (default hvmtrace.hvt unless only --jsonl is given)"),
 	    HVT_OPT_PATH(0, "jsonl", &o->jsonl, "FILE|-",
 			 "also write one JSON object per interval (- for standard output)"),
+	    HVT_OPT_STRING(0, "metrics", &o->metrics, "[ADDR:]PORT",
+			   "serve live metrics at http://ADDR:PORT/metrics (Prometheus/OpenMetrics\n"
+			   "text; ADDR 127.0.0.1 unless given; PORT 0 picks a free one)"),
 	    HVT_OPT_DURATION(0, "interval", &o->interval_ns, 1000000, "DUR",
 			     "harvest interval (default 1s; e.g. 10ms, 100ms, 1s)"),
 	    HVT_OPT_DURATION(0, "duration", &o->duration_ns, 1, "DUR",
@@ -226,6 +233,12 @@ static int emit(struct recorder *r, struct hvt_interval *iv, struct hvt_err *err
 	}
 	r->intervals++;
 	r->missed_total += iv->missed_deadlines;
+	if (r->metrics) {
+		struct stat st;
+
+		metrics_add(r->metrics, iv, &r->s.layout,
+			    r->o->output && !stat(r->o->output, &st) ? (uint64_t)st.st_size : 0);
+	}
 	return 0;
 }
 
@@ -564,6 +577,35 @@ static int open_bandwidth(struct recorder *r, struct hvt_err *err)
 	return rc;
 }
 
+/* --metrics: the server thread starts now, while binding to any port is still allowed. */
+static int start_metrics(struct recorder *r, struct hvt_err *err)
+{
+	struct hvt_trace_meta m = {0};
+	char url[128];
+
+	if (!r->o->metrics)
+		return 0;
+	if (hvt_vm_bw_describe(r->bw, &m)) {
+		hvt_trace_meta_fini(&m);
+		return hvt_err_set(err, -ENOMEM, "out of memory");
+	}
+	const struct metrics_run run = {
+	    .vm = r->s.hello.vm_name,
+	    .vmm = r->s.hello.vmm,
+	    .mode = hvt_mode_name(r->s.mode),
+	    .interval_ns = r->o->interval_ns,
+	    .page_size = r->s.layout.page_size,
+	    .accessed_available = (r->s.harvester->sets & HVT_IV_ACCESSED) != 0,
+	    .channels = &m.channels,
+	};
+	r->metrics = metrics_start(r->o->metrics, &run, url, sizeof(url), err);
+	hvt_trace_meta_fini(&m);
+	if (!r->metrics)
+		return -1;
+	fprintf(stderr, "hvmtrace record: metrics at %s\n", url);
+	return 0;
+}
+
 static int close_sinks(struct recorder *r, struct hvt_err *err)
 {
 	int rc = 0;
@@ -713,6 +755,12 @@ int cmd_record(int argc, char **argv)
 		session_close(&r.s, "bandwidth fallback not available");
 		return RECORD_USAGE;
 	}
+	if (start_metrics(&r, &err)) {
+		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
+		hvt_vm_bw_close(r.bw);
+		session_close(&r.s, "cannot serve metrics");
+		return RECORD_USAGE;
+	}
 	if (open_sinks(&r, &err, cpu)) {
 		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
 		close_sinks(&r, &err);
@@ -745,6 +793,7 @@ int cmd_record(int argc, char **argv)
 		status = RECORD_FAILED;
 	}
 	hvt_vm_bw_close(r.bw);
+	metrics_stop(r.metrics);
 	if (r.busy_intervals)
 		fprintf(
 		    stderr,
