@@ -18,6 +18,7 @@
 #include "host.h"
 #include "mem_budget.h"
 #include "metrics.h"
+#include "metrics_registry.h"
 #include "hvmtrace/interval_json.h"
 #include "hvmtrace/options.h"
 #include "hvmtrace/util.h"
@@ -52,6 +53,7 @@ struct recorder {
 	struct session s;
 	struct hvt_vm_bw *bw;    /* NULL: no bandwidth for this VM */
 	struct metrics *metrics; /* NULL without --metrics */
+	char announced[320];     /* its file in the registry of endpoints (hvmtrace top), or "" */
 	struct sink *sinks[MAX_SINKS];
 	int nsinks;
 	uint64_t layout_written; /* generation last given to the sinks */
@@ -603,6 +605,12 @@ static int start_metrics(struct recorder *r, struct hvt_err *err)
 	if (!r->metrics)
 		return -1;
 	fprintf(stderr, "hvmtrace record: metrics at %s\n", url);
+	int rc = metrics_registry_add(url, r->announced, sizeof(r->announced));
+	if (rc) {
+		r->announced[0] = 0;
+		fprintf(stderr, "hvmtrace record: warning: hvmtrace top will not find this recorder: %s\n",
+			strerror(-rc));
+	}
 	return 0;
 }
 
@@ -794,6 +802,8 @@ int cmd_record(int argc, char **argv)
 	}
 	hvt_vm_bw_close(r.bw);
 	metrics_stop(r.metrics);
+	if (r.announced[0])
+		unlink(r.announced);
 	if (r.busy_intervals)
 		fprintf(
 		    stderr,

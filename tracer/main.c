@@ -9,6 +9,7 @@ static const struct hvt_subcommand commands[] = {
     {"report", cmd_report, "per-interval table and totals of a trace"},
     {"export", cmd_export, "convert a trace to JSON Lines or CSV"},
     {"bw", cmd_bw, "live DRAM read/write bandwidth per memory channel and socket"},
+    {"top", cmd_top, "live view of running recorders (record --metrics): pages/s, WSS, MB/s, CPU"},
 };
 
 int main(int argc, char **argv)

@@ -32,7 +32,7 @@ struct channel {
 struct figures {
 	uint64_t intervals, missed, busy, refused;
 	uint64_t written_total, accessed_total, last_written, last_accessed;
-	uint64_t cpu_ns, harvest_ns, trace_bytes;
+	uint64_t cpu_ns, harvest_ns, trace_bytes, covered_ns;
 	uint64_t hist[NBUCKETS + 1]; /* the last: +Inf */
 	uint32_t nch;
 	struct channel ch[MAX_CHANNELS];
@@ -126,6 +126,7 @@ void metrics_add(struct metrics *m, const struct hvt_interval *iv, const struct 
 	f->last_accessed = a;
 	f->cpu_ns += (iv->flags & HVT_IV_TRACER_CPU) ? iv->tracer_cpu_ns : 0;
 	f->harvest_ns += iv->harvest_ns;
+	f->covered_ns += iv->t_end_ns - iv->t_start_ns;
 	f->trace_bytes = trace_bytes;
 	f->hist[b]++;
 	for (uint32_t i = 0; (iv->flags & HVT_IV_BANDWIDTH) && i < iv->nchannels; i++) {
@@ -210,6 +211,9 @@ static void render(struct out *o, const struct metrics *m, const struct figures 
 	put(o, "hvmtrace_interval_seconds{vm=\"%s\"} %.9g\n", vm, m->interval_ns / 1e9);
 	family(o, "hvmtrace_intervals_total", "counter", "Intervals recorded.");
 	put(o, "hvmtrace_intervals_total{vm=\"%s\"} %llu\n", vm, (unsigned long long)f->intervals);
+	family(o, "hvmtrace_recorded_seconds_total", "counter",
+	       "Guest time the recorded intervals cover (rates: a counter's increase over this one's).");
+	put(o, "hvmtrace_recorded_seconds_total{vm=\"%s\"} %.9f\n", vm, f->covered_ns / 1e9);
 	family(o, "hvmtrace_missed_deadlines_total", "counter",
 	       "Interval deadlines that passed without a harvest (their time is in the next interval).");
 	put(o, "hvmtrace_missed_deadlines_total{vm=\"%s\"} %llu\n", vm, (unsigned long long)f->missed);
