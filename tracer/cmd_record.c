@@ -718,6 +718,10 @@ int cmd_record(int argc, char **argv)
 	rc = parse_args(argc, argv, &o);
 	if (rc != HVT_OPTS_RUN)
 		return rc;
+	if (o.metrics && metrics_check_spec(o.metrics, &err)) {
+		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
+		return RECORD_USAGE;
+	}
 	r.sigfd = block_stop_signals();
 	if (r.sigfd < 0) {
 		perror("hvmtrace record: signalfd");

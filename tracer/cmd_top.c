@@ -226,9 +226,9 @@ int cmd_top(int argc, char **argv)
 			"stop after N refreshes (default: until q)"),
 	    HVT_OPT_OPERAND(&t->given[0], "ENDPOINT",
 			    "a recorder's metrics endpoint (http://ADDR:PORT/metrics)"),
-	    HVT_OPT_OPERAND(&t->given[1], "ENDPOINT", "more of them"),
-	    HVT_OPT_OPERAND(&t->given[2], "ENDPOINT", "more of them"),
-	    HVT_OPT_OPERAND(&t->given[3], "ENDPOINT", "more of them"),
+	    HVT_OPT_OPERAND(&t->given[1], "ENDPOINT", "another (up to four)"),
+	    HVT_OPT_OPERAND(&t->given[2], "ENDPOINT", "another"),
+	    HVT_OPT_OPERAND(&t->given[3], "ENDPOINT", "another"),
 	    HVT_OPT_END,
 	};
 	const struct hvt_cmdline cmd = {

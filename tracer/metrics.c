@@ -102,6 +102,14 @@ struct metrics *metrics_start(const char *spec, const struct metrics_run *run, c
 	return m;
 }
 
+int metrics_check_spec(const char *spec, struct hvt_err *err)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+
+	return metrics_parse_spec(spec, &ss, &len, err);
+}
+
 void metrics_add(struct metrics *m, const struct hvt_interval *iv, const struct hvt_layout *l,
 		 uint64_t trace_bytes)
 {

@@ -34,6 +34,9 @@ struct metrics_run {
 struct metrics *metrics_start(const char *spec, const struct metrics_run *run, char *url, size_t urllen,
 			      struct hvt_err *err);
 
+/* Checks a --metrics value without binding: 0, or -EINVAL with the reason. */
+int metrics_check_spec(const char *spec, struct hvt_err *err);
+
 /* Adds one recorded interval; trace_bytes is the trace file's size after it. */
 void metrics_add(struct metrics *m, const struct hvt_interval *iv, const struct hvt_layout *l,
 		 uint64_t trace_bytes);

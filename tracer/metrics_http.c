@@ -26,7 +26,7 @@
 #define CT_TEXT        "text/plain; version=0.0.4; charset=utf-8"
 
 /* "PORT", "ADDR:PORT" or "[ADDR6]:PORT", numeric, into a socket address; 127.0.0.1 when no address. */
-static int parse_spec(const char *spec, struct sockaddr_storage *ss, socklen_t *sslen, struct hvt_err *err)
+int metrics_parse_spec(const char *spec, struct sockaddr_storage *ss, socklen_t *sslen, struct hvt_err *err)
 {
 	char host[64] = "127.0.0.1", *end;
 	const char *port = spec, *colon = strrchr(spec, ':');
@@ -132,7 +132,7 @@ struct MHD_Daemon *metrics_http_start(const char *spec, struct metrics *m, char 
 	struct MHD_Daemon *d;
 	int one = 1, fd;
 
-	if (parse_spec(spec, &ss, &sslen, err))
+	if (metrics_parse_spec(spec, &ss, &sslen, err))
 		return NULL;
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {

@@ -6,8 +6,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <sys/socket.h>
+
 struct metrics;
 struct MHD_Daemon;
+struct hvt_err;
+
+/* A --metrics value as a socket address (metrics_http.c). */
+int metrics_parse_spec(const char *spec, struct sockaddr_storage *ss, socklen_t *sslen, struct hvt_err *err);
 
 /* The exposition text: OpenMetrics 1.0 when openmetrics, else Prometheus text 0.0.4. malloc'd; NULL when
  * out of memory. */

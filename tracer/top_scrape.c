@@ -76,9 +76,14 @@ static char *fetch(const char *url, int timeout_ms, char *why, unsigned whylen)
 		return NULL;
 	}
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0 || (connect(fd, (struct sockaddr *)&ss, sslen) && errno != EINPROGRESS) ||
-	    !ready(fd, POLLOUT, deadline)) {
-		snprintf(why, whylen, "cannot connect: %s", errno ? strerror(errno) : "timed out");
+	int soerr = ETIMEDOUT;
+	socklen_t elen = sizeof(soerr);
+	if (fd < 0 || (connect(fd, (struct sockaddr *)&ss, sslen) && errno != EINPROGRESS))
+		soerr = errno;
+	else if (ready(fd, POLLOUT, deadline) && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &elen))
+		soerr = errno;
+	if (soerr) {
+		snprintf(why, whylen, "cannot connect: %s", strerror(soerr));
 		if (fd >= 0)
 			close(fd);
 		return NULL;

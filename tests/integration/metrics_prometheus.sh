@@ -11,6 +11,10 @@ for c in prometheus promtool curl jq ss; do
 	command -v $c >/dev/null || skip "$c is not installed (scripts/install-deps.sh)"
 done
 
+# A bad --metrics is a usage error, before anything is attached.
+expect 2 "--metrics: '1.2.3' is not a numeric IPv4 or IPv6 address" "$BIN/hvmtrace" record --attach "$T/no.sock" --metrics 1.2.3:5
+expect 2 "--metrics: '99999' is not a port number (0-65535)" "$BIN/hvmtrace" record --attach "$T/no.sock" --metrics 99999
+
 "$TOOLS/fakepeer" "$T/f.sock" devmem >"$T/peer.out" 2>&1 &
 BG_PIDS+=($!)
 wait_socket "$T/f.sock"

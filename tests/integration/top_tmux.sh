@@ -53,4 +53,7 @@ wait_until "top did not sort by missed deadlines" "$(tmux -L "$S" display -p -t 
 tmux -L "$S" send-keys -t top q
 gone() { ! pgrep -f "$BIN/hvmtrace top" >/dev/null; }
 wait_until "top did not quit on q" "$(tmux -L "$S" display -p -t top '#{pane_pid}')" gone
+# An endpoint named that does not answer is shown with the reason; -n ends without a terminal.
+"$BIN/hvmtrace" top -n 1 http://127.0.0.1:1/metrics </dev/null >"$T/dead" || fail "top -n 1 failed"
+assert_contains "$T/dead" "http://127.0.0.1:1/metrics: cannot connect: Connection refused"
 echo "ok: $(grep -c '^fake' "$T/screen") VMs shown, sorted, quit"
