@@ -60,7 +60,6 @@ struct recorder {
 	uint64_t intervals;
 	uint64_t missed_total;
 	bool warned_written_not_accessed;
-	uint64_t max_intervals;  /* what the memory budget's trace index covers */
 	uint64_t last_seq;       /* of the last interval emitted */
 	uint64_t last_t_end_ns;  /* its end */
 	uint64_t cpu_at_last_ns; /* the process's CPU time when it was emitted */
@@ -493,13 +492,6 @@ static int run(struct recorder *r, struct hvt_err *err)
 			snprintf(r->s.end_reason, sizeof(r->s.end_reason), "duration reached");
 			return 0;
 		}
-		if (r->intervals >= r->max_intervals) {
-			snprintf(
-			    r->s.end_reason, sizeof(r->s.end_reason),
-			    "%llu intervals, as many as the locked memory's trace index covers (24 hours without --duration; give --duration for a longer run)",
-			    (unsigned long long)r->max_intervals);
-			return 0;
-		}
 		/* Absolute deadlines: work that overran later deadlines skips them, and the next interval,
 		 * which then spans them, counts them. */
 		uint64_t next = deadline + iv_ns;
@@ -648,8 +640,9 @@ static void report_mode_unavailable(const struct session *s, enum hvt_mode mode)
 	    s->path, hvt_mode_name(mode), offered, implemented);
 }
 
-/* Without --duration the trace index is budgeted for this long. */
-#define UNBOUNDED_RUN_NS (24ull * 3600 * HVT_NSEC_PER_SEC)
+/* Intervals of the trace index kept in the locked reserve: 12 MiB at most. Past them the index (32 bytes an
+ * interval) grows on in memory that is not locked, which cannot fail for want of locked memory. */
+#define LOCKED_INDEX_INTERVALS 65536
 
 /*
  * Sizes the locked memory for this guest and this run (mem_budget.h), locks it while the privilege to raise
@@ -660,14 +653,14 @@ static int lock_budget(struct recorder *r, struct hvt_err *err)
 	const struct session *s = &r->s;
 	uint64_t ram = hvt_layout_total_pages(&s->layout) * s->layout.page_size;
 	uint64_t grow = ram / 4 > (1ull << 30) ? ram / 4 : 1ull << 30;
-	uint64_t run_ns = r->o->duration_ns ? r->o->duration_ns : UNBOUNDED_RUN_NS;
+	uint64_t run = r->o->duration_ns ? r->o->duration_ns / r->o->interval_ns + 2 : LOCKED_INDEX_INTERVALS;
 	struct mem_budget_in in = {
 	    .max_guest_bytes = r->o->max_guest_ram ? r->o->max_guest_ram : ram + grow,
 	    .page_size = s->layout.page_size,
 	    .max_slots = HVT_LAYOUT_MAX_SLOTS,
 	    .nsets = (s->harvester->sets & HVT_IV_ACCESSED) ? 2 : 1,
 	    .retry_copy = s->mode == HVT_MODE_AD,
-	    .max_intervals = run_ns / r->o->interval_ns + 2,
+	    .max_intervals = run < LOCKED_INDEX_INTERVALS ? run : LOCKED_INDEX_INTERVALS,
 	};
 	struct mem_budget b;
 	char what[64], ram_s[32], max_s[32], lck_s[32], rss_s[32];
@@ -680,15 +673,12 @@ static int lock_budget(struct recorder *r, struct hvt_err *err)
 	rc = mem_budget_lock(mem_budget_working(&in), what, &b, err);
 	if (rc)
 		return rc;
-	r->max_intervals = in.max_intervals;
 	r->s.max_guest_bytes = in.max_guest_bytes;
 	hvt_format_size(in.max_guest_bytes, max_s, sizeof(max_s));
 	hvt_format_size(b.locked, lck_s, sizeof(lck_s));
 	hvt_format_size(b.resident, rss_s, sizeof(rss_s));
-	fprintf(
-	    stderr,
-	    "hvmtrace record: resident memory %s (%s locked), enough for guest RAM up to %s and %llu intervals\n",
-	    rss_s, lck_s, max_s, (unsigned long long)in.max_intervals);
+	fprintf(stderr, "hvmtrace record: resident memory %s (%s locked), enough for guest RAM up to %s\n",
+		rss_s, lck_s, max_s);
 	return 0;
 }
 

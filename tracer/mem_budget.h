@@ -19,7 +19,7 @@ struct mem_budget_in {
 	uint32_t max_slots;     /* slots of the largest layout (each rounds its bitmap up to a word) */
 	unsigned nsets;         /* page sets per interval: 1 written, 2 written and accessed */
 	bool retry_copy;        /* ad: a harvest retried after a memslot change keeps a second interval */
-	uint64_t max_intervals; /* intervals the trace writer's index must hold */
+	uint64_t max_intervals; /* intervals of the trace writer's index to keep in the reserve */
 };
 
 struct mem_budget {
