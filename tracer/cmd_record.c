@@ -648,7 +648,7 @@ static void report_mode_unavailable(const struct session *s, enum hvt_mode mode)
  * Sizes the locked memory for this guest and this run (mem_budget.h), locks it while the privilege to raise
  * the limit is still held, and says how much that is.
  */
-static int lock_budget(struct recorder *r, struct hvt_err *err)
+static int lock_budget(struct recorder *r, const struct harvester *h, struct hvt_err *err)
 {
 	const struct session *s = &r->s;
 	uint64_t ram = hvt_layout_total_pages(&s->layout) * s->layout.page_size;
@@ -658,8 +658,8 @@ static int lock_budget(struct recorder *r, struct hvt_err *err)
 	    .max_guest_bytes = r->o->max_guest_ram ? r->o->max_guest_ram : ram + grow,
 	    .page_size = s->layout.page_size,
 	    .max_slots = HVT_LAYOUT_MAX_SLOTS,
-	    .nsets = (s->harvester->sets & HVT_IV_ACCESSED) ? 2 : 1,
-	    .retry_copy = s->mode == HVT_MODE_AD,
+	    .nsets = (h->sets & HVT_IV_ACCESSED) ? 2 : 1,
+	    .retry_copy = h->mode == HVT_MODE_AD,
 	    .max_intervals = run < LOCKED_INDEX_INTERVALS ? run : LOCKED_INDEX_INTERVALS,
 	};
 	struct mem_budget b;
@@ -739,6 +739,13 @@ int cmd_record(int argc, char **argv)
 		session_close(&r.s, "bad cpu");
 		return RECORD_USAGE;
 	}
+	/* Before attaching: locking a large reserve takes a while, and the first interval starts at attach.
+	 */
+	if (lock_budget(&r, h, &err)) {
+		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
+		session_close(&r.s, "not enough locked memory");
+		return RECORD_USAGE;
+	}
 	rc = session_attach(&r.s, h, o.harvest_cpu >= 0 ? o.harvest_cpu : cpu, &err);
 	if (!rc && h->start)
 		rc = h->start(&r.s, &err);
@@ -746,11 +753,6 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
 		session_close(&r.s, "attach failed");
 		return rc == -EPIPE ? RECORD_FAILED : RECORD_USAGE;
-	}
-	if (lock_budget(&r, &err)) {
-		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
-		session_close(&r.s, "not enough locked memory");
-		return RECORD_USAGE;
 	}
 	if (open_bandwidth(&r, &err)) {
 		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
