@@ -9,13 +9,13 @@ SAN ?= 0
 WARN    = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -g -Iinclude $(WARN) $(JSONC_CFLAGS) $(ZSTD_CFLAGS) $(CAPNG_CFLAGS) \
 	     $(ISAL_CFLAGS) $(ROARING_CFLAGS) $(PFM_CFLAGS) $(CAIRO_CFLAGS) $(ZLIB_CFLAGS) $(VIRT_CFLAGS) \
-	     $(XML_CFLAGS) -MMD -MP
+	     $(XML_CFLAGS) $(MHD_CFLAGS) -MMD -MP
 ifeq ($(SAN),1)
 OPT = -O1 $(SANITIZE)
 else
 OPT = -O2
 endif
-LIBS_ALL = $(JSONC_LIBS) $(ZSTD_LIBS) $(CAPNG_LIBS) $(ISAL_LIBS) $(ROARING_LIBS) $(PFM_LIBS) -lpthread -lm
+LIBS_ALL = $(JSONC_LIBS) $(ZSTD_LIBS) $(CAPNG_LIBS) $(ISAL_LIBS) $(ROARING_LIBS) $(PFM_LIBS) $(MHD_LIBS) -lpthread -lm
 
 LIB_SRCS    = $(wildcard lib/*.c)
 TRACER_SRCS = $(wildcard tracer/*.c tracer/*.S)

@@ -277,6 +277,8 @@ static int add_interval(struct loader *ld, const struct hvt_layout *l)
 	    .win_accessed = HVT_NA,
 	    .written_not_accessed = (h->flags & HVT_IV_WNA_COUNTED) ? h->written_not_accessed : HVT_NA,
 	    .lost_pages = h->lost_pages,
+	    .harvest_ns = h->harvest_ns,
+	    .tracer_cpu_ns = (h->flags & HVT_IV_TRACER_CPU) ? h->tracer_cpu_ns : HVT_NA,
 	};
 	add_bandwidth(a, h, ii);
 	mark_ram(ld, l);

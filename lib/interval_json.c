@@ -118,6 +118,12 @@ struct json_object *hvt_interval_to_json(const struct hvt_interval *iv, const st
 	json_object_object_add(o, "final", json_object_new_boolean(!!(iv->flags & HVT_IV_FINAL)));
 	json_object_object_add(o, "harvest_us", json_object_new_double(iv->harvest_ns / 1e3));
 	json_object_object_add(o, "lost_pages", json_object_new_uint64(iv->lost_pages));
+	json_object_object_add(o, "tracer_cpu_us",
+			       iv->flags & HVT_IV_TRACER_CPU ? json_object_new_double(iv->tracer_cpu_ns / 1e3)
+							     : NULL);
+	json_object_object_add(o, "tracer_busy", json_object_new_boolean(!!(iv->flags & HVT_IV_TRACER_BUSY)));
+	json_object_object_add(o, "layout_refused",
+			       json_object_new_boolean(!!(iv->flags & HVT_IV_LAYOUT_REFUSED)));
 
 	add_set(o, "written", (iv->flags & HVT_IV_WRITTEN) ? iv->written : NULL, l, opts);
 	add_set(o, "accessed", (iv->flags & HVT_IV_ACCESSED) ? iv->accessed : NULL, l, opts);
@@ -294,6 +300,15 @@ int hvt_jsonl_write(FILE *f, const struct hvt_interval *iv, const struct hvt_lay
 	put_key(f, "harvest_us");
 	put_double(f, iv->harvest_ns / 1e3);
 	put_opt_u64(f, "lost_pages", true, iv->lost_pages);
+	put_key(f, "tracer_cpu_us");
+	if (iv->flags & HVT_IV_TRACER_CPU)
+		put_double(f, iv->tracer_cpu_ns / 1e3);
+	else
+		fputs("null", f);
+	put_key(f, "tracer_busy");
+	fputs((iv->flags & HVT_IV_TRACER_BUSY) ? "true" : "false", f);
+	put_key(f, "layout_refused");
+	fputs((iv->flags & HVT_IV_LAYOUT_REFUSED) ? "true" : "false", f);
 	put_set(f, "written", (iv->flags & HVT_IV_WRITTEN) ? iv->written : NULL, l, opts);
 	put_set(f, "accessed", (iv->flags & HVT_IV_ACCESSED) ? iv->accessed : NULL, l, opts);
 	put_opt_u64(f, "written_not_accessed", iv->flags & HVT_IV_WNA_COUNTED, iv->written_not_accessed);

@@ -45,12 +45,14 @@ enum hvt_rec_type {
 };
 
 /* INTERVAL payload: fixed part, then channels, then one block per slot (docs/formats.md). The fixed part
- * is 72 bytes, followed by u64 written_not_accessed when flag WNA_COUNTED (bit 5) is set. */
+ * is 72 bytes, followed by u64 written_not_accessed when flag WNA_COUNTED (bit 5) is set, then u64
+ * tracer_cpu_ns when flag TRACER_CPU (bit 6) is set. */
 #define HVT_IV_FIXED_SIZE   72
 #define HVT_IV_WNA_SIZE     8
+#define HVT_IV_CPU_SIZE     8
 #define HVT_IV_CHANNEL_SIZE 24
 #define HVT_IV_SET_HDR_SIZE 16
-#define HVT_IV_KNOWN_FLAGS  0x3fu
+#define HVT_IV_KNOWN_FLAGS  0x1ffu
 #define HVT_IV_SET_FLAGS    0x3u /* HVT_IV_WRITTEN | HVT_IV_ACCESSED: the sets a slot block holds */
 
 /* INDEX payload: u64 nlayouts, u64 nintervals, then the entries. */
@@ -212,6 +214,10 @@ int hvt_interval_parse_head(const uint8_t *payload, size_t len, struct hvt_inter
 			    struct hvt_err *err);
 
 /* Decodes a payload for layout l into iv (initialised here; finalised again on error). */
+/* The fixed part of an INTERVAL payload into iv (scalars only, no sets), its flags checked; *fixed is its
+ * size and *nch the channel count that follows. Shared by hvt_interval_decode and the run reader. */
+int hvt_interval_decode_fixed(struct hvt_interval *iv, const uint8_t *payload, size_t len, size_t *fixed,
+			      uint32_t *nch, struct hvt_err *err);
 int hvt_interval_decode(struct hvt_interval *iv, const struct hvt_layout *l, const uint8_t *payload,
 			size_t len, struct hvt_err *err);
 

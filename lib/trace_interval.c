@@ -89,6 +89,13 @@ int hvt_interval_close_written_in_accessed(struct hvt_interval *iv)
 
 static size_t fixed_size(uint32_t flags)
 {
+	return HVT_IV_FIXED_SIZE + ((flags & HVT_IV_WNA_COUNTED) ? HVT_IV_WNA_SIZE : 0) +
+	       ((flags & HVT_IV_TRACER_CPU) ? HVT_IV_CPU_SIZE : 0);
+}
+
+/* Where tracer_cpu_ns lies in the fixed part. */
+static size_t cpu_offset(uint32_t flags)
+{
 	return HVT_IV_FIXED_SIZE + ((flags & HVT_IV_WNA_COUNTED) ? HVT_IV_WNA_SIZE : 0);
 }
 
@@ -187,6 +194,11 @@ int hvt_interval_encode(const struct hvt_interval *iv, const struct hvt_layout *
 			    "channel %u: total-bytes interval with write bytes (totals go in read_bytes)", i);
 	if ((iv->flags & HVT_IV_WNA_COUNTED) && (rc = check_written_in_accessed(iv, err)))
 		return rc;
+	if ((iv->flags & HVT_IV_TRACER_BUSY) && !(iv->flags & HVT_IV_TRACER_CPU))
+		return hvt_err_set(err, -EINVAL, "interval flag TRACER_BUSY without TRACER_CPU");
+	if ((iv->flags & HVT_IV_LAYOUT_REFUSED) && (sets || !(iv->flags & HVT_IV_FINAL)))
+		return hvt_err_set(err, -EINVAL,
+				   "interval flag LAYOUT_REFUSED on an interval with sets, or not final");
 	if (nch > (HVT_REC_MAX_PAYLOAD - fixed) / HVT_IV_CHANNEL_SIZE)
 		return hvt_err_set(err, -EFBIG, "%u channels do not fit a record", nch);
 
@@ -206,6 +218,8 @@ int hvt_interval_encode(const struct hvt_interval *iv, const struct hvt_layout *
 	hvt_put_le32(p + 68, nch);
 	if (iv->flags & HVT_IV_WNA_COUNTED)
 		hvt_put_le64(p + HVT_IV_FIXED_SIZE, iv->written_not_accessed);
+	if (iv->flags & HVT_IV_TRACER_CPU)
+		hvt_put_le64(p + cpu_offset(iv->flags), iv->tracer_cpu_ns);
 	p += fixed;
 	for (uint32_t i = 0; i < nch; i++, p += HVT_IV_CHANNEL_SIZE) {
 		hvt_put_le32(p, iv->channels[i].channel);
@@ -321,12 +335,11 @@ static int check_ranges(const struct hvt_interval *iv, struct hvt_err *err)
 	return 0;
 }
 
-int hvt_interval_decode(struct hvt_interval *iv, const struct hvt_layout *l, const uint8_t *payload,
-			size_t len, struct hvt_err *err)
+int hvt_interval_decode_fixed(struct hvt_interval *iv, const uint8_t *payload, size_t len, size_t *fixed,
+			      uint32_t *nch, struct hvt_err *err)
 {
-	struct hvt_cursor c = {.p = payload, .left = len};
 	struct hvt_interval_head h = {0};
-	uint32_t flags, nch;
+	uint32_t flags;
 	int rc;
 
 	memset(iv, 0, sizeof(*iv));
@@ -334,38 +347,75 @@ int hvt_interval_decode(struct hvt_interval *iv, const struct hvt_layout *l, con
 	if (rc)
 		return rc;
 	flags = hvt_get_le32(payload + 56);
-	nch = hvt_get_le32(payload + 68);
-	if (h.generation != l->generation || h.nslots != l->nslots)
-		return hvt_err_set(
-		    err, -EINVAL, "interval has %u slots of generation %llu, the layout %u of %llu", h.nslots,
-		    (unsigned long long)h.generation, l->nslots, (unsigned long long)l->generation);
+	*nch = hvt_get_le32(payload + 68);
 	if (flags & ~HVT_IV_KNOWN_FLAGS)
 		return hvt_err_set(err, -EINVAL, "unknown interval flags 0x%x", flags & ~HVT_IV_KNOWN_FLAGS);
-	if (nch && !(flags & HVT_IV_BANDWIDTH))
-		return hvt_err_set(err, -EINVAL, "%u channels without the bandwidth flag", nch);
+	if (*nch && !(flags & HVT_IV_BANDWIDTH))
+		return hvt_err_set(err, -EINVAL, "%u channels without the bandwidth flag", *nch);
 	if ((flags & HVT_IV_BW_TOTAL) && !(flags & HVT_IV_BANDWIDTH))
 		return hvt_err_set(err, -EINVAL, "flag BW_TOTAL without BANDWIDTH");
 	if ((flags & HVT_IV_WNA_COUNTED) && (flags & HVT_IV_SET_FLAGS) != HVT_IV_SET_FLAGS)
 		return hvt_err_set(err, -EINVAL, "flag WNA_COUNTED without both written and accessed sets");
-	if (len < fixed_size(flags))
+	if ((flags & HVT_IV_TRACER_BUSY) && !(flags & HVT_IV_TRACER_CPU))
+		return hvt_err_set(err, -EINVAL, "flag TRACER_BUSY without TRACER_CPU");
+	if ((flags & HVT_IV_LAYOUT_REFUSED) && ((flags & HVT_IV_SET_FLAGS) || !(flags & HVT_IV_FINAL)))
+		return hvt_err_set(err, -EINVAL,
+				   "flag LAYOUT_REFUSED on an interval with sets, or not final");
+	*fixed = fixed_size(flags);
+	if (len < *fixed)
 		return hvt_err_set(err, -EINVAL,
 				   "interval payload of %zu bytes is shorter than its fixed part of %zu", len,
-				   fixed_size(flags));
-	rc = hvt_interval_init(iv, l, flags);
-	if (rc)
-		return hvt_err_set(err, rc, "out of memory for the sets of %u slots", l->nslots);
-	hvt_cursor_take(&c, fixed_size(flags));
-	if (flags & HVT_IV_WNA_COUNTED)
-		iv->written_not_accessed = hvt_get_le64(payload + HVT_IV_FIXED_SIZE);
+				   *fixed);
 	iv->seq = h.seq;
 	iv->t_start_ns = h.t_start_ns;
 	iv->t_end_ns = hvt_get_le64(payload + 16);
 	iv->wall_start_ns = (int64_t)hvt_get_le64(payload + 24);
 	iv->harvest_ns = hvt_get_le64(payload + 32);
+	iv->generation = h.generation;
 	iv->lost_pages = hvt_get_le64(payload + 48);
+	iv->flags = flags;
 	iv->missed_deadlines = hvt_get_le32(payload + 60);
+	iv->nslots = h.nslots;
+	if (flags & HVT_IV_WNA_COUNTED)
+		iv->written_not_accessed = hvt_get_le64(payload + HVT_IV_FIXED_SIZE);
+	if (flags & HVT_IV_TRACER_CPU)
+		iv->tracer_cpu_ns = hvt_get_le64(payload + cpu_offset(flags));
+	return 0;
+}
+
+int hvt_interval_decode(struct hvt_interval *iv, const struct hvt_layout *l, const uint8_t *payload,
+			size_t len, struct hvt_err *err)
+{
+	struct hvt_cursor c = {.p = payload, .left = len};
+	struct hvt_interval head;
+	uint32_t nch;
+	size_t fixed;
+	int rc;
+
+	memset(iv, 0, sizeof(*iv));
+	rc = hvt_interval_decode_fixed(&head, payload, len, &fixed, &nch, err);
+	if (rc)
+		return rc;
+	if (head.generation != l->generation || head.nslots != l->nslots)
+		return hvt_err_set(err, -EINVAL,
+				   "interval has %u slots of generation %llu, the layout %u of %llu",
+				   head.nslots, (unsigned long long)head.generation, l->nslots,
+				   (unsigned long long)l->generation);
+	rc = hvt_interval_init(iv, l, head.flags);
+	if (rc)
+		return hvt_err_set(err, rc, "out of memory for the sets of %u slots", l->nslots);
+	hvt_cursor_take(&c, fixed);
+	iv->seq = head.seq;
+	iv->t_start_ns = head.t_start_ns;
+	iv->t_end_ns = head.t_end_ns;
+	iv->wall_start_ns = head.wall_start_ns;
+	iv->harvest_ns = head.harvest_ns;
+	iv->lost_pages = head.lost_pages;
+	iv->missed_deadlines = head.missed_deadlines;
+	iv->written_not_accessed = head.written_not_accessed;
+	iv->tracer_cpu_ns = head.tracer_cpu_ns;
 	rc = decode_body(iv, &c, nch, err);
-	if (!rc && (flags & HVT_IV_WNA_COUNTED))
+	if (!rc && (iv->flags & HVT_IV_WNA_COUNTED))
 		rc = check_written_in_accessed(iv, err);
 	if (!rc)
 		rc = check_ranges(iv, err);

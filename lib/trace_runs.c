@@ -99,35 +99,11 @@ static int decode(struct hvt_iv_runs *ir, const struct hvt_layout *l, const uint
 	uint32_t sets, nch;
 	int rc;
 
-	iv->seq = hvt_get_le64(payload);
-	iv->t_start_ns = hvt_get_le64(payload + 8);
-	iv->t_end_ns = hvt_get_le64(payload + 16);
-	iv->wall_start_ns = (int64_t)hvt_get_le64(payload + 24);
-	iv->harvest_ns = hvt_get_le64(payload + 32);
-	iv->generation = hvt_get_le64(payload + 40);
-	iv->lost_pages = hvt_get_le64(payload + 48);
-	iv->flags = hvt_get_le32(payload + 56);
-	iv->missed_deadlines = hvt_get_le32(payload + 60);
-	iv->nslots = hvt_get_le32(payload + 64);
-	nch = hvt_get_le32(payload + 68);
+	rc = hvt_interval_decode_fixed(iv, payload, len, &fixed, &nch, err);
+	if (rc)
+		return rc;
 	sets = iv->flags & HVT_IV_SET_FLAGS;
-	fixed = HVT_IV_FIXED_SIZE + ((iv->flags & HVT_IV_WNA_COUNTED) ? HVT_IV_WNA_SIZE : 0);
-	if (iv->flags & ~HVT_IV_KNOWN_FLAGS)
-		return hvt_err_set(err, -EINVAL, "unknown interval flags 0x%x",
-				   iv->flags & ~HVT_IV_KNOWN_FLAGS);
-	if (nch && !(iv->flags & HVT_IV_BANDWIDTH))
-		return hvt_err_set(err, -EINVAL, "%u channels without the bandwidth flag", nch);
-	if ((iv->flags & HVT_IV_BW_TOTAL) && !(iv->flags & HVT_IV_BANDWIDTH))
-		return hvt_err_set(err, -EINVAL, "flag BW_TOTAL without BANDWIDTH");
-	if ((iv->flags & HVT_IV_WNA_COUNTED) && sets != HVT_IV_SET_FLAGS)
-		return hvt_err_set(err, -EINVAL, "flag WNA_COUNTED without both written and accessed sets");
-	if (len < fixed)
-		return hvt_err_set(err, -EINVAL,
-				   "interval payload of %zu bytes is shorter than its fixed part of %zu", len,
-				   fixed);
 	hvt_cursor_take(&c, fixed);
-	iv->written_not_accessed =
-	    (iv->flags & HVT_IV_WNA_COUNTED) ? hvt_get_le64(payload + HVT_IV_FIXED_SIZE) : 0;
 	rc = read_channels(ir, &c, nch, err);
 	for (uint32_t i = 0; !rc && i < iv->nslots; i++) {
 		uint32_t present = hvt_cursor_u32(&c);

@@ -15,6 +15,10 @@ libisal-dev libpfm4-dev jq procps git"
 # small Python client (tests/tools/cdp.py).
 PICS="libcairo2-dev zlib1g-dev chromium python3"
 
+# record --metrics (libmicrohttpd), and its tests: a real Prometheus (and promtool) scrapes it, curl storms it,
+# hvmtrace top is driven in tmux.
+METRICS="libmicrohttpd-dev prometheus curl tmux"
+
 # Building patched QEMU 10.0 (make qemu) and running it under TCG in the tests.
 QEMU="dpkg-dev ninja-build python3-venv zlib1g-dev libglib2.0-dev libfdt-dev flex bison ccache lib32gcc-12-dev
 seabios meson"
@@ -75,7 +79,7 @@ libvirt_ok() {
 }
 
 missing=""
-for p in $BASE $PICS $QEMU $LAB; do
+for p in $BASE $PICS $METRICS $QEMU $LAB; do
 	[ "$p" = meson ] && continue
 	installed "$p" || missing="$missing $p"
 done

@@ -93,7 +93,7 @@ static int check_outputs(const char *trace, struct out *const outs[], int n)
 }
 
 static const char csv_header[] =
-    "seq,t_start_ns,t_end_ns,duration_s,wall_start,generation,missed_deadlines,final,harvest_us,written_pages,written_bytes,accessed_pages,accessed_bytes,read_bytes,write_bytes,lost_pages,total_bytes,written_not_accessed\n";
+    "seq,t_start_ns,t_end_ns,duration_s,wall_start,generation,missed_deadlines,final,harvest_us,written_pages,written_bytes,accessed_pages,accessed_bytes,read_bytes,write_bytes,lost_pages,total_bytes,written_not_accessed,tracer_cpu_us,tracer_busy,layout_refused\n";
 
 static void csv_opt_u64(FILE *f, bool present, uint64_t v)
 {
@@ -129,6 +129,11 @@ static void csv_row(FILE *f, const struct hvt_interval *iv, const struct hvt_lay
 	fprintf(f, ",%" PRIu64, iv->lost_pages);
 	csv_opt_u64(f, bw, rd + wr);
 	csv_opt_u64(f, iv->flags & HVT_IV_WNA_COUNTED, iv->written_not_accessed);
+	if (iv->flags & HVT_IV_TRACER_CPU)
+		fprintf(f, ",%.3f", iv->tracer_cpu_ns / 1e3);
+	else
+		fputc(',', f);
+	fprintf(f, ",%d,%d", !!(iv->flags & HVT_IV_TRACER_BUSY), !!(iv->flags & HVT_IV_LAYOUT_REFUSED));
 	fputc('\n', f);
 }
 

@@ -8,13 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "commands.h"
 #include "harvest.h"
 #include "host.h"
 #include "hvmtrace/files.h"
+#include "mem_budget.h"
+#include "metrics.h"
+#include "metrics_registry.h"
 #include "hvmtrace/interval_json.h"
 #include "hvmtrace/options.h"
 #include "hvmtrace/util.h"
@@ -34,11 +39,13 @@ struct record_opts {
 	bool no_bw;
 	const char *output;
 	const char *jsonl;
-	int cpu;         /* -1: pick one the VM does not use */
-	int harvest_cpu; /* -1: same as cpu */
+	const char *metrics; /* [ADDR:]PORT, or NULL */
+	int cpu;             /* -1: pick one the VM does not use */
+	int harvest_cpu;     /* -1: same as cpu */
 	enum hvt_mode mode;
 	uint64_t interval_ns;
-	uint64_t duration_ns; /* 0: until stopped */
+	uint64_t duration_ns;   /* 0: until stopped */
+	uint64_t max_guest_ram; /* 0: the RAM at attach plus a quarter, at least 1 GiB more */
 	bool quiet;
 	bool bw_resctrl;          /* --bw-fallback resctrl */
 	const char *sysfs_root;   /* PMU tree, for tests */
@@ -50,13 +57,19 @@ struct record_opts {
 struct recorder {
 	struct record_opts *o;
 	struct session s;
-	struct hvt_vm_bw *bw; /* NULL: no bandwidth for this VM */
+	struct hvt_vm_bw *bw;    /* NULL: no bandwidth for this VM */
+	struct metrics *metrics; /* NULL without --metrics */
+	char announced[320];     /* its file in the registry of endpoints (hvmtrace top), or "" */
 	struct sink *sinks[MAX_SINKS];
 	int nsinks;
 	uint64_t layout_written; /* generation last given to the sinks */
 	uint64_t intervals;
 	uint64_t missed_total;
 	bool warned_written_not_accessed;
+	uint64_t last_seq;       /* of the last interval emitted */
+	uint64_t last_t_end_ns;  /* its end */
+	uint64_t cpu_at_last_ns; /* the process's CPU time when it was emitted */
+	uint64_t busy_intervals; /* intervals in which the tracer needed more than half its CPU */
 	int sigfd;
 };
 
@@ -98,12 +111,18 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			 "trace file (default hvmtrace.hvt unless only --jsonl is given)"),
 	    HVT_OPT_PATH(0, "jsonl", &o->jsonl, "FILE|-",
 			 "also write one JSON object per interval (- for standard output)"),
+	    HVT_OPT_STRING(0, "metrics", &o->metrics, "[ADDR:]PORT",
+			   "serve live metrics at http://ADDR:PORT/metrics (Prometheus/OpenMetrics\n"
+			   "text; ADDR 127.0.0.1 unless given; PORT 0 picks a free one)"),
 	    HVT_OPT_DURATION(0, "interval", &o->interval_ns, 1000000, "DUR",
 			     "harvest interval (default 1s; e.g. 10ms, 100ms, 1s)"),
 	    HVT_OPT_DURATION(0, "duration", &o->duration_ns, 1, "DUR",
 			     "stop after this long (default: until SIGINT/SIGTERM or the VM ends)"),
 	    HVT_OPT_CPU(0, "cpu", &o->cpu, "N",
 			"host CPU for the tracer (default: the highest CPU no vCPU may run on)"),
+	    HVT_OPT_SIZE(0, "max-guest-ram", &o->max_guest_ram, 1ull << 21, 0, 0, "SIZE",
+			 "the most guest RAM a layout change (memory hot-plug) may bring; the locked\n"
+			 "memory is sized for it (default: the RAM at attach + 25 %, at least + 1G)"),
 	    HVT_OPT_CPU(0, "harvest-cpu", &o->harvest_cpu, "N",
 			"host CPU for the VMM's harvest thread (default: the tracer's CPU)"),
 	    HVT_OPT_CHOICE(0, "mode", &o->mode, harvester_mode_choices(), "MODE", mode_help),
@@ -245,6 +264,12 @@ static int emit(struct recorder *r, struct hvt_interval *iv, struct hvt_err *err
 	}
 	r->intervals++;
 	r->missed_total += iv->missed_deadlines;
+	if (r->metrics) {
+		struct stat st;
+
+		metrics_add(r->metrics, iv, &r->s.layout,
+			    r->o->output && !stat(r->o->output, &st) ? (uint64_t)st.st_size : 0);
+	}
 	return 0;
 }
 
@@ -298,9 +323,40 @@ static int keep_written_in_accessed(struct recorder *r, struct hvt_interval *iv,
 	return 0;
 }
 
+static uint64_t process_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * HVT_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The tracer's own cost is data: its CPU time since the last interval went out (every thread: harvest,
+ * encoding, outputs) is recorded with this one, and more than half the interval is a warning, in the trace
+ * (HVT_IV_TRACER_BUSY) and on stderr (the first time, and as a count at the end).
+ */
+static void account_cpu(struct recorder *r, struct hvt_interval *iv)
+{
+	uint64_t now = process_cpu_ns(), span = iv->t_end_ns - iv->t_start_ns;
+
+	iv->tracer_cpu_ns = now - r->cpu_at_last_ns;
+	iv->flags |= HVT_IV_TRACER_CPU;
+	r->cpu_at_last_ns = now;
+	if (span && iv->tracer_cpu_ns * 2 > span) {
+		iv->flags |= HVT_IV_TRACER_BUSY;
+		if (!r->busy_intervals++)
+			fprintf(
+			    stderr,
+			    "hvmtrace record: warning: interval %llu: the tracer needed %.0f %% of its CPU (more than 50 %%); deadlines may be missed at this interval (flagged in the trace; report shows the share per interval)\n",
+			    (unsigned long long)iv->seq, 100.0 * (double)iv->tracer_cpu_ns / (double)span);
+	}
+}
+
 /*
  * Every interval the harvester produced, whatever brought it, ends here: its bandwidth, written ⊆ accessed,
- * then the outputs. Takes iv.
+ * the tracer's CPU time, then the outputs. Takes iv.
  */
 static int emit_harvested(struct recorder *r, struct hvt_interval *iv, uint32_t missed, bool final,
 			  struct hvt_err *err)
@@ -313,10 +369,34 @@ static int emit_harvested(struct recorder *r, struct hvt_interval *iv, uint32_t 
 		iv->missed_deadlines = missed;
 		if (final)
 			iv->flags |= HVT_IV_FINAL;
+		account_cpu(r, iv);
 		rc = emit(r, iv, err);
+	}
+	if (!rc) {
+		r->last_seq = iv->seq;
+		r->last_t_end_ns = iv->t_end_ns;
 	}
 	hvt_interval_fini(iv);
 	return rc;
+}
+
+/*
+ * The VMM announced a layout beyond the memory budget (session.c refused it). What the guest did since the
+ * last interval is unknown: a last interval without sets records the refusal in the trace.
+ */
+static void emit_refusal(struct recorder *r)
+{
+	struct hvt_interval iv;
+	struct hvt_err e = {{0}};
+	uint64_t now = hvt_now_ns();
+
+	hvt_interval_init(&iv, &r->s.layout, HVT_IV_LAYOUT_REFUSED | HVT_IV_FINAL);
+	iv.seq = r->s.seq > r->last_seq ? r->s.seq : r->last_seq + 1; /* the harvest it interrupted, if any */
+	iv.t_start_ns = r->last_t_end_ns ? r->last_t_end_ns : r->s.t_armed_ns;
+	iv.t_end_ns = now > iv.t_start_ns ? now : iv.t_start_ns;
+	iv.wall_start_ns = hvt_wall_now_ns() - (int64_t)(now - iv.t_start_ns);
+	if (emit_harvested(r, &iv, 0, true, &e))
+		fprintf(stderr, "hvmtrace record: warning: the refusal is not in the trace: %s\n", e.msg);
 }
 
 static int harvest_and_emit(struct recorder *r, uint32_t missed, bool final, struct hvt_err *err)
@@ -326,6 +406,8 @@ static int harvest_and_emit(struct recorder *r, uint32_t missed, bool final, str
 
 	if (rc) {
 		hvt_interval_fini(&iv);
+		if (r->s.layout_refused)
+			emit_refusal(r);
 		return rc;
 	}
 	return emit_harvested(r, &iv, missed, final, err);
@@ -362,6 +444,11 @@ static int handle_vmm_message(struct recorder *r, struct hvt_err *err, int *stat
 
 	if (rc == -ETIMEDOUT || rc == -EINTR)
 		return 0;
+	if (rc && r->s.layout_refused) {
+		emit_refusal(r);
+		*status = RECORD_FAILED;
+		return 1;
+	}
 	if (rc) {
 		*status = r->s.said_bye ? 0 : RECORD_FAILED;
 		emit_after_end(r);
@@ -518,6 +605,41 @@ static int open_bandwidth(struct recorder *r, struct hvt_err *err)
 	return rc;
 }
 
+/* --metrics: the server thread starts now, while binding to any port is still allowed. */
+static int start_metrics(struct recorder *r, struct hvt_err *err)
+{
+	struct hvt_trace_meta m = {0};
+	char url[128];
+
+	if (!r->o->metrics)
+		return 0;
+	if (hvt_vm_bw_describe(r->bw, &m)) {
+		hvt_trace_meta_fini(&m);
+		return hvt_err_set(err, -ENOMEM, "out of memory");
+	}
+	const struct metrics_run run = {
+	    .vm = r->s.hello.vm_name,
+	    .vmm = r->s.hello.vmm,
+	    .mode = hvt_mode_name(r->s.mode),
+	    .interval_ns = r->o->interval_ns,
+	    .page_size = r->s.layout.page_size,
+	    .accessed_available = (r->s.harvester->sets & HVT_IV_ACCESSED) != 0,
+	    .channels = &m.channels,
+	};
+	r->metrics = metrics_start(r->o->metrics, &run, url, sizeof(url), err);
+	hvt_trace_meta_fini(&m);
+	if (!r->metrics)
+		return -1;
+	fprintf(stderr, "hvmtrace record: metrics at %s\n", url);
+	int rc = metrics_registry_add(url, r->announced, sizeof(r->announced));
+	if (rc) {
+		r->announced[0] = 0;
+		fprintf(stderr, "hvmtrace record: warning: hvmtrace top will not find this recorder: %s\n",
+			strerror(-rc));
+	}
+	return 0;
+}
+
 static int close_sinks(struct recorder *r, struct hvt_err *err)
 {
 	int rc = 0;
@@ -552,6 +674,48 @@ static void report_mode_unavailable(const struct session *s, enum hvt_mode mode)
 	    s->path, hvt_mode_name(mode), offered, implemented);
 }
 
+/* Intervals of the trace index kept in the locked reserve: 12 MiB at most. Past them the index (32 bytes an
+ * interval) grows on in memory that is not locked, which cannot fail for want of locked memory. */
+#define LOCKED_INDEX_INTERVALS 65536
+
+/*
+ * Sizes the locked memory for this guest and this run (mem_budget.h), locks it while the privilege to raise
+ * the limit is still held, and says how much that is.
+ */
+static int lock_budget(struct recorder *r, const struct harvester *h, struct hvt_err *err)
+{
+	const struct session *s = &r->s;
+	uint64_t ram = hvt_layout_total_pages(&s->layout) * s->layout.page_size;
+	uint64_t grow = ram / 4 > (1ull << 30) ? ram / 4 : 1ull << 30;
+	uint64_t run = r->o->duration_ns ? r->o->duration_ns / r->o->interval_ns + 2 : LOCKED_INDEX_INTERVALS;
+	struct mem_budget_in in = {
+	    .max_guest_bytes = r->o->max_guest_ram ? r->o->max_guest_ram : ram + grow,
+	    .page_size = s->layout.page_size,
+	    .max_slots = HVT_LAYOUT_MAX_SLOTS,
+	    .nsets = (h->sets & HVT_IV_ACCESSED) ? 2 : 1,
+	    .retry_copy = h->mode == HVT_MODE_AD,
+	    .max_intervals = run < LOCKED_INDEX_INTERVALS ? run : LOCKED_INDEX_INTERVALS,
+	};
+	struct mem_budget b;
+	char what[64], ram_s[32], max_s[32], lck_s[32], rss_s[32];
+	int rc;
+
+	hvt_format_size(ram, ram_s, sizeof(ram_s));
+	if (in.max_guest_bytes < ram)
+		return hvt_err_set(err, -EINVAL, "--max-guest-ram is less than the guest's %s of RAM", ram_s);
+	snprintf(what, sizeof(what), "a %s guest", ram_s);
+	rc = mem_budget_lock(mem_budget_working(&in), what, &b, err);
+	if (rc)
+		return rc;
+	r->s.max_guest_bytes = in.max_guest_bytes;
+	hvt_format_size(in.max_guest_bytes, max_s, sizeof(max_s));
+	hvt_format_size(b.locked, lck_s, sizeof(lck_s));
+	hvt_format_size(b.resident, rss_s, sizeof(rss_s));
+	fprintf(stderr, "hvmtrace record: resident memory %s (%s locked), enough for guest RAM up to %s\n",
+		rss_s, lck_s, max_s);
+	return 0;
+}
+
 static int block_stop_signals(void)
 {
 	sigset_t set;
@@ -578,6 +742,10 @@ int cmd_record(int argc, char **argv)
 	rc = parse_args(argc, argv, &o);
 	if (rc != HVT_OPTS_RUN)
 		return rc;
+	if (o.metrics && metrics_check_spec(o.metrics, &err)) {
+		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
+		return RECORD_USAGE;
+	}
 	r.sigfd = block_stop_signals();
 	if (r.sigfd < 0) {
 		perror("hvmtrace record: signalfd");
@@ -623,9 +791,13 @@ int cmd_record(int argc, char **argv)
 		session_close(&r.s, "bad cpu");
 		return RECORD_USAGE;
 	}
-	if (lock_memory(&err))
-		fprintf(stderr, "hvmtrace record: warning: %s\n", err.msg);
-
+	/* Before attaching: locking a large reserve takes a while, and the first interval starts at attach.
+	 */
+	if (lock_budget(&r, h, &err)) {
+		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
+		session_close(&r.s, "not enough locked memory");
+		return RECORD_USAGE;
+	}
 	rc = session_attach(&r.s, h, o.harvest_cpu >= 0 ? o.harvest_cpu : cpu, &err);
 	if (!rc && h->start)
 		rc = h->start(&r.s, &err);
@@ -640,6 +812,12 @@ int cmd_record(int argc, char **argv)
 		session_close(&r.s, "bandwidth fallback not available");
 		return RECORD_USAGE;
 	}
+	if (start_metrics(&r, &err)) {
+		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
+		hvt_vm_bw_close(r.bw);
+		session_close(&r.s, "cannot serve metrics");
+		return RECORD_USAGE;
+	}
 	if (open_sinks(&r, &err, cpu)) {
 		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
 		close_sinks(&r, &err);
@@ -647,6 +825,7 @@ int cmd_record(int argc, char **argv)
 		return RECORD_USAGE;
 	}
 	/* Everything that needed privilege (the socket, outputs, memory locking) is done. */
+	r.cpu_at_last_ns = process_cpu_ns();
 	if (drop_all_capabilities(&err)) {
 		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
 		close_sinks(&r, &err);
@@ -671,6 +850,14 @@ int cmd_record(int argc, char **argv)
 		status = RECORD_FAILED;
 	}
 	hvt_vm_bw_close(r.bw);
+	metrics_stop(r.metrics);
+	if (r.announced[0])
+		unlink(r.announced);
+	if (r.busy_intervals)
+		fprintf(
+		    stderr,
+		    "hvmtrace record: warning: in %llu interval%s the tracer needed more than 50 %% of its CPU\n",
+		    (unsigned long long)r.busy_intervals, r.busy_intervals == 1 ? "" : "s");
 	fprintf(stderr, "hvmtrace record: %llu intervals recorded (%llu deadlines missed)%s%s; %s\n",
 		(unsigned long long)r.intervals, (unsigned long long)r.missed_total, o.output ? " to " : "",
 		o.output ? o.output : "", r.s.end_reason[0] ? r.s.end_reason : "stopped");

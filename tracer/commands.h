@@ -10,5 +10,6 @@ int cmd_bw(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_virt_xml(int argc, char **argv);
 int cmd_libvirt_hook(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 #endif

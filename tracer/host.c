@@ -5,20 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include "host.h"
 #include "hvmtrace/util.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define HVT_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define HVT_ASAN 1
-#endif
-#endif
 
 int vcpu_allowed_cpus(pid_t pid, const int32_t *tids, unsigned ntids, cpu_set_t *set, struct hvt_err *err)
 {
@@ -75,20 +66,6 @@ int pin_to_cpu(int cpu, struct hvt_err *err)
 	CPU_SET(cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set))
 		return hvt_err_set(err, -errno, "--cpu %d: cannot run there: %s", cpu, strerror(errno));
-	return 0;
-}
-
-int lock_memory(struct hvt_err *err)
-{
-	int flags = MCL_CURRENT | MCL_FUTURE;
-
-#ifdef HVT_ASAN
-	flags |= MCL_ONFAULT;
-#endif
-	if (mlockall(flags))
-		return hvt_err_set(err, -errno,
-				   "mlockall: %s (raise RLIMIT_MEMLOCK or run with CAP_IPC_LOCK)",
-				   strerror(errno));
 	return 0;
 }
 

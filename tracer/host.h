@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The tracer's own footing on the host: which CPU it runs on, locked memory, and its privileges. */
+/* The tracer's own footing on the host: which CPU it runs on and its privileges (locked memory:
+ * mem_budget.h). */
 #ifndef TRACER_HOST_H
 #define TRACER_HOST_H
 
@@ -17,9 +18,6 @@ int pick_tracer_cpu(const cpu_set_t *avoid);
 
 /* Pins the calling thread to cpu; the message names the CPU and says which CPUs exist. */
 int pin_to_cpu(int cpu, struct hvt_err *err);
-
-/* mlockall(); in sanitizer builds only as pages fault in (their shadow maps are terabytes). */
-int lock_memory(struct hvt_err *err);
 
 /* Drops every capability (effective, permitted, inheritable, ambient, bounding) and sets no_new_privs. */
 int drop_all_capabilities(struct hvt_err *err);

@@ -13,6 +13,7 @@ static const struct hvt_subcommand commands[] = {
     {"virt-xml", cmd_virt_xml,
      "make a libvirt domain traced, or check its tracing request against this host"},
     {"libvirt-hook", cmd_libvirt_hook, "libvirt's qemu hook: the tracer's lifecycle with a domain"},
+    {"top", cmd_top, "live view of running recorders (record --metrics): pages/s, WSS, MB/s, CPU"},
 };
 
 int main(int argc, char **argv)

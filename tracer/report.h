@@ -57,6 +57,8 @@ struct report {
 	uint64_t peak_written, peak_seq, written_sum;
 	uint64_t wna_pages, wna_intervals;
 	uint64_t bw_intervals, bw_ns, bw_read, bw_write, bw_sum;
+	uint64_t harvest_ns, cpu_ns, cpu_span_ns; /* the tracer's own cost (cpu: intervals that carry it) */
+	uint64_t busy_intervals, refused_intervals;
 
 	/* analyses */
 	struct series_stats wss[2], win[2]; /* [enum hvt_set_kind] */

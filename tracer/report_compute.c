@@ -62,6 +62,13 @@ static void totals(struct report *rp)
 		rp->finals += !!(ii->flags & HVT_IV_FINAL);
 		rp->missed_intervals += ii->missed_deadlines > 0;
 		rp->missed_deadlines += ii->missed_deadlines;
+		rp->harvest_ns += ii->harvest_ns;
+		if (ii->tracer_cpu_ns != HVT_NA) {
+			rp->cpu_ns += ii->tracer_cpu_ns;
+			rp->cpu_span_ns += ii->t_end_ns - ii->t_start_ns;
+		}
+		rp->busy_intervals += !!(ii->flags & HVT_IV_TRACER_BUSY);
+		rp->refused_intervals += !!(ii->flags & HVT_IV_LAYOUT_REFUSED);
 		if (ii->written != HVT_NA) {
 			rp->written_sum += ii->written;
 			if (first || ii->written > rp->peak_written) {

@@ -79,6 +79,12 @@ static struct json_object *totals_json(const struct report *rp)
 	add(o, "peak_written_pages", w ? json_object_new_uint64(rp->peak_written) : NULL);
 	add(o, "peak_written_seq", w ? json_object_new_uint64(rp->peak_seq) : NULL);
 	add(o, "written_not_accessed", json_object_new_uint64(rp->wna_pages));
+	add(o, "harvest_core_share",
+	    json_object_new_double(rp->span_ns ? (double)rp->harvest_ns / rp->span_ns : 0));
+	add(o, "tracer_core_share",
+	    rp->cpu_span_ns ? json_object_new_double((double)rp->cpu_ns / rp->cpu_span_ns) : NULL);
+	add(o, "tracer_busy_intervals", json_object_new_uint64(rp->busy_intervals));
+	add(o, "layout_refused", json_object_new_boolean(rp->refused_intervals > 0));
 	add(o, "read_bytes", a->bw == HVT_BW_SPLIT ? json_object_new_uint64(rp->bw_read) : NULL);
 	add(o, "write_bytes", a->bw == HVT_BW_SPLIT ? json_object_new_uint64(rp->bw_write) : NULL);
 	add(o, "total_bytes", a->bw != HVT_BW_NONE ? json_object_new_uint64(rp->bw_sum) : NULL);

@@ -38,6 +38,12 @@ static void print_header(FILE *f, const struct report *rp)
 	fprintf(f, "\n\n");
 }
 
+/* A share of one core: busy time over the interval's wall time, in %. */
+static double core_share(uint64_t busy_ns, uint64_t span_ns)
+{
+	return span_ns ? 100.0 * (double)busy_ns / (double)span_ns : 0.0;
+}
+
 static void print_table(FILE *f, const struct report *rp)
 {
 	const struct hvt_analysis *a = &rp->a;
@@ -48,7 +54,7 @@ static void print_table(FILE *f, const struct report *rp)
 		fprintf(f, " %10s %10s", "read_MBps", "write_MBps");
 	else if (a->bw == HVT_BW_TOTAL)
 		fprintf(f, " %10s", "total_MBps");
-	fprintf(f, " %6s\n", "missed");
+	fprintf(f, " %6s %9s %8s\n", "missed", "harvest_%", "tracer_%");
 	for (uint64_t k = 0; k < a->n; k++) {
 		const struct hvt_iv_info *ii = &a->iv[k];
 		uint64_t ns = ii->t_end_ns - ii->t_start_ns;
@@ -70,7 +76,14 @@ static void print_table(FILE *f, const struct report *rp)
 			fprintf(f, " %10.1f %10.1f", MBPS(ii->read_bytes, ns), MBPS(ii->write_bytes, ns));
 		else if (a->bw == HVT_BW_SPLIT)
 			fprintf(f, " %10s %10s", "n/a", "n/a");
-		fprintf(f, " %6u %s\n", ii->missed_deadlines, (ii->flags & HVT_IV_FINAL) ? "final" : "");
+		fprintf(f, " %6u %9.1f", ii->missed_deadlines, core_share(ii->harvest_ns, ns));
+		if (ii->tracer_cpu_ns != HVT_NA)
+			fprintf(f, " %8.1f", core_share(ii->tracer_cpu_ns, ns));
+		else
+			fprintf(f, " %8s", "n/a");
+		fprintf(f, " %s%s%s\n", (ii->flags & HVT_IV_FINAL) ? "final" : "",
+			(ii->flags & HVT_IV_TRACER_BUSY) ? " busy" : "",
+			(ii->flags & HVT_IV_LAYOUT_REFUSED) ? " layout-refused" : "");
 	}
 }
 
@@ -141,6 +154,19 @@ static void print_totals(FILE *f, const struct report *rp)
 			" interval%s (the tracer recorded them as accessed too; see docs/kvm-ad.md)\n",
 			rp->wna_pages, rp->wna_intervals, rp->wna_intervals == 1 ? "" : "s");
 	print_bw_totals(f, rp);
+	fprintf(f, "  harvest, share of one core       %.1f %%\n", core_share(rp->harvest_ns, rp->span_ns));
+	if (rp->cpu_span_ns)
+		fprintf(f,
+			"  tracer CPU, share of one core    %.1f %% (more than 50 %% in %" PRIu64
+			" interval%s)\n",
+			core_share(rp->cpu_ns, rp->cpu_span_ns), rp->busy_intervals,
+			rp->busy_intervals == 1 ? "" : "s");
+	else
+		fprintf(f, "  tracer CPU, share of one core    not recorded in this trace\n");
+	if (rp->refused_intervals)
+		fprintf(
+		    f,
+		    "  recording ended                  the guest's RAM grew beyond what the tracer's locked memory covered (record --max-guest-ram)\n");
 }
 
 static void print_selection(FILE *f, const struct report *rp)

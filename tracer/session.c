@@ -160,6 +160,19 @@ int session_apply_layout(struct session *s, struct hvt_msg *m, struct hvt_err *e
 		return hvt_err_set(err, -EPROTO, "%s: layout generation %llu does not follow %llu", s->path,
 				   (unsigned long long)l->generation,
 				   (unsigned long long)s->layout.generation);
+	uint64_t bytes = hvt_layout_total_pages(l) * l->page_size;
+	if (s->max_guest_bytes && bytes > s->max_guest_bytes) {
+		char has[32], max[32];
+
+		hvt_format_size(bytes, has, sizeof(has));
+		hvt_format_size(s->max_guest_bytes, max, sizeof(max));
+		s->layout_refused = true;
+		snprintf(
+		    s->end_reason, sizeof(s->end_reason),
+		    "layout generation %llu refused: the guest grew to %s of RAM, beyond the %s this run's locked memory covers (record --max-guest-ram)",
+		    (unsigned long long)l->generation, has, max);
+		return hvt_err_set(err, -E2BIG, "%s: %s", s->path, s->end_reason);
+	}
 	s->layout = *l;
 	if (s->harvester && s->harvester->layout) {
 		rc = s->harvester->layout(s, m, err);

@@ -27,6 +27,10 @@ struct session {
 	uint64_t seq;  /* last harvest sent */
 	bool vmm_gone; /* connection closed (bye, EOF or error) */
 	bool said_bye; /* the VMM ended the conversation properly */
+	/* The largest guest RAM a layout may have (the memory budget's, mem_budget.h); 0: any. A layout
+	 * beyond it is refused: layout_refused is set and session_recv fails with -E2BIG. */
+	uint64_t max_guest_bytes;
+	bool layout_refused;
 	char end_reason[400];
 };
 

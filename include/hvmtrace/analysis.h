@@ -75,6 +75,8 @@ struct hvt_iv_info {
 	uint64_t win_accessed;         /* pages accessed in that window; HVT_NA */
 	uint64_t written_not_accessed; /* (whole interval) with HVT_IV_WNA_COUNTED, else HVT_NA */
 	uint64_t lost_pages;           /* (whole interval) see struct hvt_interval */
+	uint64_t harvest_ns;           /* the harvest's own time */
+	uint64_t tracer_cpu_ns;        /* the tracer's CPU time with HVT_IV_TRACER_CPU, else HVT_NA */
 };
 
 struct hvt_analysis_opts {

@@ -40,6 +40,15 @@ enum hvt_interval_flags {
 	 * written_not_accessed counts the written pages the harvest had not reported accessed (now in the
 	 * accessed sets). Clear: not checked (older traces; no accessed sets), which is not the same as 0. */
 	HVT_IV_WNA_COUNTED = 1u << 5,
+	/* tracer_cpu_ns is present: the tracer's CPU time over the interval (all its threads). */
+	HVT_IV_TRACER_CPU = 1u << 6,
+	/* With HVT_IV_TRACER_CPU only: the tracer needed more than half its CPU in this interval (record
+	 * warned on stderr too); a shorter interval risks missed deadlines. */
+	HVT_IV_TRACER_BUSY = 1u << 7,
+	/* The last interval: the VMM announced a layout beyond the RAM this run's memory budget covers
+	 * (record --max-guest-ram), so recording ended. The interval has no sets (their content is unknown).
+	 */
+	HVT_IV_LAYOUT_REFUSED = 1u << 8,
 };
 
 struct hvt_channel_bytes {
@@ -59,6 +68,7 @@ struct hvt_interval {
 	uint64_t generation;           /* layout generation the sets refer to */
 	uint64_t lost_pages;           /* written pages whose slot vanished in a layout change */
 	uint64_t written_not_accessed; /* with HVT_IV_WNA_COUNTED: see there */
+	uint64_t tracer_cpu_ns;        /* with HVT_IV_TRACER_CPU: see there */
 	uint32_t nslots;               /* = slots of that layout */
 	struct hvt_pageset *written;   /* nslots sets if HVT_IV_WRITTEN, else NULL */
 	struct hvt_pageset *accessed;  /* nslots sets if HVT_IV_ACCESSED, else NULL */

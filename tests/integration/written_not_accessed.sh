@@ -11,7 +11,7 @@ FIX=tests/fixtures/trace
 "$HVT" export --csv "$T/old.csv" "$FIX/v1-ad-unchecked.hvt" || fail "export of the older trace"
 assert_eq "header, column 17" total_bytes "$(head -1 "$T/old.csv" | cut -d, -f17)"
 assert_eq "header, column 18" written_not_accessed "$(head -1 "$T/old.csv" | cut -d, -f18)"
-assert_eq "older trace: CSV rows" "2" "$(awk -F, 'NR > 1 && NF == 18 && $18 == ""' "$T/old.csv" | wc -l)"
+assert_eq "older trace: CSV rows" "2" "$(awk -F, 'NR > 1 && NF == 21 && $18 == ""' "$T/old.csv" | wc -l)"
 "$HVT" export --jsonl "$T/old.jsonl" "$FIX/v1-ad-unchecked.hvt" || fail "JSONL export of the older trace"
 assert_eq "older trace: JSON" "null null" "$(jq -r '.written_not_accessed' "$T/old.jsonl" | xargs)"
 assert_eq "older trace: accessed as recorded" '[[0,1],[8,1]]' "$(jq -c 'select(.seq == 1) | .accessed' "$T/old.jsonl")"

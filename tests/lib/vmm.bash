@@ -14,8 +14,9 @@ start_vmm() {
 # page by page against the VMM's phase log; the JSON Lines written while recording must equal the trace's
 # export. Each phase lasts PHASE_TIME and until the tracer has harvested MIN_INSIDE whole intervals inside
 # it (the VMM follows the JSON Lines), so a busy machine makes phases longer, never too short for the check.
+# VMM_ARGS (an array) adds options of the VMM's, e.g. (--high-ram 1T).
 trace_phases() {
-	start_vmm "$T/vmm.sock" --payload phases4 --phase-time "$2" --hold-intervals "$3" \
+	start_vmm "$T/vmm.sock" --payload phases4 --phase-time "$2" --hold-intervals "$3" "${VMM_ARGS[@]}" \
 		--follow "$T/rec.jsonl" --wait-attach \
 		--phase-log "$T/phases.jsonl" --vcpu-cpu $VCPU_CPU
 	"$BIN/hvmtrace" record --attach "$T/vmm.sock" --cpu $TRACER_CPU --interval "$1" -o "$T/t.hvt" \

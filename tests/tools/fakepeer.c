@@ -22,6 +22,9 @@
  *                                 of the stand-in PMU tree (s0.mc0.ch1, s1.mc0.ch0, s0.mc0.ch1 again), and
  *                                 it answers every harvest until the tracer leaves. The extents' host
  *                                 addresses are made up: nothing is mapped (a stand-in for a devmem VM)
+ *   fakepeer SOCK hotplug SIZE    like devmem's endless harvests on an anon slot, but before answering the
+ *                                 4th harvest it announces layout generation 2, which adds a slot of SIZE
+ *                                 (K/M/G/T) at 1 TiB (memory hot-plug); later harvests write page i of it
  *   fakepeer SOCK ad              offers mode ad only, and hands over /dev/null as the A/D fd: the tracer's
  *                                 KVM_AD_HARVEST must come from a stand-in (tests/preload/fake_kvm_ad.c).
  *                                 It waits until the tracer leaves
@@ -113,24 +116,58 @@ static void send_split(int c, const struct hvt_msg *m, int pause_ms)
 		fail("sending the rest", NULL);
 }
 
+/* A memfd of the bitmap header (its sequence word) and `bytes` bytes of bitmaps; *map maps it whole. */
+static int bitmap_memfd(size_t bytes, uint64_t **map)
+{
+	size_t map_bytes = HVT_BITMAP_HEADER_BYTES + bytes;
+	int memfd = memfd_create("fakepeer-bitmaps", MFD_CLOEXEC);
+
+	if (memfd < 0 || ftruncate(memfd, (off_t)map_bytes))
+		fail("memfd", NULL);
+	*map = mmap(NULL, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	if (*map == MAP_FAILED)
+		fail("mmap", NULL);
+	return memfd;
+}
+
+/* Layout generation 2: the first slot and a hot-plugged one of grow_bytes at 1 TiB. Returns its bitmap
+ * bytes; *map maps the new memfd. */
+static size_t announce_hotplug(int c, uint64_t grow_bytes, uint64_t **map)
+{
+	struct hvt_memslot *slots = calloc(2, sizeof(*slots));
+	struct hvt_msg m = {.type = HVT_MSG_LAYOUT, .nfds = 1};
+	struct hvt_err e;
+
+	slots[0] = (struct hvt_memslot){
+	    .slot = 0, .gpa = 0, .size = SLOT_PAGES * 4096ull, .backing = "anon", .name = "fake"};
+	slots[1] = (struct hvt_memslot){
+	    .slot = 1, .gpa = 1ull << 40, .size = grow_bytes, .backing = "anon", .name = "plugged"};
+	m.u.layout.layout =
+	    (struct hvt_layout){.generation = 2, .page_size = 4096, .nslots = 2, .slots = slots};
+	m.u.layout.bitmap_bytes = hvt_layout_bitmap_bytes(&m.u.layout.layout);
+	m.fds[0] = bitmap_memfd(m.u.layout.bitmap_bytes, map);
+	if (hvt_msg_send(c, &m, &e))
+		fail("sending layout", &e);
+	close(m.fds[0]);
+	size_t bytes = m.u.layout.bitmap_bytes;
+	hvt_layout_fini(&m.u.layout.layout);
+	return bytes;
+}
+
 /*
  * A dirty-log VMM with one slot: answers `answers` harvests (page i of harvest i written), then misbehaves
- * as told on the next one.
+ * as told on the next one. With grow_bytes, a slot of that size is plugged in before the 4th harvest; page
+ * i of it is written from then on.
  */
-static int serve_harvests(int c, int answers, bool devmem, enum misbehaviour how)
+static int serve_harvests(int c, int answers, bool devmem, enum misbehaviour how, uint64_t grow_bytes)
 {
-	size_t bytes = SLOT_PAGES / 8, map_bytes = HVT_BITMAP_HEADER_BYTES + bytes;
-	int memfd = memfd_create("fakepeer-bitmaps", MFD_CLOEXEC);
-	uint64_t *map, *bits, last_done;
+	size_t bytes = SLOT_PAGES / 8;
+	uint64_t *map, *bits, last_done, generation = 1, dirty = 1;
+	int memfd = bitmap_memfd(bytes, &map);
 	bool final = false;
 	struct hvt_msg m;
 	struct hvt_err e;
 
-	if (memfd < 0 || ftruncate(memfd, (off_t)map_bytes))
-		fail("memfd", NULL);
-	map = mmap(NULL, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
-	if (map == MAP_FAILED)
-		fail("mmap", NULL);
 	bits = map + HVT_BITMAP_HEADER_BYTES / 8;
 	send_hello(c, HVT_ATTACH_PROTOCOL, devmem, HVT_MODE_BIT(HVT_MODE_DIRTY_LOG));
 	if (hvt_msg_recv(c, &m, 5000, &e) || m.type != HVT_MSG_ATTACH)
@@ -156,9 +193,18 @@ static int serve_harvests(int c, int answers, bool devmem, enum misbehaviour how
 			fprintf(stderr, "fakepeer: dropping the connection on harvest %d\n", i);
 			return 0;
 		}
+		if (grow_bytes && i == 4) {
+			munmap(map, HVT_BITMAP_HEADER_BYTES + bytes);
+			bytes = announce_hotplug(c, grow_bytes, &map);
+			bits = map + HVT_BITMAP_HEADER_BYTES / 8;
+			generation = 2;
+			dirty = 2;
+		}
 		map[0] = htole64(hvt_bitmap_seq_writing((uint64_t)i));
 		memset(bits, 0, bytes);
 		bits[(i % SLOT_PAGES) / 64] |= 1ull << (i % 64);
+		if (generation == 2) /* the plugged slot's bitmap follows the first one's */
+			bits[SLOT_PAGES / 64 + (uint64_t)i % (grow_bytes / 4096) / 64] |= 1ull << (i % 64);
 		if (i <= answers || how != SCRIBBLE)
 			map[0] = htole64(hvt_bitmap_seq_done((uint64_t)i));
 		if (i > answers && how == SHRINK && ftruncate(memfd, 0))
@@ -166,11 +212,11 @@ static int serve_harvests(int c, int answers, bool devmem, enum misbehaviour how
 		uint64_t end = hvt_now_ns();
 		m = (struct hvt_msg){.type = HVT_MSG_HARVESTED};
 		m.u.harvested = (struct hvt_msg_harvested){.seq = (uint64_t)i,
-							   .generation = 1,
+							   .generation = generation,
 							   .t_start_ns = last_done,
 							   .t_end_ns = end,
 							   .t_done_ns = end,
-							   .dirty_pages = 1,
+							   .dirty_pages = dirty,
 							   .final = final};
 		last_done = end;
 		if (hvt_msg_send(c, &m, &e))
@@ -234,7 +280,7 @@ int main(int argc, char **argv)
 		fprintf(
 		    stderr,
 		    "usage: fakepeer SOCK garbage|silent|busy|version|disconnect N|shrink N|scribble N|slow-bye N|\n"
-		    "       attach-close|huge|null|devmem|ad|as-uid UID MODE\n");
+		    "       attach-close|huge|null|devmem|hotplug SIZE|ad|as-uid UID MODE\n");
 		return 2;
 	}
 	if (!strcmp(argv[2], "as-uid") && argc > 3) {
@@ -277,15 +323,21 @@ int main(int argc, char **argv)
 		}
 		printf("tracer said: %s\n", m.u.error.message);
 	} else if (!strcmp(mode, "disconnect") && argi + 1 < argc) {
-		serve_harvests(c, atoi(argv[argi + 1]), false, DROP);
+		serve_harvests(c, atoi(argv[argi + 1]), false, DROP, 0);
 	} else if (!strcmp(mode, "shrink") && argi + 1 < argc) {
-		serve_harvests(c, atoi(argv[argi + 1]), false, SHRINK);
+		serve_harvests(c, atoi(argv[argi + 1]), false, SHRINK, 0);
 	} else if (!strcmp(mode, "scribble") && argi + 1 < argc) {
-		serve_harvests(c, atoi(argv[argi + 1]), false, SCRIBBLE);
+		serve_harvests(c, atoi(argv[argi + 1]), false, SCRIBBLE, 0);
 	} else if (!strcmp(mode, "slow-bye") && argi + 1 < argc) {
-		serve_harvests(c, atoi(argv[argi + 1]), false, SLOW_BYE);
+		serve_harvests(c, atoi(argv[argi + 1]), false, SLOW_BYE, 0);
 	} else if (!strcmp(mode, "devmem")) {
-		serve_harvests(c, INT_MAX, true, HONEST);
+		serve_harvests(c, INT_MAX, true, HONEST, 0);
+	} else if (!strcmp(mode, "hotplug") && argi + 1 < argc) {
+		uint64_t grow;
+
+		if (hvt_parse_size(argv[argi + 1], &grow) || grow % 4096 || grow < 64 * 4096)
+			fail("hotplug SIZE: a size of whole pages, at least 256K", NULL);
+		serve_harvests(c, INT_MAX, false, HONEST, grow);
 	} else if (!strcmp(mode, "attach-close")) {
 		send_hello(c, HVT_ATTACH_PROTOCOL, false, HVT_MODE_BIT(HVT_MODE_DIRTY_LOG));
 		if (hvt_msg_recv(c, &m, 5000, &e) || m.type != HVT_MSG_ATTACH)

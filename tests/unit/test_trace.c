@@ -988,6 +988,63 @@ static void test_written_not_accessed_refused(void **state)
 	free(b.p);
 }
 
+/* The tracer's CPU time (flag 6) lies after written_not_accessed when both are there, and round-trips; the
+ * busy and layout-refused flags are refused where they make no sense. */
+static void test_tracer_cost_fields(void **state)
+{
+	struct hvt_interval iv, out;
+	struct hvt_buf b = {0};
+	struct hvt_err err = {{0}};
+	const struct hvt_layout *l = &layouts[0];
+
+	(void)state;
+	assert_int_equal(hvt_interval_init(&iv, l, HVT_IV_WRITTEN | HVT_IV_ACCESSED), 0);
+	iv.seq = 1;
+	hvt_pageset_set(&iv.written[1], 5);
+	assert_int_equal(hvt_interval_close_written_in_accessed(&iv), 0); /* flag 5 and its u64 */
+	iv.flags |= HVT_IV_TRACER_CPU | HVT_IV_TRACER_BUSY;
+	iv.tracer_cpu_ns = 0x1122334455667788ull;
+	assert_int_equal(hvt_interval_encode(&iv, l, &b, &err), 0);
+	assert_int_equal(hvt_get_le64(b.p + HVT_IV_FIXED_SIZE), 1);
+	assert_int_equal(hvt_get_le64(b.p + HVT_IV_FIXED_SIZE + 8), 0x1122334455667788ull);
+	assert_int_equal(hvt_interval_decode(&out, l, b.p, b.len, &err), 0);
+	assert_int_equal(out.tracer_cpu_ns, 0x1122334455667788ull);
+	assert_int_equal(out.written_not_accessed, 1);
+	assert_int_equal(out.flags, iv.flags);
+	hvt_interval_fini(&out);
+	/* cut inside the new field */
+	assert_int_equal(hvt_interval_decode(&out, l, b.p, HVT_IV_FIXED_SIZE + 12, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "shorter than its fixed part of 88"));
+
+	/* busy without the CPU time */
+	iv.flags &= ~HVT_IV_TRACER_CPU;
+	b.len = 0;
+	assert_int_equal(hvt_interval_encode(&iv, l, &b, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "TRACER_BUSY without TRACER_CPU"));
+	hvt_interval_fini(&iv);
+
+	/* a refused layout ends the trace with an interval without sets; with sets, or not final, it is
+	 * refused */
+	assert_int_equal(hvt_interval_init(&iv, l, HVT_IV_LAYOUT_REFUSED | HVT_IV_FINAL), 0);
+	iv.seq = 2;
+	b.len = 0;
+	assert_int_equal(hvt_interval_encode(&iv, l, &b, &err), 0);
+	assert_int_equal(hvt_interval_decode(&out, l, b.p, b.len, &err), 0);
+	assert_null(out.written);
+	assert_true(out.flags & HVT_IV_LAYOUT_REFUSED);
+	hvt_interval_fini(&out);
+	hvt_put_le32(b.p + 56, HVT_IV_LAYOUT_REFUSED);
+	assert_int_equal(hvt_interval_decode(&out, l, b.p, b.len, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "LAYOUT_REFUSED"));
+	hvt_interval_fini(&iv);
+	assert_int_equal(hvt_interval_init(&iv, l, HVT_IV_WRITTEN | HVT_IV_LAYOUT_REFUSED | HVT_IV_FINAL), 0);
+	b.len = 0;
+	assert_int_equal(hvt_interval_encode(&iv, l, &b, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "LAYOUT_REFUSED"));
+	hvt_interval_fini(&iv);
+	free(b.p);
+}
+
 /* A trace written before the field existed (tests/fixtures/trace/README.md): it reads, its sets as they
  * were, and the count is not available, which JSON says with null. */
 static void test_written_not_accessed_old_trace(void **state)
@@ -1124,6 +1181,7 @@ int main(void)
 	    cmocka_unit_test(test_written_not_accessed_refused),
 	    cmocka_unit_test(test_written_not_accessed_old_trace),
 	    cmocka_unit_test(test_insane_fields),
+	    cmocka_unit_test(test_tracer_cost_fields),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

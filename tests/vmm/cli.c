@@ -7,6 +7,7 @@
 
 #define MiB (1ull << 20)
 #define GiB (1ull << 30)
+#define TiB (1ull << 40)
 
 static const struct hvt_exit_status vmm_exits[] = {
     {VMM_OK, "the script ran, or SIGINT/SIGTERM stopped it"},
@@ -22,8 +23,9 @@ int cli_parse(int argc, char **argv, struct vmm_options *o)
 	    HVT_OPT_SIZE(0, "low-ram", &o->low_ram, 2 * MiB, 4 * GiB - 2 * MiB, 2 * MiB, "SIZE",
 			 "RAM slot 0 at guest-physical 0 (default 3G; below the hole at 3-4 GiB,\n"
 			 "where the doorbell page sits)"),
-	    HVT_OPT_SIZE(0, "high-ram", &o->high_ram, 2 * MiB, 256 * GiB, 2 * MiB, "SIZE",
-			 "RAM slot 1 at 4 GiB (default 1G). Sizes take K, M, G, T; multiples of 2M"),
+	    HVT_OPT_SIZE(0, "high-ram", &o->high_ram, 2 * MiB, 4 * TiB - 4 * GiB, 2 * MiB, "SIZE",
+			 "RAM slot 1 at 4 GiB (default 1G; sparse: only what the payload touches\n"
+			 "becomes resident). Sizes take K, M, G, T; multiples of 2M"),
 	    HVT_OPT_STRING(0, "payload", &o->payload, "NAME",
 			   "built-in script: phases4 (default; the test pattern), array, idle"),
 	    HVT_OPT_SIZE(0, "array-size", &o->array_bytes, 1, 0, 0, "SIZE",

@@ -6,6 +6,7 @@
  * their accessed bits set, so the CPU never writes these pages and they never show up as written.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <linux/kvm.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -30,6 +31,8 @@ extern const char guest_payload_start[], guest_payload_end[];
 
 #define PAGE 4096ull
 #define GIB  (1ull << 30)
+/* Guest-physical space the page tables can map: one PML4 entry (a PDPT) per 512 GiB. */
+#define MAX_GIB (GUEST_MAP_LIMIT / GIB)
 
 #define CR0_PE          (1ull << 0)
 #define CR0_MP          (1ull << 1)
@@ -78,48 +81,85 @@ static void write_gdt(uint64_t *gdt, uint64_t tss)
 	gdt[6] = tss >> 32;
 }
 
+/*
+ * Identity maps every range with 2 MiB pages: a PD per GiB and a PDPT per 512 GiB, so a TiB guest takes
+ * 4 MiB of page tables (this host's KVM offers no 1 GiB pages: CPUID Page1GB is clear).
+ */
+static int map_ranges(struct vm *vm, struct bump *b, const struct guest_map *maps, unsigned nmaps,
+		      uint64_t pml4_gpa, struct hvt_err *err)
+{
+	static uint64_t pd_of_gib[MAX_GIB], pdpt_of_512g[MAX_GIB / 512];
+	uint64_t *pml4 = vm_gpa_to_host(vm, pml4_gpa, PAGE);
+
+	memset(pd_of_gib, 0, sizeof(pd_of_gib));
+	memset(pdpt_of_512g, 0, sizeof(pdpt_of_512g));
+	for (unsigned i = 0; i < nmaps; i++) {
+		if (maps[i].gpa % GUEST_MAP_ALIGN || maps[i].size % GUEST_MAP_ALIGN ||
+		    maps[i].gpa + maps[i].size > GUEST_MAP_LIMIT)
+			return hvt_err_set(
+			    err, -EINVAL,
+			    "guest range 0x%llx+0x%llx is not 2 MiB aligned or lies above %llu GiB",
+			    (unsigned long long)maps[i].gpa, (unsigned long long)maps[i].size,
+			    (unsigned long long)MAX_GIB);
+		for (uint64_t g = maps[i].gpa / GIB; g * GIB < maps[i].gpa + maps[i].size; g++) {
+			if (!pdpt_of_512g[g / 512])
+				pdpt_of_512g[g / 512] = take_pages(b, PAGE);
+			if (!pd_of_gib[g])
+				pd_of_gib[g] = take_pages(b, PAGE);
+		}
+	}
+	if (b->next > GUEST_SYSTEM_LIMIT)
+		return 0; /* the caller says what does not fit */
+	if (!pml4)
+		return hvt_err_set(err, -EINVAL, "slot 0 does not hold the page tables");
+	for (uint64_t t = 0; t < MAX_GIB / 512; t++)
+		if (pdpt_of_512g[t])
+			pml4[t] = pdpt_of_512g[t] | PTE_TABLE;
+	for (unsigned i = 0; i < nmaps; i++) {
+		for (uint64_t a = maps[i].gpa; a < maps[i].gpa + maps[i].size; a += GUEST_MAP_ALIGN) {
+			uint64_t g = a / GIB;
+			uint64_t *pdpt = vm_gpa_to_host(vm, pdpt_of_512g[g / 512], PAGE);
+
+			uint64_t *pd = vm_gpa_to_host(vm, pd_of_gib[g], PAGE);
+
+			if (!pdpt || !pd)
+				return hvt_err_set(err, -EINVAL, "slot 0 does not hold the page tables");
+			pdpt[g % 512] = pd_of_gib[g] | PTE_TABLE;
+			pd[(a % GIB) / GUEST_MAP_ALIGN] = a | PTE_2M;
+		}
+	}
+	return 0;
+}
+
 int guest_image_build(struct vm *vm, const struct guest_map *maps, unsigned nmaps, const void *script,
 		      size_t script_len, struct guest_image *img, struct hvt_err *err)
 {
 	const size_t code_len = (size_t)(guest_payload_end - guest_payload_start);
 	struct bump b = {GUEST_SYSTEM_BASE};
-	uint64_t pd_of_gib[512] = {0};
-	uint64_t *pml4, *pdpt;
+	int rc;
 
 	memset(img, 0, sizeof(*img));
 	img->gdt_gpa = take_pages(&b, PAGE);
 	img->tss_gpa = img->gdt_gpa + 0x80;
 	img->stack_top = take_pages(&b, PAGE) + PAGE;
 	img->pml4_gpa = take_pages(&b, PAGE);
-	uint64_t pdpt_gpa = take_pages(&b, PAGE);
-	for (unsigned i = 0; i < nmaps; i++) {
-		if (maps[i].gpa % GUEST_MAP_ALIGN || maps[i].size % GUEST_MAP_ALIGN ||
-		    maps[i].gpa + maps[i].size > 512 * GIB)
-			return hvt_err_set(
-			    err, -EINVAL,
-			    "guest range 0x%llx+0x%llx is not 2 MiB aligned or lies above 512 GiB",
-			    (unsigned long long)maps[i].gpa, (unsigned long long)maps[i].size);
-		for (uint64_t g = maps[i].gpa / GIB; g * GIB < maps[i].gpa + maps[i].size; g++)
-			if (!pd_of_gib[g])
-				pd_of_gib[g] = take_pages(&b, PAGE);
-	}
+	if ((rc = map_ranges(vm, &b, maps, nmaps, img->pml4_gpa, err)))
+		return rc;
 	img->tables_end_gpa = b.next;
 	img->code_gpa = take_pages(&b, code_len);
 	img->script_gpa = take_pages(&b, script_len);
 	if (b.next > GUEST_SYSTEM_LIMIT)
 		return hvt_err_set(
 		    err, -E2BIG,
-		    "the system area (page tables, code, script) needs %llu KiB, more than the %llu KiB below 1 MiB: use less RAM or a smaller script",
+		    "the system area (page tables, code, script) needs %llu KiB, more than the %llu KiB below 16 MiB: use less RAM or a smaller script",
 		    (unsigned long long)(b.next / 1024), (unsigned long long)(GUEST_SYSTEM_LIMIT / 1024));
 	img->system_first_gfn = GUEST_SYSTEM_BASE / PAGE;
 	img->system_npages = (b.next - GUEST_SYSTEM_BASE) / PAGE;
 
 	uint64_t *gdt = vm_gpa_to_host(vm, img->gdt_gpa, PAGE);
-	pml4 = vm_gpa_to_host(vm, img->pml4_gpa, PAGE);
-	pdpt = vm_gpa_to_host(vm, pdpt_gpa, PAGE);
 	void *code = vm_gpa_to_host(vm, img->code_gpa, code_len);
 	void *scr = vm_gpa_to_host(vm, img->script_gpa, script_len);
-	if (!gdt || !pml4 || !pdpt || !code || !scr)
+	if (!gdt || !code || !scr)
 		return hvt_err_set(err, -EINVAL, "slot 0 does not hold the system area [0x%llx, 0x%llx)",
 				   (unsigned long long)GUEST_SYSTEM_BASE, (unsigned long long)b.next);
 
@@ -130,17 +170,6 @@ int guest_image_build(struct vm *vm, const struct guest_map *maps, unsigned nmap
 	uint16_t iopb = TSS_BYTES; /* no I/O bitmap: the payload uses no ports */
 	memcpy((char *)gdt + 0x80 + 102, &iopb, 2);
 
-	pml4[0] = pdpt_gpa | PTE_TABLE;
-	for (unsigned g = 0; g < 512; g++)
-		if (pd_of_gib[g])
-			pdpt[g] = pd_of_gib[g] | PTE_TABLE;
-	for (unsigned i = 0; i < nmaps; i++) {
-		for (uint64_t a = maps[i].gpa; a < maps[i].gpa + maps[i].size; a += GUEST_MAP_ALIGN) {
-			uint64_t *pd = vm_gpa_to_host(vm, pd_of_gib[a / GIB], PAGE);
-
-			pd[(a % GIB) / GUEST_MAP_ALIGN] = a | PTE_2M;
-		}
-	}
 	memcpy(code, guest_payload_start, code_len);
 	memcpy(scr, script, script_len);
 	/*

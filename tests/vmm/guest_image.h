@@ -13,9 +13,11 @@ struct vm;
 struct hvt_err;
 
 /* gfn 0 stays ordinary RAM, so a payload can write the first page of slot 0. */
-#define GUEST_SYSTEM_BASE  0x1000ull
-#define GUEST_SYSTEM_LIMIT 0x100000ull  /* the system area must end below 1 MiB */
+#define GUEST_SYSTEM_BASE 0x1000ull
+/* The system area ends below 16 MiB: a TiB guest's page tables alone take 4 MiB. */
+#define GUEST_SYSTEM_LIMIT 0x1000000ull
 #define GUEST_MAP_ALIGN    (2ull << 20) /* identity-mapped with 2 MiB pages */
+#define GUEST_MAP_LIMIT    (4ull << 40) /* the highest guest-physical address mapped: 4 TiB */
 
 /* A guest-physical range the page tables map (RAM that exists now or will be hot-plugged). */
 struct guest_map {

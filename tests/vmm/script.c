@@ -103,6 +103,9 @@ static int add_scattered(struct range_list *l, const struct script_geometry *g, 
 	return rc;
 }
 
+/* Pages phases4's strided phase writes at most per pass. */
+#define MAX_STRIDED_PAGES 65536
+
 static int build_phases4(struct script *s, const struct script_geometry *g, struct hvt_err *err)
 {
 	const uint64_t w0_first = 4096, w0_count = 2048; /* 16 MiB .. 24 MiB */
@@ -116,8 +119,11 @@ static int build_phases4(struct script *s, const struct script_geometry *g, stru
 	if (!(p = add_phase(s, "contiguous")) || script_add_range(&p->write, w0_first, w0_count, 1) ||
 	    script_add_range(&p->read, low / 2, 1024, 1) || script_add_range(&p->read, hi + high / 2, 256, 1))
 		return -ENOMEM;
-	/* 1: every 64th page of the whole high slot (one page per bitmap word); reads what phase 0 wrote. */
-	if (!(p = add_phase(s, "strided")) || script_add_range(&p->write, hi, high / 64, 64) ||
+	/* 1: every 64th page of the whole high slot (one page per bitmap word), or a wider multiple of 64 in
+	 * slots over 16 GiB so that a pass stays at 65536 pages (a sparse guest: most pages never touched);
+	 * reads what phase 0 wrote. */
+	const uint64_t stride = 64 * ((high / 64 + MAX_STRIDED_PAGES - 1) / MAX_STRIDED_PAGES);
+	if (!(p = add_phase(s, "strided")) || script_add_range(&p->write, hi, high / stride, stride) ||
 	    script_add_range(&p->read, w0_first, w0_count, 1))
 		return -ENOMEM;
 	/* 2: scattered pages over both slots; reads what phase 1 wrote. */
