@@ -96,10 +96,12 @@ static int decode(struct hvt_iv_runs *ir, const struct hvt_layout *l, const uint
 	struct hvt_interval *iv = &ir->hdr;
 	struct hvt_cursor c = {.p = payload, .left = len};
 	size_t fixed;
+	struct hvt_channel_bytes *channels = iv->channels; /* kept across reads (ch_cap) */
 	uint32_t sets, nch;
 	int rc;
 
 	rc = hvt_interval_decode_fixed(iv, payload, len, &fixed, &nch, err);
+	iv->channels = channels;
 	if (rc)
 		return rc;
 	sets = iv->flags & HVT_IV_SET_FLAGS;
