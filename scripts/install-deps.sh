@@ -11,6 +11,9 @@ cd "$(dirname "$0")/.."
 BASE="build-essential pkg-config clang-format libjson-c-dev libroaring-dev libzstd-dev libcmocka-dev libcap-ng-dev
 libisal-dev libpfm4-dev jq procps git"
 
+# The libFuzzer harnesses (make fuzzers, make check): clang 14 and its fuzzer and sanitizer runtimes.
+FUZZ="clang libclang-rt-14-dev"
+
 # Building patched QEMU 10.0 (make qemu) and running it under TCG in the tests.
 QEMU="dpkg-dev ninja-build python3-venv zlib1g-dev libglib2.0-dev libfdt-dev flex bison ccache lib32gcc-12-dev
 seabios meson"
@@ -57,7 +60,7 @@ meson_ok() {
 }
 
 missing=""
-for p in $BASE $QEMU $LAB; do
+for p in $BASE $FUZZ $QEMU $LAB; do
 	[ "$p" = meson ] && continue
 	installed "$p" || missing="$missing $p"
 done
