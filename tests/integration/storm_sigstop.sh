@@ -19,7 +19,7 @@ BG_PIDS+=("$rec")
 lines() { cat "$T/t.jsonl" 2>/dev/null | wc -l; }
 has_lines() { [ "$(lines)" -ge "$1" ]; }
 for round in 1 2 3; do
-	want=$(($(lines) + 2 + RANDOM % 6)) us=$((RANDOM % 50000))
+	want=$(($(lines) + 2 + RANDOM % 6)) us=$(((RANDOM << 15 | RANDOM) % 50000))
 	wait_until "the tracer writes interval $want" $rec has_lines $want
 	sleep "$(awk -v us=$us 'BEGIN { printf "%.4f", us / 1e6 }')"
 	kill -STOP $rec

@@ -13,7 +13,7 @@ echo "seed $RANDOM"
 lines() { cat "$T/t.jsonl" 2>/dev/null | wc -l; }
 has_lines() { [ "$(lines)" -ge "$1" ]; }
 for i in $(seq 1 10); do
-	want=$((1 + RANDOM % 8)) us=$((RANDOM % 100000))
+	want=$((1 + RANDOM % 8)) us=$(((RANDOM << 15 | RANDOM) % 100000))
 	rm -f "$T"/t.* "$T/vmm.sock"
 	start_vmm "$T/vmm.sock" --payload phases4 --phase-time 0.2s --repeat 0 --vcpu-cpu $VCPU_CPU
 	"$BIN/hvmtrace" record --attach "$T/vmm.sock" --cpu $TRACER_CPU --interval 100ms -o "$T/t.hvt" \
