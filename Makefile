@@ -151,6 +151,25 @@ lab: $(BUILD)/tests/lab/ad_check
 	BUILD=$(BUILD) tests/lab/run.sh 6.1
 	BUILD=$(BUILD) tests/lab/run.sh 6.12
 
+# libFuzzer harnesses (tests/fuzz/fuzz_*.c; docs/reliability.md, "Fuzzing"), built with clang, ASan and UBSan
+# into build/fuzz. `make fuzz` runs each for FUZZ_SECONDS (or FUZZ_RUNS inputs, if sooner) from its seed
+# corpus (tests/fuzz/corpus/NAME); what it finds goes to build/fuzz/corpus and build/fuzz/findings.
+FUZZ_CC ?= clang
+FUZZ_BUILD ?= build/fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_RUNS ?=
+FUZZ_SAN = -fsanitize=address,undefined,fuzzer-no-link -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+FUZZERS = $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+.PHONY: fuzzers fuzz-harnesses fuzz
+fuzzers:
+	$(MAKE) BUILD=$(FUZZ_BUILD) SAN=1 CC=$(FUZZ_CC) SANITIZE='$(FUZZ_SAN)' fuzz-harnesses
+fuzz-harnesses: $(FUZZERS)
+$(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(LIBHVT)
+	@mkdir -p $(@D)
+	$(CC) $(OPT) -fsanitize=fuzzer $(LDFLAGS) -o $@ $^ $(LIBS_ALL)
+fuzz: fuzzers
+	FUZZ_RUNS=$(FUZZ_RUNS) tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIBHVT)
 	@mkdir -p $(@D)
 	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL)
@@ -165,6 +184,7 @@ qemu:
 check: config.mk format-check
 	$(MAKE) BUILD=build/check SAN=1 all tests
 	$(MAKE) BUILD=build all tests
+	$(MAKE) fuzzers
 	scripts/build-qemu.sh >/dev/null
 	tests/run.sh build/check build
 

@@ -399,8 +399,16 @@ static void emit_refusal(struct recorder *r)
 		fprintf(stderr, "hvmtrace record: warning: the refusal is not in the trace: %s\n", e.msg);
 }
 
-static int harvest_and_emit(struct recorder *r, uint32_t missed, bool final, struct hvt_err *err)
+/*
+ * Harvests for *deadline. The interval ends when the harvest takes its snapshot (t_end), which a busy CPU or
+ * a stopped tracer can push past later deadlines (before end): the interval spans those, so it counts them as
+ * missed and *deadline moves on to the last of them. (Counting from the tracer's clock before the request
+ * would leave them to the next interval, and this one merged silently.)
+ */
+static int harvest_and_emit(struct recorder *r, uint32_t missed, bool final, uint64_t *deadline, uint64_t end,
+			    struct hvt_err *err)
 {
+	const uint64_t iv_ns = r->o->interval_ns;
 	struct hvt_interval iv = {0};
 	int rc = r->s.harvester->harvest(&r->s, &iv, harvest_timeout_ms(r->o), err);
 
@@ -409,6 +417,14 @@ static int harvest_and_emit(struct recorder *r, uint32_t missed, bool final, str
 		if (r->s.layout_refused)
 			emit_refusal(r);
 		return rc;
+	}
+	if (*deadline < end && iv.t_end_ns >= *deadline + iv_ns) {
+		uint64_t late = (iv.t_end_ns - *deadline) / iv_ns;
+
+		if (end != UINT64_MAX && late > (end - 1 - *deadline) / iv_ns)
+			late = (end - 1 - *deadline) / iv_ns; /* the deadlines before end, not end itself */
+		missed += (uint32_t)late;
+		*deadline += late * iv_ns;
 	}
 	return emit_harvested(r, &iv, missed, final, err);
 }
@@ -495,7 +511,7 @@ static int run(struct recorder *r, struct hvt_err *err)
 		switch (wait_until(r, deadline)) {
 		case WAKE_SIGNAL:
 			/* Stop now, keeping the partial interval. */
-			if (harvest_and_emit(r, missed, true, err))
+			if (harvest_and_emit(r, missed, true, &deadline, end, err))
 				return r->s.said_bye ? 0 : RECORD_FAILED;
 			snprintf(r->s.end_reason, sizeof(r->s.end_reason), "stopped by a signal");
 			return 0;
@@ -516,7 +532,7 @@ static int run(struct recorder *r, struct hvt_err *err)
 		}
 		bool last = deadline >= end;
 		bool cut_short = last && r->o->duration_ns % iv_ns;
-		if (harvest_and_emit(r, missed, cut_short, err))
+		if (harvest_and_emit(r, missed, cut_short, &deadline, end, err))
 			return r->s.said_bye ? 0 : RECORD_FAILED;
 		if (r->s.vmm_gone) /* the VMM said bye while we harvested: that was its last interval */
 			return r->s.said_bye ? 0 : RECORD_FAILED;
@@ -860,7 +876,10 @@ int cmd_record(int argc, char **argv)
 		    (unsigned long long)r.busy_intervals, r.busy_intervals == 1 ? "" : "s");
 	fprintf(stderr, "hvmtrace record: %llu intervals recorded (%llu deadlines missed)%s%s; %s\n",
 		(unsigned long long)r.intervals, (unsigned long long)r.missed_total, o.output ? " to " : "",
-		o.output ? o.output : "", r.s.end_reason[0] ? r.s.end_reason : "stopped");
+		o.output ? o.output : "",
+		r.s.end_reason[0] ? r.s.end_reason
+		: status          ? "stopped by the error above"
+				  : "stopped");
 	close(r.sigfd);
 	return status;
 }

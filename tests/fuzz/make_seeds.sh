@@ -1,0 +1,71 @@
+#!/bin/bash
+# Writes the seed corpora (tests/fuzz/corpus/NAME/) from the repository's fixtures and a few hand-written
+# inputs, in each harness's input form (see the comment at the top of tests/fuzz/fuzz_NAME.c). Run from
+# anywhere; needs python3 and, for the chanmap seeds, build/bin/chanmap (`make`).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+C=tests/fuzz/corpus
+F=tests/fixtures
+rm -rf "$C" && mkdir -p "$C"/{trace_file,trace_records,attach,chanmap,iomem,pmu_sysfs,units}
+
+# fields F1 F2 …: the arguments joined by NUL bytes
+fields() {
+	local first=1
+	for f in "$@"; do
+		[ $first = 1 ] || printf '\0'
+		printf '%s' "$f"
+		first=0
+	done
+}
+
+for t in "$F"/trace/*.hvt; do
+	cp "$t" "$C/trace_file/"
+	python3 tests/fuzz/hvt2records.py "$t" "$C/trace_records/$(basename "$t" .hvt)"
+done
+
+layout='{"generation":1,"page_size":4096,"slots":[{"slot":0,"gpa":0,"size":16777216,"backing":"memfd","name":"ram"}]}'
+hello='{"type":"hello","protocol":1,"vmm":"hvmtrace-vmm 0.1.0","vm":{"name":"fuzz","uuid":"","pid":42},"accel":"kvm","page_size":4096,"modes":["dirty-log","ad"],"default_cpu":-1,"vcpu_tids":[43],"layout":'"$layout"'}'
+attach='{"type":"attach","protocol":1,"mode":"dirty-log","cpu":1,"tracer":{"name":"hvmtrace 0.1.0","pid":7}}'
+attached='{"type":"attached","mode":"ad","cpu":-1,"generation":1,"t_armed_ns":1000,"bitmap_bytes":0}'
+lay='{"type":"layout","layout":'"${layout/\"generation\":1/\"generation\":2}"',"bitmap_bytes":0}'
+harvest='{"type":"harvest","seq":1}'
+harvested='{"type":"harvested","seq":1,"generation":1,"t_start_ns":1000,"t_end_ns":2000,"t_done_ns":2100,"dirty_pages":3,"lost_pages":0,"final":false}'
+final='{"type":"harvested","seq":2,"generation":2,"t_start_ns":2100,"t_end_ns":3000,"t_done_ns":3100,"dirty_pages":0,"lost_pages":5,"final":true}'
+bye='{"type":"bye","reason":"guest stopped"}'
+error='{"type":"error","code":"busy","message":"another tracer is attached"}'
+{ printf '\1'; fields "$hello" "$attached" "$lay" "$harvested" "$final" "$bye"; } >"$C/attach/vmm-side"
+{ printf '\1'; fields "$attach" "$harvest" "$bye"; } >"$C/attach/tracer-side"
+{ printf '\1'; fields "$error"; } >"$C/attach/error"
+# the raw form: byte 0 even, then frames as they travel (u32 little-endian length, JSON)
+python3 - "$C/attach/raw" "$hello" "$harvested" <<'PY'
+import struct, sys
+with open(sys.argv[1], "wb") as f:
+    f.write(b"\0")
+    for m in sys.argv[2:]:
+        f.write(struct.pack("<I", len(m)) + m.encode())
+PY
+
+cp "$F/chanmap/tcg-3g.json" "$C/chanmap/"
+for m in 2s8c-interleaved 3way; do
+	build/bin/chanmap probe --model "$F/probe/model-$m.json" -o "$C/chanmap/$m.json" -q
+done
+
+fw() { # N: the fields of firmware map entry N of the fixture
+	fields "$(cat "$F/iomem/fwmap/$1/start")" "$(cat "$F/iomem/fwmap/$1/end")" "$(cat "$F/iomem/fwmap/$1/type")"
+}
+{ fields "$(cat "$F/iomem/booted-8g.iomem")" 'ro memmap=8G$0x7b4000000 memmap=1G$0xa40000000,4G@8G quiet'; printf '\0'; fw 0; printf '\0'; fw 1; printf '\0'; fw 2; printf '\0'; fw 3; } >"$C/iomem/booted-8g"
+fields "$(cat "$F/iomem/hidden.iomem")" 'memmap=64K$0x18690000' >"$C/iomem/hidden"
+
+pmu() { # NAME DIR FORMAT3 ALIAS: a PMU of a fixture host, CPUs 0 and 1 in sockets 0 and 1
+	local d=$F/sysfs/$2/sys/devices/$1
+	fields "$1" "$(cat "$F/sysfs/$2/proc/cpuinfo")" "$(cat "$d/type")" "0,1" \
+		"$(cat "$d/format/event")" "$(cat "$d/format/umask" 2>/dev/null || true)" \
+		"$(cat "$d/format/rdwrmask" 2>/dev/null || true)" "$4" "${4/0x03/0x0c}" 0 1 "$3"
+}
+pmu uncore_imc_0 skx "event=0x04,umask=0x03" "$(cat "$F/sysfs/skx/sys/devices/uncore_imc_0/events/cas_count_read")" >"$C/pmu_sysfs/skx"
+pmu uncore_imc_0 spr "event=0x05,umask=0xcf" "$(cat "$F/sysfs/spr/sys/devices/uncore_imc_0/events/cas_count_read")" >"$C/pmu_sysfs/spr"
+pmu amd_umc_4 amd-zen4 "event=0x0a,rdwrmask=0x1" "" >"$C/pmu_sysfs/amd-zen4"
+
+fields 10ms 512M 0-3,8 --interval 1.5s -s 1G --cpu 3 -q --mode=ad out.hvt >"$C/units/typical"
+fields 5m 2TiB 0,2-3 -i10ms --count=7 --name fuzz -- -file >"$C/units/short-forms"
+fields 250us 4K 0 --size 4095 --mode x >"$C/units/refused"
