@@ -429,6 +429,22 @@ static int harvest_and_emit(struct recorder *r, uint32_t missed, bool final, uin
 	return emit_harvested(r, &iv, missed, final, err);
 }
 
+/*
+ * Deadlines an interval harvested off the schedule (the VMM's last one) passed without a harvest: every
+ * deadline t0 + k·interval inside (t_start, t_end] but the one it stands for. A tracer starved while the
+ * guest stopped would otherwise merge them silently into this interval.
+ */
+static uint32_t missed_off_schedule(const struct recorder *r, const struct hvt_interval *iv)
+{
+	const uint64_t t0 = r->s.t_armed_ns, iv_ns = r->o->interval_ns;
+	uint64_t spans;
+
+	if (iv->t_start_ns < t0 || iv->t_end_ns < iv->t_start_ns)
+		return 0;
+	spans = (iv->t_end_ns - t0) / iv_ns - (iv->t_start_ns - t0) / iv_ns;
+	return spans > 1 ? (uint32_t)(spans - 1) : 0;
+}
+
 /* The VMM ended the conversation: the guest's last interval, if the harvester can still take it. */
 static void emit_after_end(struct recorder *r)
 {
@@ -438,7 +454,7 @@ static void emit_after_end(struct recorder *r)
 	int rc = h->after_end ? h->after_end(&r->s, &iv, &e) : 0;
 
 	if (rc > 0)
-		rc = emit_harvested(r, &iv, 0, true, &e);
+		rc = emit_harvested(r, &iv, missed_off_schedule(r, &iv), true, &e);
 	else
 		hvt_interval_fini(&iv);
 	if (rc)
@@ -483,7 +499,7 @@ static int handle_vmm_message(struct recorder *r, struct hvt_err *err, int *stat
 		return 1;
 	}
 	bool final = iv.flags & HVT_IV_FINAL;
-	if (emit_harvested(r, &iv, 0, false, err)) {
+	if (emit_harvested(r, &iv, missed_off_schedule(r, &iv), false, err)) {
 		*status = RECORD_FAILED;
 		return 1;
 	}
