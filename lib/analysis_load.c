@@ -393,7 +393,8 @@ int hvt_analysis_load(struct hvt_analysis *a, struct hvt_trace_reader *r, const 
 		      const struct hvt_analysis_opts *o, struct hvt_err *err)
 {
 	struct loader ld = {.a = a};
-	uint64_t total = hvt_trace_interval_count(r), last_end = 0, first_seq = 0, last_seq = 0;
+	uint64_t total = hvt_trace_interval_count(r), last_end = 0, first_seq = 0, last_seq = 0,
+		 bad_index = 0;
 	bool damaged = false;
 	int rc;
 
@@ -408,6 +409,7 @@ int hvt_analysis_load(struct hvt_analysis *a, struct hvt_trace_reader *r, const 
 		rc = hvt_trace_read_payload(r, i, &payload, &len, &l, err);
 		if (rc) {
 			damaged = rc == -EINVAL;
+			bad_index = i;
 			break;
 		}
 		uint64_t seq = hvt_get_le64(payload), ts = hvt_get_le64(payload + 8),
@@ -426,9 +428,12 @@ int hvt_analysis_load(struct hvt_analysis *a, struct hvt_trace_reader *r, const 
 		if (!a->n)
 			a->first_index = i;
 		rc = hvt_iv_runs_decode(&ld.ir, l, payload, len, err);
+		if (!rc)
+			rc = hvt_trace_check_interval_meta(r, &ld.ir.hdr, err);
 		if (rc) {
 			damaged = rc == -EINVAL;
-			hvt_err_prefix(err, rc, "interval %" PRIu64 ": ", seq);
+			bad_index = i;
+			hvt_trace_interval_err(r, i, rc, err);
 			break;
 		}
 		if ((rc = add_interval(&ld, l)))
@@ -439,6 +444,8 @@ int hvt_analysis_load(struct hvt_analysis *a, struct hvt_trace_reader *r, const 
 		 * trace, and say so */
 		a->truncated = true;
 		a->complete = false;
+		a->damaged = true;
+		a->readable = bad_index;
 		snprintf(a->problem, sizeof(a->problem), "%.255s", err->msg);
 		rc = 0;
 	}

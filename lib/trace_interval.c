@@ -361,6 +361,10 @@ int hvt_interval_decode_fixed(struct hvt_interval *iv, const uint8_t *payload, s
 	if ((flags & HVT_IV_LAYOUT_REFUSED) && ((flags & HVT_IV_SET_FLAGS) || !(flags & HVT_IV_FINAL)))
 		return hvt_err_set(err, -EINVAL,
 				   "flag LAYOUT_REFUSED on an interval with sets, or not final");
+	if (hvt_get_le64(payload + 16) < h.t_start_ns)
+		return hvt_err_set(err, -EINVAL, "field t_end_ns: %llu is before t_start_ns %llu",
+				   (unsigned long long)hvt_get_le64(payload + 16),
+				   (unsigned long long)h.t_start_ns);
 	*fixed = fixed_size(flags);
 	if (len < *fixed)
 		return hvt_err_set(err, -EINVAL,

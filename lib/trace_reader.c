@@ -557,9 +557,10 @@ const struct hvt_layout *hvt_trace_layout_at(const struct hvt_trace_reader *r, u
 }
 
 /* What an interval holds must be what META says the trace can hold, and its channels META's channels. */
-static int check_against_meta(const struct hvt_trace_meta *m, const struct hvt_interval *iv,
-			      struct hvt_err *err)
+int hvt_trace_check_interval_meta(const struct hvt_trace_reader *r, const struct hvt_interval *iv,
+				  struct hvt_err *err)
 {
+	const struct hvt_trace_meta *m = &r->meta;
 	static const struct {
 		uint32_t flag;
 		const char *what;
@@ -615,12 +616,18 @@ int hvt_trace_read_interval(struct hvt_trace_reader *r, uint64_t i, struct hvt_i
 		hvt_interval_fini(iv);
 		rc = hvt_err_set(err, -EINVAL, "record changed since the trace was opened");
 	}
-	if (!rc && (rc = check_against_meta(&r->meta, iv, err)))
+	if (!rc && (rc = hvt_trace_check_interval_meta(r, iv, err)))
 		hvt_interval_fini(iv);
 	if (rc)
 		return hvt_err_prefix(err, rc, "%s: interval %llu, record at offset %llu: ", r->path,
 				      (unsigned long long)i, (unsigned long long)e->offset);
 	return 0;
+}
+
+int hvt_trace_interval_err(const struct hvt_trace_reader *r, uint64_t i, int rc, struct hvt_err *err)
+{
+	return hvt_err_prefix(err, rc, "%s: interval %llu, record at offset %llu: ", r->path,
+			      (unsigned long long)i, (unsigned long long)r->intervals[i].offset);
 }
 
 int hvt_trace_read_payload(struct hvt_trace_reader *r, uint64_t i, const uint8_t **payload, size_t *len,

@@ -127,6 +127,10 @@ static int decode(struct hvt_iv_runs *ir, const struct hvt_layout *l, const uint
 		return hvt_err_set(err, -EINVAL, "%zu bytes of junk after the last slot", c.left);
 	sort_if_needed(&ir->set[0]);
 	sort_if_needed(&ir->set[1]);
+	if ((iv->flags & HVT_IV_WNA_COUNTED) && iv->written_not_accessed > ir->set[0].pages)
+		return hvt_err_set(
+		    err, -EINVAL, "field written_not_accessed: %llu is more than the %llu written pages",
+		    (unsigned long long)iv->written_not_accessed, (unsigned long long)ir->set[0].pages);
 	if ((iv->flags & HVT_IV_WNA_COUNTED) && !runs_subset(&ir->set[0], &ir->set[1]))
 		return hvt_err_set(err, -EINVAL, "flag WNA_COUNTED, but a written page is not accessed");
 	return 0;
@@ -155,8 +159,13 @@ int hvt_trace_read_runs(struct hvt_trace_reader *r, uint64_t i, struct hvt_iv_ru
 	size_t len;
 	int rc = hvt_trace_read_payload(r, i, &payload, &len, &l, err);
 
-	if (!rc && (rc = hvt_iv_runs_decode(ir, l, payload, len, err)))
-		hvt_err_prefix(err, rc, "interval %llu: ", (unsigned long long)i);
+	if (rc)
+		return rc;
+	rc = hvt_iv_runs_decode(ir, l, payload, len, err);
+	if (!rc)
+		rc = hvt_trace_check_interval_meta(r, &ir->hdr, err);
+	if (rc)
+		hvt_trace_interval_err(r, i, rc, err);
 	return rc;
 }
 

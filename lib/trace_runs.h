@@ -55,6 +55,12 @@ int hvt_pageset_decode_runs(struct hvt_runs *out, uint64_t base, uint64_t npages
 int hvt_trace_read_payload(struct hvt_trace_reader *r, uint64_t i, const uint8_t **payload, size_t *len,
 			   const struct hvt_layout **layout, struct hvt_err *err);
 
+/* What interval iv holds checked against the trace's META (sets, bandwidth, channel indexes). */
+int hvt_trace_check_interval_meta(const struct hvt_trace_reader *r, const struct hvt_interval *iv,
+				  struct hvt_err *err);
+/* Prefixes err with the trace, interval i and its record's offset, as every reader names a bad interval. */
+int hvt_trace_interval_err(const struct hvt_trace_reader *r, uint64_t i, int rc, struct hvt_err *err);
+
 /* Decodes the payload of an interval of layout l into ir. */
 int hvt_iv_runs_decode(struct hvt_iv_runs *ir, const struct hvt_layout *l, const uint8_t *payload, size_t len,
 		       struct hvt_err *err);

@@ -174,7 +174,13 @@ int cmd_report(int argc, char **argv)
 			strerror(errno));
 		status = TRACE_OUTPUT_FAILED;
 	}
-	if (!status && !rp.a.complete) {
+	if (!status && rp.a.damaged) {
+		/* as every reader says it: problem names the trace, the interval, the record and the field */
+		fprintf(stderr,
+			"hvmtrace report: %s; damaged trace: the %llu intervals before this one were read\n",
+			rp.a.problem, (unsigned long long)rp.a.readable);
+		status = TRACE_INCOMPLETE;
+	} else if (!status && !rp.a.complete) {
 		fprintf(
 		    stderr,
 		    "hvmtrace report: %s: incomplete trace (%s); the %llu intervals before that point were "

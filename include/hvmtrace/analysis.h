@@ -110,6 +110,7 @@ struct hvt_analysis {
 	/* How far the trace could be read. */
 	bool complete;     /* the whole trace was readable */
 	bool truncated;    /* reading stopped early: intervals after the damage are missing */
+	bool damaged;      /* an interval's record is framed but its content is not sane (problem names it) */
 	char problem[256]; /* why, "" when complete */
 	uint64_t readable; /* intervals in the trace that could be read */
 };
