@@ -240,6 +240,22 @@ static int read_path(const char *path, size_t max, char **text, size_t *len, boo
 	return rc;
 }
 
+int hvt_read_fd(int fd, const char *what, size_t max, char **text, size_t *len, struct hvt_err *e)
+{
+	int rc;
+
+	*text = NULL;
+	rc = read_bounded(fd, max, text, len);
+	if (rc == -EFBIG)
+		return hvt_err_set(
+		    e, rc, "cannot read %s: it is larger than %zu bytes, the most read from it", what, max);
+	if (rc == -ENOMEM)
+		return hvt_err_set(e, rc, "out of memory");
+	if (rc)
+		return hvt_err_set(e, rc, "cannot read %s: %s", what, strerror(-rc));
+	return 0;
+}
+
 int hvt_read_file(const char *path, const char *what, size_t max, char **text, size_t *len, struct hvt_err *e)
 {
 	const char *sep = what ? " " : "";

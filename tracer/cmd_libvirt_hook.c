@@ -50,7 +50,8 @@ static bool systemd_runs(void)
 
 static int read_stdin(char **xml, size_t *len, struct hvt_err *e)
 {
-	return hvt_read_file("/dev/stdin", "domain XML", XML_MAX, xml, len, e);
+	/* libvirt hands the XML over a pipe: read the fd itself, bounded, not a path that must be regular */
+	return hvt_read_fd(STDIN_FILENO, "the domain XML on standard input", XML_MAX, xml, len, e);
 }
 
 static int mkdir_owned(const char *path, mode_t mode, long uid, long gid, struct hvt_err *e)

@@ -48,6 +48,10 @@ void hvt_format_wall_seconds(int64_t wall_ns, char *buf, size_t len);
  */
 int hvt_parse_cpulist(const char *s, cpu_set_t *set);
 
+/* Reads at most max bytes of an open fd of any kind (a pipe from a parent, say) until its end, bounded as
+ * hvt_read_file; what names it in messages. */
+int hvt_read_fd(int fd, const char *what, size_t max, char **text, size_t *len, struct hvt_err *e);
+
 /*
  * Reads a whole file into a NUL-terminated buffer (free() it); len (may be NULL) gets its length. It reads
  * at most max bytes: a longer file is refused with -EFBIG and a message naming the limit, so that no input
