@@ -218,6 +218,10 @@ int hvt_interval_parse_head(const uint8_t *payload, size_t len, struct hvt_inter
  * size and *nch the channel count that follows. Shared by hvt_interval_decode and the run reader. */
 int hvt_interval_decode_fixed(struct hvt_interval *iv, const uint8_t *payload, size_t len, size_t *fixed,
 			      uint32_t *nch, struct hvt_err *err);
+/* The channel entries that follow the fixed part into iv->channels, grown with realloc when nch exceeds *cap
+ * (its room: 0 with channels NULL), each checked. Shared by hvt_interval_decode and the run reader. */
+int hvt_interval_decode_channels(struct hvt_interval *iv, struct hvt_cursor *c, uint32_t nch, size_t *cap,
+				 struct hvt_err *err);
 int hvt_interval_decode(struct hvt_interval *iv, const struct hvt_layout *l, const uint8_t *payload,
 			size_t len, struct hvt_err *err);
 

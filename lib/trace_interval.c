@@ -273,20 +273,21 @@ static int decode_set(struct hvt_cursor *c, struct hvt_pageset *s, struct hvt_er
 	return 0;
 }
 
-static int decode_body(struct hvt_interval *iv, struct hvt_cursor *c, uint32_t nch, struct hvt_err *err)
+int hvt_interval_decode_channels(struct hvt_interval *iv, struct hvt_cursor *c, uint32_t nch, size_t *cap,
+				 struct hvt_err *err)
 {
-	uint32_t sets = iv->flags & HVT_IV_SET_FLAGS;
-	int rc;
+	/* bound the allocation by what the payload can hold before trusting the count */
+	if (nch > c->left / HVT_IV_CHANNEL_SIZE)
+		return hvt_err_set(err, -EINVAL, "%u channels run past the end of the payload", nch);
+	if (nch > *cap) {
+		struct hvt_channel_bytes *v = realloc(iv->channels, nch * sizeof(*v));
 
-	if (nch) {
-		/* bound the allocation by what the payload can hold before trusting the count */
-		if (nch > c->left / HVT_IV_CHANNEL_SIZE)
-			return hvt_err_set(err, -EINVAL, "%u channels run past the end of the payload", nch);
-		iv->channels = calloc(nch, sizeof(*iv->channels));
-		if (!iv->channels)
+		if (!v)
 			return hvt_err_set(err, -ENOMEM, "out of memory");
-		iv->nchannels = nch;
+		iv->channels = v;
+		*cap = nch;
 	}
+	iv->nchannels = nch;
 	for (uint32_t i = 0; i < nch; i++) {
 		iv->channels[i].channel = hvt_cursor_u32(c);
 		if (hvt_cursor_u32(c) != 0)
@@ -297,6 +298,18 @@ static int decode_body(struct hvt_interval *iv, struct hvt_cursor *c, uint32_t n
 			return hvt_err_set(err, -EINVAL, "channel %u: total-bytes interval with write bytes",
 					   i);
 	}
+	return 0;
+}
+
+static int decode_body(struct hvt_interval *iv, struct hvt_cursor *c, uint32_t nch, struct hvt_err *err)
+{
+	uint32_t sets = iv->flags & HVT_IV_SET_FLAGS;
+	size_t cap = 0; /* iv->channels is NULL: hvt_interval_init */
+	int rc;
+
+	rc = hvt_interval_decode_channels(iv, c, nch, &cap, err);
+	if (rc)
+		return rc;
 	for (uint32_t i = 0; i < iv->nslots; i++) {
 		uint32_t present = hvt_cursor_u32(c);
 

@@ -8,34 +8,6 @@
 #include "trace_format.h"
 #include "trace_runs.h"
 
-static int read_channels(struct hvt_iv_runs *ir, struct hvt_cursor *c, uint32_t nch, struct hvt_err *err)
-{
-	struct hvt_interval *iv = &ir->hdr;
-
-	if (nch > c->left / HVT_IV_CHANNEL_SIZE)
-		return hvt_err_set(err, -EINVAL, "%u channels run past the end of the payload", nch);
-	if (nch > ir->ch_cap) {
-		struct hvt_channel_bytes *v = realloc(iv->channels, nch * sizeof(*v));
-
-		if (!v)
-			return hvt_err_set(err, -ENOMEM, "out of memory");
-		iv->channels = v;
-		ir->ch_cap = nch;
-	}
-	iv->nchannels = nch;
-	for (uint32_t i = 0; i < nch; i++) {
-		iv->channels[i].channel = hvt_cursor_u32(c);
-		if (hvt_cursor_u32(c) != 0)
-			return hvt_err_set(err, -EINVAL, "channel %u: reserved field is not zero", i);
-		iv->channels[i].read_bytes = hvt_cursor_u64(c);
-		iv->channels[i].write_bytes = hvt_cursor_u64(c);
-		if ((iv->flags & HVT_IV_BW_TOTAL) && iv->channels[i].write_bytes)
-			return hvt_err_set(err, -EINVAL, "channel %u: total-bytes interval with write bytes",
-					   i);
-	}
-	return 0;
-}
-
 static int read_set(struct hvt_cursor *c, struct hvt_runs *out, const struct hvt_layout *l, uint32_t slot,
 		    struct hvt_err *err)
 {
@@ -106,7 +78,7 @@ static int decode(struct hvt_iv_runs *ir, const struct hvt_layout *l, const uint
 		return rc;
 	sets = iv->flags & HVT_IV_SET_FLAGS;
 	hvt_cursor_take(&c, fixed);
-	rc = read_channels(ir, &c, nch, err);
+	rc = hvt_interval_decode_channels(iv, &c, nch, &ir->ch_cap, err);
 	for (uint32_t i = 0; !rc && i < iv->nslots; i++) {
 		uint32_t present = hvt_cursor_u32(&c);
 
