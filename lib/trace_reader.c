@@ -586,41 +586,20 @@ int hvt_trace_check_interval_meta(const struct hvt_trace_reader *r, const struct
 int hvt_trace_read_interval(struct hvt_trace_reader *r, uint64_t i, struct hvt_interval *iv,
 			    struct hvt_err *err)
 {
-	const struct interval_entry *e;
-	struct record rec;
-	char why[200];
+	const struct hvt_layout *l;
+	const uint8_t *payload;
+	size_t len;
 	int rc;
 
 	memset(iv, 0, sizeof(*iv));
-	if (i >= r->nintervals)
-		return hvt_err_set(err, -EINVAL, "%s: no interval %llu (the trace has %zu)", r->path,
-				   (unsigned long long)i, r->nintervals);
-	e = &r->intervals[i];
-	/* The file may have changed since open: read the record afresh (just it) and check its CRC again. */
-	r->win_len = 0;
-	rc = 0;
-	if (e->offset + HVT_REC_HEADER_SIZE + hvt_rec_padded(e->length) <= r->size &&
-	    !fetch_ahead(r, e->offset, HVT_REC_HEADER_SIZE + (size_t)hvt_rec_padded(e->length), 0, &rc))
-		snprintf(why, sizeof(why), "read error: %s", strerror(-rc));
-	else
-		rc = read_record(r, e->offset, &rec, why, sizeof(why));
-	if (!rc && (rec.type != HVT_REC_INTERVAL || rec.length != e->length)) {
-		snprintf(why, sizeof(why), "record changed since the trace was opened");
-		rc = -EINVAL;
-	}
+	rc = hvt_trace_read_payload(r, i, &payload, &len, &l, err);
 	if (rc)
-		return hvt_err_set(err, rc, "%s: interval %llu, record at offset %llu: %s", r->path,
-				   (unsigned long long)i, (unsigned long long)e->offset, why);
-	rc = hvt_interval_decode(iv, &r->layouts[e->layout].layout, rec.payload, rec.length, err);
-	if (!rc && (iv->seq != e->seq || iv->generation != e->generation)) {
-		hvt_interval_fini(iv);
-		rc = hvt_err_set(err, -EINVAL, "record changed since the trace was opened");
-	}
+		return rc;
+	rc = hvt_interval_decode(iv, l, payload, len, err);
 	if (!rc && (rc = hvt_trace_check_interval_meta(r, iv, err)))
 		hvt_interval_fini(iv);
 	if (rc)
-		return hvt_err_prefix(err, rc, "%s: interval %llu, record at offset %llu: ", r->path,
-				      (unsigned long long)i, (unsigned long long)e->offset);
+		return hvt_trace_interval_err(r, i, rc, err);
 	return 0;
 }
 
