@@ -48,6 +48,8 @@ size_of() { stat -c %s "$1" 2>/dev/null || echo 0; }
 # waits re-evaluate their condition: these are the conditions
 ntraces_is() { [ "$(ntraces)" = "$1" ]; }
 grows() { [ "$(size_of "$1")" -gt "$2" ]; }
+# attached_is N: the hook's tracers have attached N times (tracer.log is appended to across starts)
+attached_is() { [ "$(grep -c 'attached to VM' "$T/hvt/vm/tracer.log" 2>/dev/null)" = "$1" ]; }
 # export_trace TRACE: its intervals as JSON Lines; sets N (how many) and RC (export's exit status: 0 complete,
 # 3 cut short after N intervals)
 export_trace() {
@@ -102,6 +104,8 @@ qpid=$(qemu_pid_of vm)
 wait_until "the second start wrote no second trace file" "$qpid" ntraces_is 2
 second=$(traces | grep -v -F "$first")
 echo "ok: the second start writes a second file: $second"
+# the file is made before the attach: let the hook's tracer attach first, or the manual one would race it
+wait_until "the hook's second tracer did not attach" "$qpid" attached_is 2
 
 # record --domain finds the socket and QEMU's user through the libvirt API; the hook's tracer holds it
 expect 2 "refused the connection (busy)" "$BIN/hvmtrace" record --domain vm --connect "$LV_URI" -o "$T/manual.hvt"
