@@ -209,7 +209,7 @@ static int harvest_cpu(const struct hvt_lv_domain *d)
  * to is removed. */
 static int run_tracer(const char *name, const char *run_dir)
 {
-	char saved[4200], sock[4200], file[4200], uid[24], cpu[16], hcpu[16], tpid[4200];
+	char saved[4200], sock[4200], file[4200], jsonl[4200], uid[24], cpu[16], hcpu[16], tpid[4200];
 	struct hvt_lv_domain d;
 	struct hvt_err e = {{0}};
 	char *xml = NULL;
@@ -233,7 +233,7 @@ static int run_tracer(const char *name, const char *run_dir)
 	snprintf(uid, sizeof(uid), "%ld", d.uid);
 	snprintf(cpu, sizeof(cpu), "%d", d.t.cpu);
 	snprintf(hcpu, sizeof(hcpu), "%d", harvest_cpu(&d));
-	const char *argv[20] = {"hvmtrace", "record",     "--attach",   sock, "--cpu", cpu, "--harvest-cpu",
+	const char *argv[22] = {"hvmtrace", "record",     "--attach",   sock, "--cpu", cpu, "--harvest-cpu",
 				hcpu,       "--interval", d.t.interval, "-o", file,    "-q"};
 	int n = 13;
 	if (d.uid >= 0) {
@@ -246,6 +246,11 @@ static int run_tracer(const char *name, const char *run_dir)
 	}
 	if (!d.t.bandwidth)
 		argv[n++] = "--no-bw";
+	if (d.t.jsonl) { /* beside the trace: its name is as unique as the trace's */
+		snprintf(jsonl, sizeof(jsonl), "%.*s.jsonl", (int)(strlen(file) - 4), file);
+		argv[n++] = "--jsonl";
+		argv[n++] = jsonl;
+	}
 	argv[n] = NULL;
 	fprintf(stderr, "hvmtrace libvirt-hook: domain '%s': tracing to %s\n", name, file);
 	fflush(stderr);

@@ -36,8 +36,8 @@ static const struct hvt_exit_status vx_exits[] = {
 struct vx_opts {
 	const char *input, *domain, *connect, *output;
 	bool check;
-	const char *emulator, *interval, *outdir, *mode, *bandwidth, *chanmap, *channels, *extents, *run_dir,
-	    *mem_path, *iomem;
+	const char *emulator, *interval, *outdir, *mode, *bandwidth, *jsonl, *chanmap, *channels, *extents,
+	    *run_dir, *mem_path, *iomem;
 	int cpu;
 };
 
@@ -299,6 +299,8 @@ static int set_metadata(xmlNodePtr dom, const struct vx_opts *o, struct hvt_err 
 	xmlNewProp(t, (const xmlChar *)"cpu", (const xmlChar *)cpu);
 	xmlNewProp(t, (const xmlChar *)"mode", (const xmlChar *)o->mode);
 	xmlNewProp(t, (const xmlChar *)"bandwidth", (const xmlChar *)o->bandwidth);
+	if (o->jsonl)
+		xmlNewProp(t, (const xmlChar *)"jsonl", (const xmlChar *)o->jsonl);
 	xmlNewProp(t, (const xmlChar *)"output", (const xmlChar *)o->outdir);
 	if (o->run_dir)
 		xmlNewProp(t, (const xmlChar *)"run-dir", (const xmlChar *)o->run_dir);
@@ -390,6 +392,8 @@ int cmd_virt_xml(int argc, char **argv)
 			 "where the trace files go (DIR/DOMAIN-<start time>.hvt)"),
 	    HVT_OPT_STRING(0, "mode", &o.mode, "MODE", "auto (default), ad or dirty-log"),
 	    HVT_OPT_STRING(0, "bandwidth", &o.bandwidth, "on|off", "record DRAM bandwidth (default on)"),
+	    HVT_OPT_STRING(0, "jsonl", &o.jsonl, "on|off",
+			   "also write DIR/DOMAIN-<start time>.jsonl, a line per interval (default off)"),
 	    HVT_OPT_PATH(0, "chanmap", &o.chanmap, "FILE",
 			 "guest RAM on reserved channels of this chanmap.json ..."),
 	    HVT_OPT_STRING(0, "channels", &o.channels, "ID,...", "... these channels, in order"),

@@ -261,7 +261,7 @@ static int parse_ram(xmlXPathContextPtr ctx, struct hvt_lv_trace *t, struct hvt_
 
 static int parse_trace(xmlXPathContextPtr ctx, struct hvt_lv_trace *t, struct hvt_err *e)
 {
-	char *cpu, *bw, *end;
+	char *cpu, *bw, *jl, *end;
 
 	t->interval = xp_string(ctx, "/domain/metadata/hvmtrace:trace/@interval");
 	t->output = xp_string(ctx, "/domain/metadata/hvmtrace:trace/@output");
@@ -271,6 +271,8 @@ static int parse_trace(xmlXPathContextPtr ctx, struct hvt_lv_trace *t, struct hv
 	bw = xp_string(ctx, "/domain/metadata/hvmtrace:trace/@bandwidth");
 	t->cpu = -1;
 	t->bandwidth = !bw || !strcmp(bw, "on");
+	jl = xp_string(ctx, "/domain/metadata/hvmtrace:trace/@jsonl");
+	t->jsonl = jl && !strcmp(jl, "on");
 	if (!t->interval)
 		t->interval = strdup("1s");
 	if (!t->mode)
@@ -280,6 +282,8 @@ static int parse_trace(xmlXPathContextPtr ctx, struct hvt_lv_trace *t, struct hv
 	int rc = 0;
 	if (bw && strcmp(bw, "on") && strcmp(bw, "off"))
 		rc = hvt_err_set(e, -EINVAL, "<hvmtrace:trace bandwidth='%s'>: on or off", bw);
+	else if (jl && strcmp(jl, "on") && strcmp(jl, "off"))
+		rc = hvt_err_set(e, -EINVAL, "<hvmtrace:trace jsonl='%s'>: on or off", jl);
 	else if (!cpu)
 		rc = hvt_err_set(e, -EINVAL, "<hvmtrace:trace> needs cpu='N' (the tracer's host CPU)");
 	else if ((t->cpu = (int)strtol(cpu, &end, 10)) < 0 || *end || end == cpu || t->cpu >= CPU_SETSIZE)
@@ -296,6 +300,7 @@ static int parse_trace(xmlXPathContextPtr ctx, struct hvt_lv_trace *t, struct hv
 		rc = hvt_err_set(e, -EINVAL, "<hvmtrace:trace mode='%s'>: auto, ad or dirty-log", t->mode);
 	free(cpu);
 	free(bw);
+	free(jl);
 	return rc ? rc : parse_ram(ctx, t, e);
 }
 

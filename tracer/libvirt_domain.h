@@ -32,6 +32,7 @@ struct hvt_lv_trace {
 	char *output;   /* directory of the trace files */
 	char *mode;     /* "auto", "ad" or "dirty-log" */
 	bool bandwidth;
+	bool jsonl; /* also DIR/DOMAIN-<start time>.jsonl, one flushed line per interval */
 	enum hvt_lv_ram ram;
 	char *chanmap; /* HVT_LV_RAM_CHANMAP: the map and the channel ids, in order */
 	size_t nchannels;

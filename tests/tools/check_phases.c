@@ -19,6 +19,9 @@
  * guest's paging structures, which only nested paging's hardware walks touch; docs/kvm-ad.md).
  * A log whose writer only knows bounds for a phase change (tests/tools/qemu_phases: "t_earliest_ns") gets
  * the wide reading for "may" and the narrow one for "wholly inside".
+ * --from-first-phase: intervals whose widened window begins before the first phase's command are listed but
+ * not held, for a tracer that attached before the guest booted (libvirt's hook starts it with the domain),
+ * whose first intervals hold the firmware's and the loader's writes, which are not the payload's.
  * Exit 0 when everything holds, 1 when a set is wrong, 2 on bad input, 3 when every set is right but there
  * are too few exact intervals for the check to count (the run had fewer intervals than planned, as when
  * the tracer missed deadlines).
@@ -298,8 +301,8 @@ int main(int argc, char **argv)
 	const char *trace = NULL, *log = NULL;
 	int min_inside = 1, min_exact = 1, failures = 0, inside[MAX_PHASES] = {0}, boundary = 0, exact = 0;
 	int too_few = 0;
-	int partial = 0, with_accessed = 0;
-	bool need_accessed = false, shadow_mmu = false;
+	int partial = 0, with_accessed = 0, before = 0;
+	bool need_accessed = false, shadow_mmu = false, from_first = false;
 	roaring_bitmap_t *none;
 	struct hvt_trace_reader *r;
 	struct hvt_err err = {{0}};
@@ -316,6 +319,8 @@ int main(int argc, char **argv)
 	    HVT_OPT_FLAG(0, "accessed", &need_accessed, "require accessed sets (a trace in mode ad)"),
 	    HVT_OPT_FLAG(0, "shadow-mmu", &shadow_mmu,
 			 "the guest ran under KVM's shadow MMU: its page-table pages are in no set"),
+	    HVT_OPT_FLAG(0, "from-first-phase", &from_first,
+			 "hold no interval that began before the first phase (the guest's boot)"),
 	    HVT_OPT_END,
 	};
 	const struct hvt_cmdline cmd = {.prog = "check_phases", .options = opts, .usage_status = 2};
@@ -346,6 +351,13 @@ int main(int argc, char **argv)
 		int whole = -1, passes_inside = 0;
 
 		prev_snapshot = iv.t_end_ns;
+		if (from_first && (!pl.nwin || wide_start < pl.win[0].begin)) {
+			printf("interval %" PRIu64 " [%.3f, %.3f] before the first phase: not held\n", iv.seq,
+			       iv.t_start_ns / 1e9, iv.t_end_ns / 1e9);
+			before++;
+			hvt_interval_fini(&iv);
+			continue;
+		}
 		for (size_t p = 0; p < pl.npasses; p++)
 			if (pl.passes[p].t_start >= iv.t_start_ns && pl.passes[p].t_end <= iv.t_end_ns)
 				passes_inside++;
@@ -396,8 +408,11 @@ int main(int argc, char **argv)
 		printf("only %d exact intervals in all (need %d)\n", exact, min_exact);
 		too_few++;
 	}
-	printf("%" PRIu64 " intervals: %d boundary, %d inside but shorter than a pass, %d exact (per phase:",
-	       hvt_trace_interval_count(r), boundary, partial, exact);
+	printf("%" PRIu64 " intervals: ", hvt_trace_interval_count(r));
+	if (from_first)
+		printf("%d before the first phase, ", before);
+	printf("%d boundary, %d inside but shorter than a pass, %d exact (per phase:", boundary, partial,
+	       exact);
 	for (int k = 0; k < pl.nphases; k++)
 		printf(" %d", inside[k]);
 	printf("); accessed sets in %d; %d failures", with_accessed, failures + too_few);

@@ -16,6 +16,10 @@
  *       the tracer has harvested N whole intervals inside it: ../vmm/phase_hold.h), then asks for the
  *       next; logs everything.
  *
+ * --ram-offset OFF: guest RAM is the part of --ram from OFF on, a file or device that exists (the devmem
+ * backend's /dev/mem at a memmap= range, or its stand-in file); --pc: QEMU's pc machine with
+ * max-ram-below-4g=--low-ram (libvirt has no microvm), so --high-ram lies right after --low-ram.
+ *
  * A wait for the guest ends as soon as its outcome is known: the guest confirmed, reported a vector, or
  * QEMU (--pid) exited. Only a guest that does none of these meets --ack-timeout, a bound for a machine busy
  * with other work (default 300 s), not a guess at how long a boot takes.
@@ -57,6 +61,8 @@
 struct options {
 	const char *ram, *payload, *phase_log, *follow;
 	uint64_t low_ram, high_ram, array_bytes, hold_ns, ack_timeout_ns;
+	uint64_t ram_offset; /* where guest RAM starts in --ram (/dev/mem: its physical address) */
+	bool pc;             /* -M pc with max-ram-below-4g=--low-ram, not microvm */
 	unsigned hold_intervals;
 	pid_t qemu_pid; /* 0: not watched */
 };
@@ -92,17 +98,21 @@ static uint8_t *gpa_to_host(const struct guest *g, const struct options *o, uint
 
 static void map_ram(struct guest *g, const struct options *o, bool create)
 {
-	int fd = open(o->ram, O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_TRUNC : 0), 0600);
+	/* With --ram-offset the RAM is part of a file or device that is already there (/dev/mem, the
+	 * devmem backend's stand-in): never created, truncated or sized here. */
+	bool whole = !o->ram_offset;
+	int fd = open(o->ram, O_RDWR | O_CLOEXEC | (create && whole ? O_CREAT | O_TRUNC : 0), 0600);
 	struct stat st;
 
 	g->bytes = o->low_ram + o->high_ram;
 	if (fd < 0)
 		die("--ram %s: cannot open", o->ram);
-	if (create && ftruncate(fd, (off_t)g->bytes))
+	if (create && whole && ftruncate(fd, (off_t)g->bytes))
 		die("--ram %s: cannot size it", o->ram);
-	if (fstat(fd, &st) || (uint64_t)st.st_size != g->bytes)
-		die("--ram %s: not as large as --low-ram + --high-ram", o->ram);
-	g->ram = mmap(NULL, g->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (fstat(fd, &st) || (S_ISREG(st.st_mode) && (uint64_t)st.st_size < o->ram_offset + g->bytes) ||
+	    (whole && (uint64_t)st.st_size != g->bytes))
+		die("--ram %s: not as large as --ram-offset + --low-ram + --high-ram", o->ram);
+	g->ram = mmap(NULL, g->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)o->ram_offset);
 	close(fd);
 	if (g->ram == MAP_FAILED)
 		die("--ram %s: cannot map it", o->ram);
@@ -413,6 +423,11 @@ int main(int argc, char **argv)
 	const struct hvt_option opts[] = {
 	    HVT_OPT_CHOICE(0, NULL, &verb, verbs, "VERB", "prepare, ready or run", .required = true),
 	    HVT_OPT_PATH(0, "ram", &o.ram, "FILE", "the guest's RAM file", .required = true),
+	    HVT_OPT_SIZE(
+		0, "ram-offset", &o.ram_offset, 0, 0, 4096, "OFF",
+		"guest RAM starts at OFF in --ram, which must exist (/dev/mem: the physical address)"),
+	    HVT_OPT_FLAG(0, "pc", &o.pc,
+			 "QEMU's pc machine with max-ram-below-4g=--low-ram (default microvm)"),
 	    HVT_OPT_SIZE(0, "low-ram", &o.low_ram, 2 << 20, 0, 2 << 20, "SIZE", "RAM at 0 (default 3G)"),
 	    HVT_OPT_SIZE(0, "high-ram", &o.high_ram, 2 << 20, 0, 2 << 20, "SIZE",
 			 "RAM at 4 GiB (default 1G)"),
@@ -448,8 +463,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "qemu_phases: run needs --phase-log FILE\n");
 		return 2;
 	}
-	/* microvm: RAM up to 3 GiB at 0, the rest at 4 GiB (hw/i386/microvm.c). */
-	if (o.high_ram && o.low_ram != 3ull << 30)
+	/* microvm: RAM up to 3 GiB at 0, the rest at 4 GiB (hw/i386/microvm.c); pc: up to max-ram-below-4g
+	 * (hw/i386/pc_piix.c). */
+	if (!o.pc && o.high_ram && o.low_ram != 3ull << 30)
 		die("--low-ram %s: QEMU's microvm has RAM at 4 GiB only when 3 GiB are below it",
 		    "must be 3G");
 	if (verb == PREPARE)

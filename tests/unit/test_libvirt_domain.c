@@ -51,21 +51,25 @@ static void test_values_and_defaults(void **state)
 	assert_int_equal(d.t.interval_ns, 1000000000ull);
 	assert_string_equal(d.t.mode, "auto");
 	assert_true(d.t.bandwidth);
+	assert_false(d.t.jsonl);
 	assert_string_equal(d.t.run_dir, HVT_LV_RUN_DIR);
 	assert_int_equal(d.t.ram, HVT_LV_RAM_NONE);
 	assert_false(d.pinned);
 	hvt_lv_free(&d);
 
 	assert_int_equal(
-	    parse(domain("<hvmtrace:trace " NS " cpu='3' output='/o' interval='100ms' mode='ad' "
-			 "bandwidth='off' run-dir='/r'><hvmtrace:ram><hvmtrace:extent phys='0x10000000' "
-			 "size='0x20000000'/></hvmtrace:ram></hvmtrace:trace>",
-			 "<cputune><vcpupin vcpu='0' cpuset='0-5,^2'/><emulatorpin cpuset='7'/></cputune>"),
-		  &d, &e),
+	    parse(
+		domain(
+		    "<hvmtrace:trace " NS " cpu='3' output='/o' interval='100ms' mode='ad' "
+		    "bandwidth='off' jsonl='on' run-dir='/r'><hvmtrace:ram><hvmtrace:extent phys='0x10000000' "
+		    "size='0x20000000'/></hvmtrace:ram></hvmtrace:trace>",
+		    "<cputune><vcpupin vcpu='0' cpuset='0-5,^2'/><emulatorpin cpuset='7'/></cputune>"),
+		&d, &e),
 	    0);
 	assert_int_equal(d.t.interval_ns, 100000000ull);
 	assert_string_equal(d.t.mode, "ad");
 	assert_false(d.t.bandwidth);
+	assert_true(d.t.jsonl);
 	assert_int_equal(d.t.ram, HVT_LV_RAM_EXTENTS);
 	assert_int_equal(d.t.nextents, 1);
 	assert_int_equal(d.t.extents[0].start, 0x10000000);
@@ -109,6 +113,7 @@ static void test_refusals(void **state)
 	refused("<hvmtrace:trace " NS " cpu='1' output='/o' mode='fast'/>", "mode='fast'");
 	refused("<hvmtrace:trace " NS " cpu='1' output='/o' interval='soon'/>", "interval='soon'");
 	refused("<hvmtrace:trace " NS " cpu='1' output='/o' bandwidth='yes'/>", "bandwidth='yes'");
+	refused("<hvmtrace:trace " NS " cpu='1' output='/o' jsonl='1'/>", "jsonl='1'");
 	refused("<hvmtrace:trace " NS " cpu='1' output='/o'><hvmtrace:ram chanmap='/c'/></hvmtrace:trace>",
 		"names no <hvmtrace:channel>");
 	refused("<hvmtrace:trace " NS
