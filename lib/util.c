@@ -342,6 +342,26 @@ bool hvt_process_alive(pid_t pid)
 	return state && state[1] == ' ' && state[2] && !strchr("ZXx", state[2]);
 }
 
+int hvt_process_start_time(pid_t pid, unsigned long long *ticks)
+{
+	char path[64], stat[1024];
+	const char *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (hvt_read_text(path, stat, sizeof(stat), NULL))
+		return -ESRCH;
+	p = strrchr(stat, ')');
+	if (!p || p[1] != ' ' || !p[2])
+		return -EIO;
+	if (strchr("ZXx", p[2]))
+		return -ESRCH;
+	/* fields 3 (state) to 21 after the comm, then the start time */
+	for (int field = 3; field <= 21; field++)
+		if (!(p = strchr(p + 1, ' ')))
+			return -EIO;
+	return sscanf(p + 1, "%llu", ticks) == 1 ? 0 : -EIO;
+}
+
 uint64_t hvt_splitmix64(uint64_t *state)
 {
 	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);

@@ -22,6 +22,9 @@ METRICS="libmicrohttpd-dev prometheus curl tmux"
 # The libFuzzer harnesses (make fuzzers, make check): clang 14 and its fuzzer and sanitizer runtimes.
 FUZZ="clang libclang-rt-14-dev"
 
+# systemd-analyze, which checks libvirt/hvmtrace@.service (systemd need not run).
+UNIT="systemd"
+
 # Building patched QEMU 10.0 (make qemu) and running it under TCG in the tests.
 QEMU="dpkg-dev ninja-build python3-venv zlib1g-dev libglib2.0-dev libfdt-dev flex bison ccache lib32gcc-12-dev
 seabios meson"
@@ -82,7 +85,7 @@ libvirt_ok() {
 }
 
 missing=""
-for p in $BASE $PICS $METRICS $FUZZ $QEMU $LAB; do
+for p in $BASE $PICS $METRICS $FUZZ $QEMU $LAB $UNIT; do
 	[ "$p" = meson ] && continue
 	installed "$p" || missing="$missing $p"
 done

@@ -70,8 +70,10 @@ command -v cpio >/dev/null || die "cpio not found (Debian package: cpio)"
 
 # Libraries of -b programs, so a host library update changes the key.
 libs_of() { ldd "$1" 2>/dev/null | sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p'; }
+# The destinations are in $adds already, as text: a destination that is also a path on this host
+# (/usr, /lib) must not enter the key as that host tree.
 key_inputs=$(printf '%s' "$adds" | while IFS="$tab" read -r kind src dest; do
-	printf '%s\n%s\n' "$src" "$dest"
+	printf '%s\n' "$src"
 	if [ "$kind" = b ]; then libs_of "$src"; fi
 done)
 # shellcheck disable=SC2086

@@ -133,7 +133,8 @@ static int hook_start(struct hvt_lv_domain *d, const char *xml, size_t len, stru
 	unlink(sock);
 	if (!(f = fopen(saved, "w")) || fwrite(xml, 1, len, f) != len || fclose(f))
 		return hvt_err_set(e, -errno, "%s: %s", saved, strerror(errno));
-	rc = hvt_lv_claim(d, e);
+	rc =
+	    hvt_lv_claim(d, getppid(), e); /* the libvirt daemon running this hook holds it until QEMU does */
 	if (rc || d->t.ram == HVT_LV_RAM_NONE)
 		return rc;
 	hvt_lv_path(d, "devmem.sock", sock, sizeof(sock));

@@ -164,6 +164,16 @@ int devmem_helper_serve(const struct hvt_lv_domain *d, int lsock, int timeout_ms
 	if (c < 0)
 		return hvt_err_set(e, -errno, "accept: %s", strerror(errno));
 	rc = grant(d, c, fds, e);
+	/* From here the memory is QEMU's: it owns the claim, so that the claim is stale once it is gone. */
+	if (!rc) {
+		struct ucred cred;
+		socklen_t clen = sizeof(cred);
+
+		if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &clen))
+			rc = hvt_err_set(e, -errno, "SO_PEERCRED: %s", strerror(errno));
+		else
+			rc = hvt_lv_claim_owner(d, cred.pid, e);
+	}
 	if (rc) {
 		snprintf(reply, sizeof(reply), "error: %s\n", e->msg);
 		send_reply(c, reply, NULL, 0);

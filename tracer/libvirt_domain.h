@@ -74,9 +74,12 @@ int hvt_lv_check(const struct hvt_lv_domain *d, struct hvt_err *e);
 /* RUN_DIR/NAME[/leaf] into buf. */
 void hvt_lv_path(const struct hvt_lv_domain *d, const char *leaf, char *buf, size_t len);
 
-/* The domain's claim on its extents (RUN_DIR/NAME/claim): written by the hook at start, removed at
- * release; others' claims are what hvt_lv_check compares with. */
-int hvt_lv_claim(const struct hvt_lv_domain *d, struct hvt_err *e);
+/* The domain's claim on its extents (RUN_DIR/NAME/claim): written by the hook at start with owner the
+ * libvirt daemon starting the domain, given to QEMU as owner by the devmem helper (hvt_lv_claim_owner),
+ * removed at release; others' claims are what hvt_lv_check compares with. A claim whose owner (pid and
+ * start time) is gone is stale: hvt_lv_check ignores it and hvt_lv_claim takes it over. */
+int hvt_lv_claim(const struct hvt_lv_domain *d, pid_t owner, struct hvt_err *e);
+int hvt_lv_claim_owner(const struct hvt_lv_domain *d, pid_t owner, struct hvt_err *e);
 void hvt_lv_unclaim(const struct hvt_lv_domain *d);
 
 /* Parses a libvirt cpuset ("0-3,^2,6") into set; -EINVAL for junk. */

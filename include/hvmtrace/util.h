@@ -81,6 +81,11 @@ int hvt_read_line(FILE *f, size_t max, char **buf, size_t *cap);
  * …"; comm may hold anything, so the state is read after the last ')'). */
 bool hvt_process_alive(pid_t pid);
 
+/* When process pid started, in clock ticks after boot (field 22 of /proc/PID/stat), for telling a process
+ * from a later one that got the same pid. 0 on success; -ESRCH when pid is not a live process (also a
+ * zombie), -EIO when its stat cannot be parsed. */
+int hvt_process_start_time(pid_t pid, unsigned long long *ticks);
+
 /* SplitMix64 (Steele, Lea and Flood, OOPSLA 2014): advances *state and returns the next 64-bit value. For
  * the model memory controller, tests and benchmarks: reproducible from a seed, not for secrets. */
 uint64_t hvt_splitmix64(uint64_t *state);

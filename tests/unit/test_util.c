@@ -326,6 +326,30 @@ static void test_process_alive(void **state)
 	assert_false(hvt_process_alive(child));
 }
 
+/* A live process has a start time no earlier than its parent's, which stays the same when read again; a
+ * zombie or reaped child has none. */
+static void test_process_start_time(void **state)
+{
+	unsigned long long me, again, parent, t;
+	pid_t child;
+
+	(void)state;
+	assert_int_equal(hvt_process_start_time(getpid(), &me), 0);
+	assert_int_equal(hvt_process_start_time(getpid(), &again), 0);
+	assert_true(me == again);
+	assert_int_equal(hvt_process_start_time(getppid(), &parent), 0);
+	assert_true(parent <= me);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child)
+		_exit(0);
+	while (hvt_process_start_time(child, &t) == 0) /* a zombie has none */
+		usleep(1000);
+	assert_int_equal(hvt_process_start_time(child, &t), -ESRCH);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	assert_int_equal(hvt_process_start_time(child, &t), -ESRCH);
+}
+
 /* The reference values of SplitMix64 from seed 0 (the generator of Java's SplittableRandom and of Vigna's
  * splitmix64.c); a changed constant or shift changes them. */
 static void test_splitmix64(void **state)
@@ -342,13 +366,14 @@ static void test_splitmix64(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_durations),         cmocka_unit_test(test_sizes),
-	    cmocka_unit_test(test_format_round_trip), cmocka_unit_test(test_clocks),
-	    cmocka_unit_test(test_cpulists),          cmocka_unit_test(test_read_file),
-	    cmocka_unit_test(test_read_text),         cmocka_unit_test(test_read_fifo),
-	    cmocka_unit_test(test_read_line),         cmocka_unit_test(test_format_size),
-	    cmocka_unit_test(test_format_wall),       cmocka_unit_test(test_channel_json),
-	    cmocka_unit_test(test_splitmix64),        cmocka_unit_test(test_process_alive),
+	    cmocka_unit_test(test_durations),          cmocka_unit_test(test_sizes),
+	    cmocka_unit_test(test_format_round_trip),  cmocka_unit_test(test_clocks),
+	    cmocka_unit_test(test_cpulists),           cmocka_unit_test(test_read_file),
+	    cmocka_unit_test(test_read_text),          cmocka_unit_test(test_read_fifo),
+	    cmocka_unit_test(test_read_line),          cmocka_unit_test(test_format_size),
+	    cmocka_unit_test(test_format_wall),        cmocka_unit_test(test_channel_json),
+	    cmocka_unit_test(test_splitmix64),         cmocka_unit_test(test_process_alive),
+	    cmocka_unit_test(test_process_start_time),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
