@@ -355,8 +355,8 @@ int hvt_process_start_time(pid_t pid, unsigned long long *ticks)
 		return -EIO;
 	if (strchr("ZXx", p[2]))
 		return -ESRCH;
-	/* fields 3 (state) to 21 after the comm, then the start time */
-	for (int field = 3; field <= 21; field++)
+	/* the blank before each field from 3 (state) to 22, the start time */
+	for (int field = 3; field <= 22; field++)
 		if (!(p = strchr(p + 1, ' ')))
 			return -EIO;
 	return sscanf(p + 1, "%llu", ticks) == 1 ? 0 : -EIO;

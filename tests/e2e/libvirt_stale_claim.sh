@@ -48,6 +48,7 @@ start_refused() { # NAME TEXT
 	[ "$("${VIRSH[@]}" domstate "$1")" = "shut off" ] || fail "$1 is not shut off after its refusal"
 }
 owner_of() { sed -n 's/^owner \([0-9]*\) .*/\1/p' "$T/hvt/$1/claim" 2>/dev/null; }
+owner_is() { [ "$(owner_of "$1")" = "$2" ]; } # waits re-evaluate it
 gone() { ! kill -0 "$1" 2>/dev/null; }
 # crash: kill -9 of the daemon and then of vm's QEMU (not children of ours: polled until gone)
 crash() {
@@ -66,7 +67,7 @@ crash() {
 # ---- 1. a live claim is refused
 start_ok vm
 qpid=$(qemu_pid_of vm)
-wait_until "the devmem helper did not make vm's QEMU the claim's owner" "$qpid" test "$(owner_of vm)" = "$qpid"
+wait_until "the devmem helper did not make vm's QEMU the claim's owner" "$qpid" owner_is vm "$qpid"
 echo "ok: vm's claim: $(tr '\n' ' ' <"$T/hvt/vm/claim")"
 start_refused vm2 "is in use by running domain 'vm'"
 echo "ok: vm2 refused while vm runs: $(grep -o 'hvmtrace: .*' "$T/start.out")"
@@ -77,7 +78,7 @@ start_libvirtd
 wait_until "libvirtd did not release vm after its QEMU died" "$LIBVIRTD_PID" test ! -e "$T/hvt/vm/claim"
 start_ok vm
 qpid=$(qemu_pid_of vm)
-wait_until "vm's QEMU did not become the claim's owner" "$qpid" test "$(owner_of vm)" = "$qpid"
+wait_until "vm's QEMU did not become the claim's owner" "$qpid" owner_is vm "$qpid"
 echo "ok: after the crash libvirtd ran vm's release itself; vm started again (QEMU $qpid)"
 
 # ---- 3. crash with the daemon's record of vm lost: the claim is stale and taken over
@@ -90,7 +91,7 @@ start_libvirtd
 echo "ok: vm's claim outlived the crash, its owner $(owner_of vm) is gone"
 start_ok vm2
 qpid2=$(qemu_pid_of vm2)
-wait_until "vm2's QEMU did not become its claim's owner" "$qpid2" test "$(owner_of vm2)" = "$qpid2"
+wait_until "vm2's QEMU did not become its claim's owner" "$qpid2" owner_is vm2 "$qpid2"
 [ ! -e "$T/hvt/vm/claim" ] || fail "vm's stale claim is still there after vm2 took the memory"
 echo "ok: vm2 started on the memory of vm's stale claim (QEMU $qpid2)"
 start_refused vm "is in use by running domain 'vm2'"

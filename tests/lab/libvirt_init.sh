@@ -15,14 +15,11 @@
 . /lab/l1_scenario.sh
 
 RESERVED=0x80000000
-chmod 0755 /lab
-# What udev does on Debian: /dev/kvm for group kvm, whose gid is libvirt-qemu's primary group.
-chgrp kvm /dev/kvm 2>/dev/null
-chmod 0660 /dev/kvm 2>/dev/null
+chmod 0755 / /lab # mkinitramfs.sh builds in a mktemp -d directory: its root would be 0700, closed to QEMU's user
 mkdir -p /etc/libvirt/hooks/qemu.d /lab/img /lab/traces /run/hvmtrace /var
 ln -s /run /var/run # as on Debian: libvirt's clients look for /var/run/libvirt/libvirt-sock
 echo 'stdio_handler = "file"' >>/etc/libvirt/qemu.conf
-install -m 0755 /lab/qemu-hook /etc/libvirt/hooks/qemu.d/hvmtrace
+cp /lab/qemu-hook /etc/libvirt/hooks/qemu.d/hvmtrace && chmod 0755 /etc/libvirt/hooks/qemu.d/hvmtrace
 cp /lab/phases.elf /lab/img/phases.elf # libvirt relabels the kernel for QEMU's user
 grep -i "^ *8.*: Reserved" /proc/iomem | sed 's/^ */lab: iomem: /'
 
@@ -61,21 +58,38 @@ phases() { # VERB ARGS...: qemu_phases on the domain's RAM, L1's /dev/mem at the
 	qemu_phases "$verb" --ram /dev/mem --ram-offset $RESERVED --pc --low-ram 128M --high-ram 128M "$@"
 }
 
-# run_one NPT: one start of the domain, its phases, its destroy, the check.
+# run_one NPT: one start of the domain, its phases, its destroy, the check (scenario() reports it).
 run_one() {
 	d=/tmp/libvirt-$1
 	rm -rf "$d" /lab/traces/* && mkdir -p "$d"
 	t0=$(cut -d' ' -f1 /proc/uptime)
-	ok=1
-	shadow=""
-	[ "$1" = 0 ] && shadow=--shadow-mmu
+	ok=1 check=2
 	files="virsh.err qemu.log status record.err driver.err libvirtd.log"
+	# What udev does on Debian, each time kvm-amd makes /dev/kvm: group kvm (libvirt-qemu's group), 0660.
+	chgrp kvm /dev/kvm && chmod 0660 /dev/kvm || ok=0
 	start_libvirtd || { ok=0; echo "lab: npt=$1: libvirtd did not start: $(tail -n 3 /tmp/libvirtd.out)"; }
 	[ -e /etc/libvirt/qemu/lab.xml ] || define_domain || ok=0
 	phases prepare --payload phases4 >"$d/driver.err" 2>&1 || ok=0
 	$VIRSH start lab >>"$d/virsh.err" 2>&1 || ok=0
 	qpid=$(cat /run/libvirt/qemu/lab.pid 2>/dev/null)
-	echo "lab: npt=$1: domain started (QEMU pid ${qpid:-none})"
+	if [ -n "$qpid" ]; then
+		echo "lab: npt=$1: domain started, QEMU pid $qpid"
+		run_domain "$1"
+	else
+		ok=0
+		echo "lab: npt=$1: virsh start failed: $(tail -n 3 "$d/virsh.err" | tr '\n' ' ')"
+	fi
+	cp /run/hvmtrace/lab/tracer.log "$d/record.err" 2>/dev/null
+	cp /var/log/libvirt/qemu/lab.log "$d/qemu.log" 2>/dev/null
+	stop_libvirtd
+	cp /tmp/libvirtd.out "$d/libvirtd.log"
+}
+
+# run_domain NPT: the running domain (QEMU $qpid): who QEMU runs as, the guest's phases while the hook's
+# tracer follows them, virsh destroy, the tracer's end and the check of its trace.
+run_domain() {
+	shadow=""
+	[ "$1" = 0 ] && shadow=--shadow-mmu
 	grep -E '^(Uid|Gid|CapEff|CapPrm)' "/proc/$qpid/status" >"$d/status" 2>&1
 	uid=$(awk -F: '$1 == "libvirt-qemu" { print $3 }' /etc/passwd)
 	[ "$(awk '/^Uid/ { print $2, $3, $4, $5 }' "$d/status")" = "$uid $uid $uid $uid" ] || ok=0
@@ -85,23 +99,19 @@ run_one() {
 	l1_wait "$qpid" sh -c 'ls /lab/traces/lab-*.jsonl' >/dev/null 2>&1 || ok=0
 	jsonl=$(ls /lab/traces/lab-*.jsonl 2>/dev/null | head -n 1)
 	l1_wait "$qpid" grep -q 'attached to VM' /run/hvmtrace/lab/tracer.log || ok=0
-	echo "lab: npt=$1: guest ready, tracer attached ($(grep -o 'in [a-z-]* mode' /run/hvmtrace/lab/tracer.log | tail -n 1))"
+	echo "lab: npt=$1: guest ready, tracer $(grep -o 'in [a-z-]* mode' /run/hvmtrace/lab/tracer.log | tail -n 1)"
 	phases run --payload phases4 --hold 3.5s --hold-intervals 2 --follow "$jsonl" --phase-log "$d/phases.jsonl" \
 		--pid "$qpid" >>"$d/driver.err" 2>&1 || ok=0
 	$VIRSH destroy lab >>"$d/virsh.err" 2>&1 || ok=0
 	l1_wait "$libvirtd_pid" [ ! -e /run/hvmtrace/lab/supervisor.pid ] || ok=0
-	cp /run/hvmtrace/lab/tracer.log "$d/record.err"
-	cp /var/log/libvirt/qemu/lab.log "$d/qemu.log" 2>/dev/null
-	cp /tmp/libvirtd.out "$d/libvirtd.log"
-	grep -q 'in ad mode' "$d/record.err" || ok=0
-	grep -q 'the tracer ended with status 0' "$d/record.err" || ok=0
+	grep -q 'in ad mode' /run/hvmtrace/lab/tracer.log || ok=0
+	grep -q 'the tracer ended with status 0' /run/hvmtrace/lab/tracer.log || ok=0
 	trace=$(ls /lab/traces/lab-*.hvt 2>/dev/null | head -n 1)
 	check_phases --trace "$trace" --phase-log "$d/phases.jsonl" --min-inside 2 --accessed $shadow \
 		--from-first-phase >"$d/check.out" 2>&1
 	check=$?
-	grep -E "attached|intervals recorded" "$d/record.err" | sed 's|^|lab: |' | tail -n 2
+	grep -E "attached|intervals recorded" /run/hvmtrace/lab/tracer.log | sed 's|^|lab: |' | tail -n 2
 	grep -E "held" "$d/driver.err" | sed 's|^|lab: |'
-	stop_libvirtd
 }
 
 # The domain, once, with libvirtd running and kvm-amd loaded (a kvm domain needs /dev/kvm): virt-xml in L1

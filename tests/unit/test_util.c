@@ -326,23 +326,35 @@ static void test_process_alive(void **state)
 	assert_false(hvt_process_alive(child));
 }
 
-/* A live process has a start time no earlier than its parent's, which stays the same when read again; a
- * zombie or reaped child has none. */
+/* A live process has a start time after boot (field 21 next to it, itrealvalue, is always 0), no earlier
+ * than its parent's and no later than its child's, the same when read again; a zombie or reaped child has
+ * none. */
 static void test_process_start_time(void **state)
 {
 	unsigned long long me, again, parent, t;
 	pid_t child;
+	int pipefd[2];
+	char c;
 
 	(void)state;
 	assert_int_equal(hvt_process_start_time(getpid(), &me), 0);
 	assert_int_equal(hvt_process_start_time(getpid(), &again), 0);
+	assert_true(me > 0);
 	assert_true(me == again);
 	assert_int_equal(hvt_process_start_time(getppid(), &parent), 0);
 	assert_true(parent <= me);
+	assert_int_equal(pipe(pipefd), 0);
 	child = fork();
 	assert_true(child >= 0);
-	if (!child)
+	if (!child) {
+		(void)!read(pipefd[0], &c, 1); /* lives until told */
 		_exit(0);
+	}
+	assert_int_equal(hvt_process_start_time(child, &t), 0);
+	assert_true(t >= me);
+	assert_int_equal(write(pipefd[1], "x", 1), 1);
+	close(pipefd[0]);
+	close(pipefd[1]);
 	while (hvt_process_start_time(child, &t) == 0) /* a zombie has none */
 		usleep(1000);
 	assert_int_equal(hvt_process_start_time(child, &t), -ESRCH);
