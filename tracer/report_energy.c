@@ -143,16 +143,14 @@ void report_energy_text(FILE *f, const struct report *rp)
 	snprintf(what, sizeof(what), "  MRAM: %" PRIu64 " pages, %.4g MiB", b->ram_pages - b->heavy_pages,
 		 (double)(b->ram_pages - b->heavy_pages) * rp->a.page_size / MIB);
 	row(f, what, &e->place_mram, reads);
-	fprintf(
-	    f,
-	    "  The placement is an ESTIMATE. Write-heavy: written in at least %g %% of the intervals "
-	    "(--write-heavy).\n"
-	    "  It assumes each interval's write bytes spread evenly over the pages it wrote, and its read "
-	    "bytes over\n"
-	    "  the pages it %s, so the write-heavy pages take their share of those counts (by capacity in an\n"
-	    "  interval with bytes but no such pages); pages stay put for the whole run, migration is not "
-	    "counted.\n",
-	    100 * rp->o.th.write_heavy, rp->a.accessed_count ? "accessed" : "wrote (no accessed sets)");
+	fprintf(f,
+		"  The placement is an ESTIMATE. Write-heavy: written in at least %g %% of the intervals "
+		"(--write-heavy).\n"
+		"  It assumes that pages stay put (no migration) and that each interval's write bytes spread "
+		"evenly over\n"
+		"  the pages it wrote, its read bytes over the pages it %s\n"
+		"  (by capacity in an interval with bytes but no such pages).\n",
+		100 * rp->o.th.write_heavy, rp->a.accessed_count ? "accessed" : "wrote (no accessed sets)");
 }
 
 /* ---- JSON ---- */
