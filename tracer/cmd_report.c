@@ -150,6 +150,11 @@ int cmd_report(int argc, char **argv)
 	status = hvt_opts_parse(&cmd, argc, argv);
 	if (status != HVT_OPTS_RUN)
 		return status;
+	if (html && (o->energy || o->energy_model)) {
+		fprintf(stderr,
+			"hvmtrace report: --energy is part of the text and JSON report, not of --html\n");
+		return TRACE_USAGE;
+	}
 	if (html)
 		return report_html(rp.path, html);
 	o->window = (uint32_t)window;

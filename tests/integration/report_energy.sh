@@ -77,4 +77,6 @@ expect 2 "key 'mram.write_pj_per_byte': -3 is not a finite number >= 0" \
 	"$HVT" report --energy-model "$T/bad3.json" "$T/ad.hvt"
 expect 2 "$T/none.json" "$HVT" report --energy-model "$T/none.json" "$T/ad.hvt"
 expect 2 "cannot be combined with --range" "$HVT" report --energy --range 0-100 "$T/ad.hvt"
+expect 2 "not of --html" "$HVT" report --energy --html "$T/r.html" "$T/ad.hvt"
+[ ! -e "$T/r.html" ] || fail "--html wrote its file despite --energy"
 echo "report_energy: all checks passed"
