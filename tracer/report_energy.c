@@ -137,10 +137,10 @@ void report_energy_text(FILE *f, const struct report *rp)
 	row(f, "if all STT-MRAM", &e->all[HVT_TECH_MRAM], reads);
 	row(f, "if all PCM", &e->all[HVT_TECH_PCM], reads);
 	row(f, "placement: write-heavy in DRAM, rest MRAM", &e->place, reads);
-	snprintf(what, sizeof(what), "  DRAM: %" PRIu64 " write-heavy pages, %.4g MiB", b->heavy_pages,
+	snprintf(what, sizeof(what), "  DRAM: %" PRIu64 " write-heavy pages, %.1f MiB", b->heavy_pages,
 		 (double)b->heavy_pages * rp->a.page_size / MIB);
 	row(f, what, &e->place_dram, reads);
-	snprintf(what, sizeof(what), "  MRAM: %" PRIu64 " pages, %.4g MiB", b->ram_pages - b->heavy_pages,
+	snprintf(what, sizeof(what), "  MRAM: %" PRIu64 " pages, %.1f MiB", b->ram_pages - b->heavy_pages,
 		 (double)(b->ram_pages - b->heavy_pages) * rp->a.page_size / MIB);
 	row(f, what, &e->place_mram, reads);
 	fprintf(f,
