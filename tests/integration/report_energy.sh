@@ -44,6 +44,16 @@ awk -v a="$want" -v b="$got" 'BEGIN { exit !((a - b) / a < 1e-3 && (b - a) / a <
 	fail "text says DRAM total $got J, JSON $want J"
 echo "ok: measured bytes, $(jq .energy.all.dram.total_j "$T/ad.json") J as DRAM"
 
+# A selection of intervals prices only those; a torn trace is priced up to its damage and says so.
+"$HVT" report --json --energy --from 5 --to 14 "$T/ad.hvt" >"$T/sel.json" || fail "report --energy --from --to"
+assert_eq "seconds of 10 intervals" 10 "$(jq '.energy.seconds | round' "$T/sel.json")"
+assert_eq "selected bytes" "$(jq '[.intervals[].write_bytes] | add' "$T/sel.json")" "$(jq '.energy.bytes.write | floor' "$T/sel.json")"
+"$SYN" -o "$T/torn.hvt" --guest 1G --intervals 12 --runs 50 --bandwidth --torn || fail "synth_trace torn"
+expect 3 "incomplete trace" "$HVT" report --totals-only --energy "$T/torn.hvt"
+assert_contains "$T/out" "over 11.000 s"
+assert_contains "$T/out" "INCOMPLETE TRACE"
+echo "ok: selections and a torn trace"
+
 # A model file overrides what it names and keeps the rest.
 printf '{"dram": {"read_pj_per_byte": 1, "write_pj_per_byte": 2, "standby_mw_per_gib": 0}}\n' >"$T/m.json"
 "$HVT" report --json --energy-model "$T/m.json" "$T/ad.hvt" >"$T/m.out" || fail "report --energy-model"

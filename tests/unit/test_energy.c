@@ -336,6 +336,7 @@ static void test_model_file_bad(void **state)
 	    {"[1, 2]", "not a JSON object"},
 	    {"{\"dram\": ", "not a JSON object"},
 	    {"{} {}", "not a JSON object"},
+	    {"", "not a JSON object"},
 	};
 
 	(void)state;
