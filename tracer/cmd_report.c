@@ -15,6 +15,7 @@
 #include "hvmtrace/error.h"
 #include "hvmtrace/options.h"
 #include "report.h"
+#include "report_energy.h"
 #include "report_html.h"
 #include "trace_input.h"
 
@@ -126,6 +127,13 @@ int cmd_report(int argc, char **argv)
 			"phases: compare the means of N intervals before and after (default 3)"),
 	    HVT_OPT_CALLBACK(0, "phase-change", &o->ph.rel, opt_fraction, "F",
 			     "phases: a level change of at least F of the larger mean (default 0.3)"),
+	    HVT_OPT_HEADING("Energy what-if (a model, docs/energy.md)"),
+	    HVT_OPT_FLAG(
+		0, "energy", &o->energy,
+		"the run's memory energy as DRAM, as STT-MRAM or PCM, and with the write-heavy pages in "
+		"DRAM and the rest in MRAM"),
+	    HVT_OPT_PATH(0, "energy-model", &o->energy_model, "FILE",
+			 "--energy with the figures of this JSON file in place of the defaults"),
 	    HVT_OPT_END,
 	};
 	const struct hvt_cmdline cmd = {
@@ -142,20 +150,44 @@ int cmd_report(int argc, char **argv)
 	status = hvt_opts_parse(&cmd, argc, argv);
 	if (status != HVT_OPTS_RUN)
 		return status;
+	if (html && (o->energy || o->energy_model)) {
+		fprintf(stderr,
+			"hvmtrace report: --energy is part of the text and JSON report, not of --html\n");
+		return TRACE_USAGE;
+	}
 	if (html)
 		return report_html(rp.path, html);
 	o->window = (uint32_t)window;
 	o->ph.span = (uint32_t)span;
-	rp.r = trace_input_open("report", rp.path);
-	if (!rp.r)
+	o->energy |= o->energy_model != NULL;
+	if (o->energy && o->sel.gfns_given) {
+		fprintf(stderr,
+			"hvmtrace report: --energy covers the whole guest: it cannot be combined with "
+			"--range\n");
 		return TRACE_USAGE;
+	}
+	if (o->energy && report_energy_init(&rp, o->energy_model, &err)) {
+		fprintf(stderr, "hvmtrace report: %s\n", err.msg);
+		return TRACE_USAGE;
+	}
+	rp.r = trace_input_open("report", rp.path);
+	if (!rp.r) {
+		free(rp.energy);
+		return TRACE_USAGE;
+	}
 	if (hvt_analysis_load(&rp.a, rp.r, &o->sel, &(struct hvt_analysis_opts){.window = o->window}, &err)) {
 		fprintf(stderr, "hvmtrace report: %s: %s\n", rp.path, err.msg);
 		hvt_trace_reader_close(rp.r);
+		free(rp.energy);
 		return TRACE_USAGE;
 	}
 	if (report_compute(&rp, why, sizeof(why))) {
 		fprintf(stderr, "hvmtrace report: %s: %s\n", rp.path, why);
+		status = TRACE_USAGE;
+		goto out;
+	}
+	if (rp.energy && report_energy_compute(&rp, &err)) {
+		fprintf(stderr, "hvmtrace report: %s: %s\n", rp.path, err.msg);
 		status = TRACE_USAGE;
 		goto out;
 	}

@@ -14,6 +14,7 @@
 #include "hvmtrace/analysis.h"
 
 struct json_object;
+struct report_energy;
 
 /* What the command line asked for beyond the table and the totals. */
 struct report_opts {
@@ -71,6 +72,7 @@ struct report {
 	uint64_t *phases[3]; /* written, accessed, bandwidth: interval indexes; NULL: no such series */
 	uint64_t nphases[3];
 	struct channel_stats *ch;
+	struct report_energy *energy; /* --energy: the what-if (report_energy.h), else NULL */
 };
 
 extern const char *const report_phase_series[3];

@@ -287,5 +287,6 @@ void report_free(struct report *rp)
 	for (int s = 0; s < 3; s++)
 		free(rp->phases[s]);
 	free(rp->ch);
+	free(rp->energy);
 	hvt_analysis_fini(&rp->a);
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "report.h"
+#include "report_energy.h"
 
 static struct json_object *u64_or_null(uint64_t v)
 {
@@ -283,6 +284,8 @@ int report_print_json(FILE *f, const struct report *rp)
 	add(o, "classes", classes_json(rp));
 	add(o, "phases", phases_json(rp));
 	add(o, "channels", channels_json(rp));
+	if (rp->energy)
+		add(o, "energy", report_energy_json(rp));
 	add(o, "intervals", intervals_json(rp));
 	rc = fprintf(f, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) < 0 ? -1 : 0;
 	json_object_put(o);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "report.h"
+#include "report_energy.h"
 
 #define MIB(pages, psize) ((double)(pages) * (psize) / (1 << 20))
 #define MBPS(bytes, ns)   ((ns) ? (double)(bytes)*1e3 / (double)(ns) : 0.0) /* 10^6 bytes/s */
@@ -383,6 +384,8 @@ void report_print_text(FILE *f, const struct report *rp)
 	print_classes(f, rp);
 	print_phases(f, rp);
 	print_channels(f, rp);
+	if (rp->energy)
+		report_energy_text(f, rp);
 	if (!rp->a.complete)
 		fprintf(f,
 			"\nINCOMPLETE TRACE (%s): only its first %" PRIu64

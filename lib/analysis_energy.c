@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The energy what-if's bytes (energy.h): each selected interval's read and write bytes, measured or from
+ * the page model, and the part of them that falls on write-heavy pages, apportioned by those pages' share
+ * of the interval's written (accessed) pages. The joules are bytes x energy per byte plus standby power
+ * x capacity x time.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "hvmtrace/energy.h"
+#include "hvmtrace/error.h"
+
+struct heavy_walk {
+	const struct hvt_analysis *a;
+	struct hvt_pageset heavy; /* page i of the range is write-heavy */
+	uint64_t *hits;           /* [k * 2 + kind]: write-heavy pages among interval k's set pages */
+};
+
+/* Set bits of s in [first, first + count). */
+static uint64_t count_range(const struct hvt_pageset *s, uint64_t first, uint64_t count)
+{
+	uint64_t end = first + count, n = 0;
+
+	while (first < end) {
+		uint64_t w = first / 64, lo = first % 64, hi = end - w * 64 < 64 ? end - w * 64 : 64;
+		uint64_t mask = (hi == 64 ? ~0ull : (1ull << hi) - 1) & ~((1ull << lo) - 1);
+
+		n += (uint64_t)__builtin_popcountll(s->words[w] & mask);
+		first = w * 64 + hi;
+	}
+	return n;
+}
+
+static int on_run(void *ctx, uint64_t k, enum hvt_set_kind kind, uint64_t first_gfn, uint64_t count)
+{
+	struct heavy_walk *hw = ctx;
+
+	hw->hits[k * 2 + kind] += count_range(&hw->heavy, first_gfn - hw->a->gfn_first, count);
+	return 0;
+}
+
+/* share of x falling on the write-heavy pages: hit of n pages, or by capacity when n is 0 or unknown */
+static double share(double x, uint64_t hit, uint64_t n, const struct hvt_energy_bytes *b)
+{
+	if (n && n != HVT_NA)
+		return x * (double)hit / (double)n;
+	return b->ram_pages ? x * (double)b->heavy_pages / (double)b->ram_pages : 0;
+}
+
+int hvt_energy_bytes(const struct hvt_analysis *a, struct hvt_trace_reader *r,
+		     const struct hvt_class_thresholds *t, const struct hvt_energy_model *m,
+		     struct hvt_energy_bytes *out, struct hvt_err *err)
+{
+	struct heavy_walk hw = {.a = a};
+	bool accessed = a->accessed_count;
+	int rc;
+
+	*out = (struct hvt_energy_bytes){
+	    .source = a->bw == HVT_BW_SPLIT   ? HVT_BYTES_MEASURED
+		      : a->bw == HVT_BW_TOTAL ? HVT_BYTES_TOTAL_SPLIT
+					      : HVT_BYTES_PAGE_MODEL,
+	    .reads_known = a->bw != HVT_BW_NONE || accessed,
+	    .ram_pages = a->ram_pages,
+	    .seconds = a->n ? (double)(a->iv[a->n - 1].t_end_ns - a->iv[0].t_start_ns) / 1e9 : 0,
+	};
+	if (hvt_pageset_init(&hw.heavy, a->npages) || !(hw.hits = calloc(a->n * 2 + 1, sizeof(*hw.hits)))) {
+		hvt_pageset_fini(&hw.heavy);
+		return hvt_err_set(err, -ENOMEM, "out of memory");
+	}
+	for (uint64_t i = 0; i < a->npages; i++)
+		if (hvt_pageset_test(&a->ram, i) && hvt_page_class(a, t, i) == HVT_CLASS_WRITE_HEAVY) {
+			hvt_pageset_set(&hw.heavy, i);
+			out->heavy_pages++;
+		}
+	rc = hvt_analysis_walk(a, r, (1u << HVT_SET_WRITTEN) | (accessed ? 1u << HVT_SET_ACCESSED : 0),
+			       on_run, &hw, err);
+	for (uint64_t k = 0; !rc && k < a->n; k++) {
+		const struct hvt_iv_info *ii = &a->iv[k];
+		uint64_t wp = ii->written != HVT_NA ? ii->written : 0;
+		double rd, wr;
+
+		if (ii->read_bytes != HVT_NA && ii->write_bytes != HVT_NA) {
+			rd = (double)ii->read_bytes;
+			wr = (double)ii->write_bytes;
+		} else if (ii->read_bytes != HVT_NA) { /* a total: writes from the page model, capped */
+			wr = (double)wp * m->bytes_per_written_page;
+			wr = wr < (double)ii->read_bytes ? wr : (double)ii->read_bytes;
+			rd = (double)ii->read_bytes - wr;
+		} else {
+			wr = (double)wp * m->bytes_per_written_page;
+			rd = accessed && ii->accessed != HVT_NA
+				 ? (double)ii->accessed * m->bytes_per_accessed_page
+				 : 0;
+			out->modelled_intervals++;
+		}
+		out->read += rd;
+		out->write += wr;
+		out->heavy_write += share(wr, hw.hits[k * 2 + HVT_SET_WRITTEN], ii->written, out);
+		out->heavy_read += accessed ? share(rd, hw.hits[k * 2 + HVT_SET_ACCESSED], ii->accessed, out)
+					    : share(rd, hw.hits[k * 2 + HVT_SET_WRITTEN], ii->written, out);
+	}
+	free(hw.hits);
+	hvt_pageset_fini(&hw.heavy);
+	return rc;
+}
+
+void hvt_energy_of(const struct hvt_tech_energy *e, double read_bytes, double write_bytes, bool reads_known,
+		   double capacity_bytes, double seconds, struct hvt_energy_joules *out)
+{
+	out->read = reads_known ? read_bytes * e->read_pj_per_byte * 1e-12 : 0;
+	out->write = write_bytes * e->write_pj_per_byte * 1e-12;
+	out->standby = e->standby_mw_per_gib * 1e-3 * capacity_bytes / (1024.0 * 1024 * 1024) * seconds;
+	out->total = out->read + out->write + out->standby;
+}
