@@ -64,7 +64,7 @@ run_one() {
 	rm -rf "$d" /lab/traces/* && mkdir -p "$d"
 	t0=$(cut -d' ' -f1 /proc/uptime)
 	ok=1 check=2
-	files="virsh.err qemu.log status record.err driver.err libvirtd.log"
+	files="virsh.err qemu.log status maps record.err driver.err libvirtd.log"
 	# What udev does on Debian, each time kvm-amd makes /dev/kvm: group kvm (libvirt-qemu's group), 0660.
 	chgrp kvm /dev/kvm && chmod 0660 /dev/kvm || ok=0
 	start_libvirtd || { ok=0; echo "lab: npt=$1: libvirtd did not start: $(tail -n 3 /tmp/libvirtd.out)"; }
@@ -95,6 +95,11 @@ run_domain() {
 	[ "$(awk '/^Uid/ { print $2, $3, $4, $5 }' "$d/status")" = "$uid $uid $uid $uid" ] || ok=0
 	[ "$(awk '/^CapEff/ { print $2 }' "$d/status")" = 0000000000000000 ] || ok=0
 	echo "lab: npt=$1: QEMU $(tr '\t\n' '  ' <"$d/status")"
+	# Its guest RAM is the reservation through /dev/mem, which only the helper opened for it.
+	# (its log, appended to at each start, says so once the fds have gone: maybe after virsh start returned)
+	l1_wait "$qpid" sh -c 'tail -n 1 /run/hvmtrace/lab/helper.log | grep -q "fds handed over"' || ok=0
+	grep -E " 80000000 [0-9a-f:]+ [0-9]+ +/dev/mem$" "/proc/$qpid/maps" >"$d/maps" || ok=0
+	echo "lab: npt=$1: QEMU maps $(awk '{ print $1, $3, $6 }' "$d/maps" | head -n 1); $(tail -n 1 /run/hvmtrace/lab/helper.log)"
 	phases ready --pid "$qpid" >>"$d/driver.err" 2>&1 || ok=0
 	l1_wait "$qpid" sh -c 'ls /lab/traces/lab-*.jsonl' >/dev/null 2>&1 || ok=0
 	jsonl=$(ls /lab/traces/lab-*.jsonl 2>/dev/null | head -n 1)
