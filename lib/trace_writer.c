@@ -140,6 +140,8 @@ int hvt_trace_create(struct hvt_trace_writer **wp, const char *path, const struc
 	hvt_trace_meta_fini(&check);
 	if (rc) {
 		json_object_put(json);
+		if (rc == -ENOMEM) /* the check could not run: not the metadata's fault */
+			return hvt_err_set(err, rc, "%s: out of memory", path);
 		return hvt_err_prefix(err, rc,
 				      "%s: refusing to write metadata a reader would refuse: ", path);
 	}
