@@ -76,7 +76,6 @@ static int tile_interval(void *ctx, const struct trace_series *s, const struct h
 	uint64_t b = i / t->block;
 
 	(void)l;
-
 	if (b >= t->nblocks)
 		return 0;
 	if (ir->hdr.flags & HVT_IV_WRITTEN) {
