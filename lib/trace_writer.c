@@ -154,7 +154,7 @@ int hvt_trace_create(struct hvt_trace_writer **wp, const char *path, const struc
 	/*
 	 * Like perf record, an existing trace at path is replaced, but only by a trace: the file is created
 	 * under a temporary name in the same directory (0600: a trace shows what the guest touched), and
-	 * renamed to path once its header and META are written and synced. A writer killed before that leaves
+	 * renamed to path once its header and META are written. A writer killed before that leaves
 	 * what was at path as it was, and a hidden temporary file; never an empty file where a trace was
 	 * (docs/reliability.md). An existing non-regular file (/dev/null) is written in place.
 	 */
@@ -181,7 +181,7 @@ int hvt_trace_create(struct hvt_trace_writer **wp, const char *path, const struc
 	rc = write_json_record(w, &b, HVT_FILE_HEADER_SIZE, HVT_REC_META, json, err);
 	if (rc)
 		goto fail;
-	rc = hvt_outfile_commit(&out, err); /* fdatasync, then rename over path */
+	rc = hvt_outfile_publish(&out, err); /* rename over path; the records go on through w->fd */
 	if (rc) {
 		close(w->fd);
 		json_object_put(json);
