@@ -240,6 +240,20 @@ static int read_exact(struct reader *r, void *buf, size_t len)
 	return 0;
 }
 
+/* Whether text is the JSON literal null, with only whitespace around it. */
+static bool is_json_null(const char *text, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && strchr(" \t\r\n", text[i]) && text[i])
+		i++;
+	if (len - i < 4 || memcmp(text + i, "null", 4))
+		return false;
+	for (i += 4; i < len && text[i] && strchr(" \t\r\n", text[i]);)
+		i++;
+	return i == len;
+}
+
 /* Parses the whole payload as one strict UTF-8 JSON value, nothing but whitespace after it. */
 static struct json_object *parse_frame(const char *text, size_t len, struct hvt_err *err)
 {
@@ -260,9 +274,12 @@ static struct json_object *parse_frame(const char *text, size_t len, struct hvt_
 		end = len;
 	}
 	if (!o && json_tokener_get_error(tok) == json_tokener_success) {
-		/* JSON null parses to NULL with no error. */
+		/* JSON null parses to NULL with no error; so does a value json-c ran out of memory for. */
 		json_tokener_free(tok);
-		hvt_err_set(err, -EPROTO, "frame holds JSON null, not an object");
+		if (is_json_null(text, len))
+			hvt_err_set(err, -EPROTO, "frame holds JSON null, not an object");
+		else
+			hvt_err_set(err, -ENOMEM, "out of memory for a frame of %zu bytes", len);
 		return NULL;
 	}
 	if (!o) {

@@ -190,6 +190,21 @@ int hvt_outfile_commit(struct hvt_outfile *o, struct hvt_err *err)
 	return rc;
 }
 
+int hvt_outfile_publish(struct hvt_outfile *o, struct hvt_err *err)
+{
+	int rc = 0;
+
+	if (o->tmp && rename(o->tmp, o->target)) {
+		rc = hvt_err_set(err, -errno, "cannot replace %s: %s", o->path, strerror(errno));
+		unlink(o->tmp);
+	}
+	if (o->f && o->f != stdout)
+		fclose(o->f);
+	o->f = NULL;
+	outfile_free(o);
+	return rc;
+}
+
 void hvt_outfile_abort(struct hvt_outfile *o)
 {
 	if (o->f && o->f != stdout)

@@ -231,21 +231,40 @@ static void put_ranges(FILE *f, const struct hvt_pageset *sets, const struct hvt
 	fputc(']', f);
 }
 
-static void put_set(FILE *f, const char *kind, const struct hvt_pageset *sets, const struct hvt_layout *l,
+/* A set to write: a bitmap per slot (record), or runs of GFNs (the readers); neither when absent. */
+struct set_src {
+	const struct hvt_pageset *sets;
+	const struct hvt_runs *runs;
+};
+
+static void put_runs(FILE *f, const struct hvt_runs *r)
+{
+	fputc('[', f);
+	for (size_t i = 0; i < r->n; i++)
+		fprintf(f, "%s[%" PRIu64 ",%" PRIu64 "]", i ? "," : "", r->v[i].first, r->v[i].count);
+	fputc(']', f);
+}
+
+static void put_set(FILE *f, const char *kind, struct set_src src, const struct hvt_layout *l,
 		    const struct hvt_json_opts *opts)
 {
 	char key[32];
-	uint64_t pages = sets ? hvt_interval_count_pages(sets, l->nslots) : 0;
+	bool present = src.sets || src.runs;
+	uint64_t pages = src.sets   ? hvt_interval_count_pages(src.sets, l->nslots)
+			 : src.runs ? src.runs->pages
+				    : 0;
 
 	snprintf(key, sizeof(key), "%s_pages", kind);
-	put_opt_u64(f, key, sets, pages);
+	put_opt_u64(f, key, present, pages);
 	snprintf(key, sizeof(key), "%s_bytes", kind);
-	put_opt_u64(f, key, sets, pages * l->page_size);
+	put_opt_u64(f, key, present, pages * l->page_size);
 	if (!opts->page_ranges)
 		return;
 	put_key(f, kind);
-	if (sets)
-		put_ranges(f, sets, l);
+	if (src.sets)
+		put_ranges(f, src.sets, l);
+	else if (src.runs)
+		put_runs(f, src.runs); /* in GFN order already, as put_ranges sorts the slots */
 	else
 		fputs("null", f);
 }
@@ -280,8 +299,8 @@ static void put_bandwidth(FILE *f, const struct hvt_interval *iv)
 	fputc(']', f);
 }
 
-int hvt_jsonl_write(FILE *f, const struct hvt_interval *iv, const struct hvt_layout *l,
-		    const struct hvt_json_opts *opts)
+static int put_line(FILE *f, const struct hvt_interval *iv, struct set_src written, struct set_src accessed,
+		    const struct hvt_layout *l, const struct hvt_json_opts *opts)
 {
 	char wall[64];
 
@@ -309,12 +328,30 @@ int hvt_jsonl_write(FILE *f, const struct hvt_interval *iv, const struct hvt_lay
 	fputs((iv->flags & HVT_IV_TRACER_BUSY) ? "true" : "false", f);
 	put_key(f, "layout_refused");
 	fputs((iv->flags & HVT_IV_LAYOUT_REFUSED) ? "true" : "false", f);
-	put_set(f, "written", (iv->flags & HVT_IV_WRITTEN) ? iv->written : NULL, l, opts);
-	put_set(f, "accessed", (iv->flags & HVT_IV_ACCESSED) ? iv->accessed : NULL, l, opts);
+	put_set(f, "written", written, l, opts);
+	put_set(f, "accessed", accessed, l, opts);
 	put_opt_u64(f, "written_not_accessed", iv->flags & HVT_IV_WNA_COUNTED, iv->written_not_accessed);
 	put_bandwidth(f, iv);
 	fputs("}\n", f);
 	if (fflush(f) == EOF || ferror(f))
 		return errno ? -errno : -EIO;
 	return 0;
+}
+
+int hvt_jsonl_write(FILE *f, const struct hvt_interval *iv, const struct hvt_layout *l,
+		    const struct hvt_json_opts *opts)
+{
+	struct set_src w = {(iv->flags & HVT_IV_WRITTEN) ? iv->written : NULL, NULL};
+	struct set_src a = {(iv->flags & HVT_IV_ACCESSED) ? iv->accessed : NULL, NULL};
+
+	return put_line(f, iv, w, a, l, opts);
+}
+
+int hvt_jsonl_write_runs(FILE *f, const struct hvt_iv_runs *ir, const struct hvt_layout *l,
+			 const struct hvt_json_opts *opts)
+{
+	struct set_src w = {NULL, (ir->hdr.flags & HVT_IV_WRITTEN) ? &ir->set[0] : NULL};
+	struct set_src a = {NULL, (ir->hdr.flags & HVT_IV_ACCESSED) ? &ir->set[1] : NULL};
+
+	return put_line(f, &ir->hdr, w, a, l, opts);
 }

@@ -115,7 +115,7 @@ static int encode_set(struct hvt_buf *b, const struct hvt_pageset *s, struct hvt
 	int rc = hvt_pageset_encode(s, c, &enc, &len);
 
 	if (rc)
-		return hvt_err_set(err, rc, "encoding a page set (%s): error %d", hvt_codec_name(c), rc);
+		return hvt_err_set(err, rc, "encoding a page set (%s): %s", hvt_codec_name(c), strerror(-rc));
 	if (len > HVT_REC_MAX_PAYLOAD) {
 		free(enc);
 		return hvt_err_set(err, -EFBIG, "an encoded page set of %zu bytes does not fit a record",

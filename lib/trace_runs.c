@@ -148,3 +148,30 @@ void hvt_iv_runs_fini(struct hvt_iv_runs *ir)
 	free(ir->hdr.channels);
 	memset(ir, 0, sizeof(*ir));
 }
+
+void hvt_runs_range(const struct hvt_runs *r, uint64_t first, uint64_t end, size_t *begin, size_t *end_index)
+{
+	size_t lo = 0, hi = r->n;
+
+	/* the first run that ends after first */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->v[mid].first + r->v[mid].count <= first)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*begin = lo;
+	hi = r->n;
+	/* the first run that starts at or after end */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->v[mid].first < end)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*end_index = lo;
+}

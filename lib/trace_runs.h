@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internal to libhvmtrace: an interval read as runs of guest-physical pages instead of bitmaps. The analyses
- * only ever need runs, and decoding the zstd-runs codec straight into runs skips clearing, filling and
+ * Internal to libhvmtrace: what the run reader (hvmtrace/trace_runs.h) is built from. The analyses only
+ * ever need runs, and decoding the zstd-runs codec straight into runs skips clearing, filling and
  * scanning two bitmaps per interval (half a MiB each for a 16 GiB guest). Checks what
  * hvt_interval_decode checks.
  */
@@ -14,18 +14,7 @@
 #include <stdlib.h>
 
 #include "hvmtrace/trace.h"
-
-struct hvt_runs {
-	struct hvt_run *v; /* first = GFN; ascending, disjoint, not adjacent within a slot */
-	size_t n, cap;
-	uint64_t pages;
-};
-
-struct hvt_iv_runs {
-	struct hvt_interval hdr; /* fixed fields and channels; written/accessed are NULL */
-	struct hvt_runs set[2];  /* enum hvt_set_kind; empty when the flags say absent */
-	size_t ch_cap;           /* hdr.channels' room, reused between reads */
-};
+#include "hvmtrace/trace_runs.h"
 
 /* Appends a run; 0 or -ENOMEM. */
 static inline int hvt_runs_push(struct hvt_runs *r, uint64_t first, uint64_t count)
@@ -64,8 +53,5 @@ int hvt_trace_interval_err(const struct hvt_trace_reader *r, uint64_t i, int rc,
 /* Decodes the payload of an interval of layout l into ir. */
 int hvt_iv_runs_decode(struct hvt_iv_runs *ir, const struct hvt_layout *l, const uint8_t *payload, size_t len,
 		       struct hvt_err *err);
-/* Reads interval i into ir (zeroed before first use; reused after). */
-int hvt_trace_read_runs(struct hvt_trace_reader *r, uint64_t i, struct hvt_iv_runs *ir, struct hvt_err *err);
-void hvt_iv_runs_fini(struct hvt_iv_runs *ir);
 
 #endif

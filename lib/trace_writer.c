@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "hvmtrace/error.h"
+#include "hvmtrace/files.h"
 #include "hvmtrace/trace.h"
 #include "hvmtrace/trace_meta.h"
 #include "trace_format.h"
@@ -123,6 +124,7 @@ int hvt_trace_create(struct hvt_trace_writer **wp, const char *path, const struc
 	struct hvt_trace_writer *w;
 	struct hvt_trace_meta check;
 	struct json_object *json;
+	struct hvt_outfile out;
 	struct hvt_buf b = {0};
 	uint8_t *hdr;
 	int rc;
@@ -138,6 +140,8 @@ int hvt_trace_create(struct hvt_trace_writer **wp, const char *path, const struc
 	hvt_trace_meta_fini(&check);
 	if (rc) {
 		json_object_put(json);
+		if (rc == -ENOMEM) /* the check could not run: not the metadata's fault */
+			return hvt_err_set(err, rc, "%s: out of memory", path);
 		return hvt_err_prefix(err, rc,
 				      "%s: refusing to write metadata a reader would refuse: ", path);
 	}
@@ -147,14 +151,23 @@ int hvt_trace_create(struct hvt_trace_writer **wp, const char *path, const struc
 		json_object_put(json);
 		return hvt_err_set(err, -ENOMEM, "%s: out of memory", path);
 	}
-	/* Like perf record: an existing file is replaced. 0600: the trace shows what the guest touched. */
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (w->fd < 0) {
-		rc = -errno;
-		hvt_err_set(err, rc, "%s: cannot create: %s", path, strerror(errno));
+	/*
+	 * Like perf record, an existing trace at path is replaced, but only by a trace: the file is created
+	 * under a temporary name in the same directory (0600: a trace shows what the guest touched), and
+	 * renamed to path once its header and META are written. A writer killed before that leaves
+	 * what was at path as it was, and a hidden temporary file; never an empty file where a trace was
+	 * (docs/reliability.md). An existing non-regular file (/dev/null) is written in place.
+	 */
+	rc = hvt_outfile_open(&out, strcmp(path, "-") ? path : "./-", err);
+	if (rc) {
 		writer_free(w);
 		json_object_put(json);
 		return rc;
+	}
+	w->fd = fcntl(fileno(out.f), F_DUPFD_CLOEXEC, 0); /* outlives the FILE, which commit closes */
+	if (w->fd < 0) {
+		rc = hvt_err_set(err, -errno, "%s: cannot create: %s", path, strerror(errno));
+		goto fail;
 	}
 	/* The file header and META go out in one write, so any trace that exists has both or neither. */
 	hdr = hvt_buf_append(&b, HVT_FILE_HEADER_SIZE);
@@ -168,6 +181,14 @@ int hvt_trace_create(struct hvt_trace_writer **wp, const char *path, const struc
 	rc = write_json_record(w, &b, HVT_FILE_HEADER_SIZE, HVT_REC_META, json, err);
 	if (rc)
 		goto fail;
+	rc = hvt_outfile_publish(&out, err); /* rename over path; the records go on through w->fd */
+	if (rc) {
+		close(w->fd);
+		json_object_put(json);
+		free(b.p);
+		writer_free(w);
+		return rc;
+	}
 	json_object_put(json);
 	free(b.p);
 	*wp = w;
@@ -175,7 +196,9 @@ int hvt_trace_create(struct hvt_trace_writer **wp, const char *path, const struc
 fail:
 	json_object_put(json);
 	free(b.p);
-	close(w->fd);
+	if (w->fd >= 0)
+		close(w->fd);
+	hvt_outfile_abort(&out);
 	writer_free(w);
 	return rc;
 }

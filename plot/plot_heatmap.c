@@ -127,11 +127,12 @@ static void add_run(void *ctx, uint64_t gfn, uint64_t count)
 	}
 }
 
-static int bin_interval(void *ctx, const struct trace_series *s, const struct hvt_interval *iv,
+static int bin_interval(void *ctx, const struct trace_series *s, const struct hvt_iv_runs *ir,
 			const struct hvt_layout *l, uint64_t i)
 {
 	struct heat *h = ctx;
 
+	(void)l;
 	if (i >= h->cap) {
 		uint64_t cap = h->cap ? 2 * h->cap : 64;
 		uint32_t *w = realloc(h->w, cap * h->nrows * sizeof(*w)), *a;
@@ -147,13 +148,13 @@ static int bin_interval(void *ctx, const struct trace_series *s, const struct hv
 	}
 	memset(h->w + i * h->nrows, 0, h->nrows * sizeof(*h->w));
 	memset(h->a + i * h->nrows, 0, h->nrows * sizeof(*h->a));
-	if (iv->flags & HVT_IV_WRITTEN) {
+	if (ir->hdr.flags & HVT_IV_WRITTEN) {
 		h->cur = h->w + i * h->nrows;
-		series_each_run(iv->written, l, s->gfn_first, s->gfn_end, add_run, h);
+		series_each_run(&ir->set[0], s->gfn_first, s->gfn_end, add_run, h);
 	}
-	if (iv->flags & HVT_IV_ACCESSED) {
+	if (ir->hdr.flags & HVT_IV_ACCESSED) {
 		h->cur = h->a + i * h->nrows;
-		series_each_run(iv->accessed, l, s->gfn_first, s->gfn_end, add_run, h);
+		series_each_run(&ir->set[1], s->gfn_first, s->gfn_end, add_run, h);
 	}
 	return 0;
 }

@@ -215,52 +215,101 @@ int plot_wss(const struct plot_args *a)
 	return finish(&p, &s, a->out, "wss", rc);
 }
 
+/*
+ * How many intervals each page was written (accessed) in, kept sparse: every run adds +1 at its first page
+ * and -1 past its end, and a sweep over the sorted boundaries gives each stretch of pages its count. The
+ * memory follows the runs the trace holds, not the guest's pages (a small trace may declare a huge slot).
+ */
+struct bound {
+	uint64_t gfn;
+	int64_t d;
+};
+
+struct bounds {
+	struct bound *v;
+	size_t n, cap;
+};
+
 struct per_page {
-	uint64_t first;
-	uint32_t *w, *a; /* intervals each page of the range was written / accessed in */
-	uint32_t *cur;
+	struct bounds w, a, *cur;
+	bool nomem;
 };
 
 static void count_page(void *ctx, uint64_t gfn, uint64_t count)
 {
 	struct per_page *pp = ctx;
+	struct bounds *b = pp->cur;
 
-	for (uint64_t g = gfn; g < gfn + count; g++)
-		pp->cur[g - pp->first]++;
+	if (b->cap - b->n < 2) {
+		size_t cap = b->cap ? 2 * b->cap : 4096;
+		struct bound *v = cap < b->cap ? NULL : realloc(b->v, cap * sizeof(*v));
+
+		if (!v) {
+			pp->nomem = true;
+			return;
+		}
+		b->v = v;
+		b->cap = cap;
+	}
+	b->v[b->n++] = (struct bound){gfn, 1};
+	b->v[b->n++] = (struct bound){gfn + count, -1};
 }
 
-static int count_pages(void *ctx, const struct trace_series *s, const struct hvt_interval *iv,
+static int count_pages(void *ctx, const struct trace_series *s, const struct hvt_iv_runs *ir,
 		       const struct hvt_layout *l, uint64_t i)
 {
 	struct per_page *pp = ctx;
 
 	(void)i;
-	pp->first = s->gfn_first;
-	if (iv->flags & HVT_IV_WRITTEN) {
-		pp->cur = pp->w;
-		series_each_run(iv->written, l, s->gfn_first, s->gfn_end, count_page, pp);
+	(void)l;
+	if (ir->hdr.flags & HVT_IV_WRITTEN) {
+		pp->cur = &pp->w;
+		series_each_run(&ir->set[0], s->gfn_first, s->gfn_end, count_page, pp);
 	}
-	if (iv->flags & HVT_IV_ACCESSED) {
-		pp->cur = pp->a;
-		series_each_run(iv->accessed, l, s->gfn_first, s->gfn_end, count_page, pp);
+	if (ir->hdr.flags & HVT_IV_ACCESSED) {
+		pp->cur = &pp->a;
+		series_each_run(&ir->set[1], s->gfn_first, s->gfn_end, count_page, pp);
 	}
-	return 0;
+	return pp->nomem ? TRACE_OUTPUT_FAILED : 0;
+}
+
+static int by_gfn(const void *a, const void *b)
+{
+	const struct bound *x = a, *y = b;
+
+	return (x->gfn > y->gfn) - (x->gfn < y->gfn);
+}
+
+/* hist[k] = pages counted in k intervals (k = 0 is not filled). */
+static void sweep(struct bounds *b, uint64_t *hist, uint64_t niv)
+{
+	int64_t depth = 0;
+
+	qsort(b->v, b->n, sizeof(*b->v), by_gfn);
+	for (size_t i = 0; i < b->n; i++) {
+		depth += b->v[i].d;
+		if (i + 1 < b->n && depth > 0)
+			hist[(uint64_t)depth > niv ? niv : (uint64_t)depth] += b->v[i + 1].gfn - b->v[i].gfn;
+	}
 }
 
 /* The concentration curve of per-page counts: pages sorted by count, most first; x = share of the pages
  * with a count, y = share of all counts. Returns the points (n + 1 of them, from 0,0), or 0 if none. */
-static uint64_t concentration(const uint32_t *v, uint64_t span, uint64_t niv, double **xs, double **ys)
+static uint64_t concentration(struct bounds *b, uint64_t niv, double **xs, double **ys)
 {
 	uint64_t *hist = calloc(niv + 1, sizeof(uint64_t)), pages = 0, sum = 0, n = 0, cp = 0, cs = 0;
 
-	for (uint64_t g = 0; g < span; g++)
-		hist[v[g] > niv ? niv : v[g]]++;
+	*xs = calloc(niv + 2, sizeof(double));
+	*ys = calloc(niv + 2, sizeof(double));
+	if (!hist || !*xs || !*ys) {
+		free(hist);
+		return 0;
+	}
+	sweep(b, hist, niv);
 	for (uint64_t k = 1; k <= niv; k++) {
 		pages += hist[k];
 		sum += hist[k] * k;
 	}
-	*xs = calloc(niv + 2, sizeof(double));
-	*ys = calloc(niv + 2, sizeof(double));
 	if (!pages) {
 		free(hist);
 		return 0;
@@ -285,29 +334,27 @@ int plot_cdf(const struct plot_args *a)
 	struct plot p;
 	char sub[256];
 	double *xw, *yw, *xa, *ya, diag[2] = {0, 100};
-	uint64_t nw, na, span = 0;
+	uint64_t nw, na;
 	int rc;
 
 	if (plot_open(&p, "plot", a->out, a->width, a->height, 24))
 		return TRACE_USAGE;
 	rc = trace_series_open(&s, "plot", a->trace, &a->sel);
-	if (!rc) {
-		span = s.gfn_end - s.gfn_first;
-		pp.w = calloc(span, sizeof(uint32_t));
-		pp.a = calloc(span, sizeof(uint32_t));
-		rc = !pp.w || !pp.a ? TRACE_OUTPUT_FAILED : trace_series_walk(&s, &a->sel, count_pages, &pp);
-	}
+	if (!rc)
+		rc = trace_series_walk(&s, &a->sel, count_pages, &pp);
+	if (rc == TRACE_OUTPUT_FAILED && pp.nomem)
+		fprintf(stderr, "hvmtrace plot: out of memory for the page runs of %s\n", a->trace);
 	if (rc && rc != TRACE_INCOMPLETE) {
 		trace_series_fini(&s);
-		free(pp.w);
-		free(pp.a);
+		free(pp.w.v);
+		free(pp.a.v);
 		cairo_destroy(p.cr);
 		cairo_surface_destroy(p.surface);
 		remove(a->out);
 		return rc;
 	}
-	nw = concentration(pp.w, span, s.niv, &xw, &yw);
-	na = concentration(pp.a, span, s.niv, &xa, &ya);
+	nw = concentration(&pp.w, s.niv, &xw, &yw);
+	na = concentration(&pp.a, s.niv, &xa, &ya);
 	plot_describe(&s, sub, sizeof(sub));
 	plot_title(&p, "Write concentration: x % of the pages take y % of the page-writes", sub);
 	plot_axes(&p, 0, 100, 0, 100, "pages, most-written first (% of the pages ever written / accessed)",
@@ -333,7 +380,7 @@ int plot_cdf(const struct plot_args *a)
 	free(yw);
 	free(xa);
 	free(ya);
-	free(pp.w);
-	free(pp.a);
+	free(pp.w.v);
+	free(pp.a.v);
 	return finish(&p, &s, a->out, "cdf", rc);
 }

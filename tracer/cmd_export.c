@@ -103,12 +103,12 @@ static void csv_opt_u64(FILE *f, bool present, uint64_t v)
 		fputc(',', f); /* empty: not available, distinct from 0 */
 }
 
-static void csv_row(FILE *f, const struct hvt_interval *iv, const struct hvt_layout *l)
+static void csv_row(FILE *f, const struct hvt_iv_runs *ir, const struct hvt_layout *l)
 {
+	const struct hvt_interval *iv = &ir->hdr;
 	bool w = iv->flags & HVT_IV_WRITTEN, a = iv->flags & HVT_IV_ACCESSED,
 	     bw = iv->flags & HVT_IV_BANDWIDTH, split = bw && !(iv->flags & HVT_IV_BW_TOTAL);
-	uint64_t wp = w ? hvt_interval_count_pages(iv->written, iv->nslots) : 0;
-	uint64_t ap = a ? hvt_interval_count_pages(iv->accessed, iv->nslots) : 0;
+	uint64_t wp = ir->set[0].pages, ap = ir->set[1].pages;
 	uint64_t rd = 0, wr = 0;
 	char wall[64];
 
@@ -137,16 +137,18 @@ static void csv_row(FILE *f, const struct hvt_interval *iv, const struct hvt_lay
 	fputc('\n', f);
 }
 
-static void csv_page_rows(FILE *f, uint64_t seq, const char *kind, const struct hvt_pageset *sets,
+/* Slot by slot in the layout's order, as the rows have always come. */
+static void csv_page_rows(FILE *f, uint64_t seq, const char *kind, const struct hvt_runs *runs,
 			  const struct hvt_layout *l)
 {
-	for (uint32_t i = 0; sets && i < l->nslots; i++) {
-		uint64_t pos = 0, base = hvt_memslot_first_gfn(l, &l->slots[i]);
-		struct hvt_run run;
+	for (uint32_t i = 0; runs && i < l->nslots; i++) {
+		uint64_t base = hvt_memslot_first_gfn(l, &l->slots[i]);
+		size_t k, end;
 
-		while (hvt_pageset_next_run(&sets[i], &pos, &run))
-			fprintf(f, "%" PRIu64 ",%s,%" PRIu64 ",%" PRIu64 "\n", seq, kind, base + run.first,
-				run.count);
+		hvt_runs_range(runs, base, base + hvt_memslot_npages(l, &l->slots[i]), &k, &end);
+		for (; k < end; k++)
+			fprintf(f, "%" PRIu64 ",%s,%" PRIu64 ",%" PRIu64 "\n", seq, kind, runs->v[k].first,
+				runs->v[k].count);
 	}
 }
 
@@ -157,28 +159,29 @@ struct export_ctx {
 	const struct hvt_json_opts *jopts;
 };
 
-static int export_one(void *arg, const struct hvt_interval *iv, const struct hvt_layout *l)
+static int export_one(void *arg, const struct hvt_iv_runs *ir, const struct hvt_layout *l)
 {
 	struct export_ctx *x = arg;
+	const struct hvt_interval *iv = &ir->hdr;
 
-	if (x->jsonl->f && hvt_jsonl_write(x->jsonl->f, iv, l, x->jopts)) {
+	if (x->jsonl->f && hvt_jsonl_write_runs(x->jsonl->f, ir, l, x->jopts)) {
 		fprintf(stderr, "hvmtrace export: writing %s: %s\n", x->jsonl->path, strerror(errno));
 		return TRACE_OUTPUT_FAILED;
 	}
 	if (x->csv)
-		csv_row(x->csv, iv, l);
+		csv_row(x->csv, ir, l);
 	if (x->pages) {
-		csv_page_rows(x->pages, iv->seq, "written", (iv->flags & HVT_IV_WRITTEN) ? iv->written : NULL,
+		csv_page_rows(x->pages, iv->seq, "written", (iv->flags & HVT_IV_WRITTEN) ? &ir->set[0] : NULL,
 			      l);
 		csv_page_rows(x->pages, iv->seq, "accessed",
-			      (iv->flags & HVT_IV_ACCESSED) ? iv->accessed : NULL, l);
+			      (iv->flags & HVT_IV_ACCESSED) ? &ir->set[1] : NULL, l);
 	}
 	if (x->damo)
-		export_damo_interval(x->damo, iv, l);
+		export_damo_interval(x->damo, ir, l);
 	if (x->pcm)
 		export_pcm_csv_interval(x->pcm, iv, x->meta);
 	if (x->raw)
-		export_raw_interval(x->raw, iv, l);
+		export_raw_interval(x->raw, ir, l);
 	return 0;
 }
 

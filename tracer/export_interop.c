@@ -24,23 +24,28 @@ static void damo_line(FILE *f, double t, uint64_t nr_regions, uint64_t start, ui
  * gaps between them (nr_accesses 0), in guest-physical bytes. Touched = accessed where the interval has
  * accessed sets, else written; written pages are accessed pages.
  */
-void export_damo_interval(FILE *f, const struct hvt_interval *iv, const struct hvt_layout *l)
+void export_damo_interval(FILE *f, const struct hvt_iv_runs *ir, const struct hvt_layout *l)
 {
-	const struct hvt_pageset *sets = (iv->flags & HVT_IV_ACCESSED)  ? iv->accessed
-					 : (iv->flags & HVT_IV_WRITTEN) ? iv->written
-									: NULL;
+	const struct hvt_interval *iv = &ir->hdr;
+	const struct hvt_runs *runs = (iv->flags & HVT_IV_ACCESSED)  ? &ir->set[1]
+				      : (iv->flags & HVT_IV_WRITTEN) ? &ir->set[0]
+								     : NULL;
 	double t = iv->t_end_ns / 1e9;
 	uint64_t nr = 0, ps = l->page_size;
 
-	if (!sets)
+	if (!runs)
 		return;
 	for (int pass = 0; pass < 2; pass++)
 		for (uint32_t s = 0; s < l->nslots; s++) {
-			const struct hvt_pageset *set = &sets[s];
-			uint64_t base = l->slots[s].gpa, pos = 0, at = 0;
-			struct hvt_run r;
+			uint64_t first = hvt_memslot_first_gfn(l, &l->slots[s]);
+			uint64_t npages = hvt_memslot_npages(l, &l->slots[s]);
+			uint64_t base = l->slots[s].gpa, at = 0;
+			size_t k, end;
 
-			while (hvt_pageset_next_run(set, &pos, &r)) {
+			hvt_runs_range(runs, first, first + npages, &k, &end);
+			for (; k < end; k++) {
+				struct hvt_run r = {runs->v[k].first - first, runs->v[k].count};
+
 				if (r.first > at && pass)
 					damo_line(f, t, nr, base + at * ps, base + r.first * ps, 0);
 				if (pass)
@@ -49,9 +54,9 @@ void export_damo_interval(FILE *f, const struct hvt_interval *iv, const struct h
 				nr += !pass * ((r.first > at) + 1);
 				at = r.first + r.count;
 			}
-			if (at < set->npages) {
+			if (at < npages) {
 				if (pass)
-					damo_line(f, t, nr, base + at * ps, base + set->npages * ps, 0);
+					damo_line(f, t, nr, base + at * ps, base + npages * ps, 0);
 				nr += !pass;
 			}
 		}
@@ -182,11 +187,50 @@ static void put32(FILE *f, uint32_t v)
 	fwrite(&v, 4, 1, f);
 }
 
+/* The bitmap of one slot's pages [first, first + npages) from its runs, written a buffer of words at a
+ * time: zero words between the runs, the runs' bits where they are. */
+static void put_bitmap(FILE *f, const struct hvt_runs *runs, uint64_t first, uint64_t npages)
+{
+	enum { WORDS = 8192 };
+	static uint64_t buf[WORDS];
+	uint64_t nwords = hvt_pageset_nwords(npages), at = 0; /* words written */
+	size_t k, end;
+
+	hvt_runs_range(runs, first, first + npages, &k, &end);
+	while (at < nwords) {
+		uint64_t n = nwords - at < WORDS ? nwords - at : WORDS;
+		uint64_t lo = at * 64, hi = (at + n) * 64; /* pages of this buffer, from the slot's start */
+
+		memset(buf, 0, n * 8);
+		/* runs that reach into [lo, hi); k stays at the first that may reach the next buffer */
+		for (size_t j = k; j < end && runs->v[j].first - first < hi; j++) {
+			uint64_t a = runs->v[j].first - first, b = a + runs->v[j].count;
+
+			a = a < lo ? lo : a;
+			b = b > hi ? hi : b;
+			for (uint64_t p = a; p < b;) {
+				uint64_t bit = p % 64, cnt = b - p < 64 - bit ? b - p : 64 - bit;
+
+				buf[p / 64 - at] |=
+				    (cnt == 64 ? ~(uint64_t)0 : (((uint64_t)1 << cnt) - 1) << bit);
+				p += cnt;
+			}
+			if (runs->v[j].first - first + runs->v[j].count <= hi)
+				k = j + 1;
+		}
+		for (uint64_t w = 0; w < n; w++)
+			buf[w] = htole64(buf[w]);
+		fwrite(buf, 8, n, f);
+		at += n;
+	}
+}
+
 /* Per interval: seq, t_start_ns, t_end_ns (u64), kinds (u32: 1 written, 2 accessed), nslots (u32), per slot
  * first_gfn and npages (u64), then per kind present (written first) per slot the bitmap: ceil(npages/64)
  * little-endian u64 words, bit i of the slot's bitmap = page i, as KVM_GET_DIRTY_LOG fills it. */
-void export_raw_interval(FILE *f, const struct hvt_interval *iv, const struct hvt_layout *l)
+void export_raw_interval(FILE *f, const struct hvt_iv_runs *ir, const struct hvt_layout *l)
 {
+	const struct hvt_interval *iv = &ir->hdr;
 	uint32_t kinds = iv->flags & (HVT_IV_WRITTEN | HVT_IV_ACCESSED);
 
 	put64(f, iv->seq);
@@ -199,18 +243,10 @@ void export_raw_interval(FILE *f, const struct hvt_interval *iv, const struct hv
 		put64(f, hvt_memslot_npages(l, &l->slots[s]));
 	}
 	for (int k = 0; k < 2; k++) {
-		const struct hvt_pageset *sets = k ? iv->accessed : iv->written;
-
 		if (!(kinds & (k ? HVT_IV_ACCESSED : HVT_IV_WRITTEN)))
 			continue;
-		for (uint32_t s = 0; s < l->nslots; s++) {
-			uint64_t n = hvt_pageset_nwords(sets[s].npages);
-#if __BYTE_ORDER == __LITTLE_ENDIAN
-			fwrite(sets[s].words, 8, n, f);
-#else
-			for (uint64_t w = 0; w < n; w++)
-				put64(f, sets[s].words[w]);
-#endif
-		}
+		for (uint32_t s = 0; s < l->nslots; s++)
+			put_bitmap(f, &ir->set[k], hvt_memslot_first_gfn(l, &l->slots[s]),
+				   hvt_memslot_npages(l, &l->slots[s]));
 	}
 }

@@ -69,21 +69,22 @@ static void add_run(void *ctx, uint64_t gfn, uint64_t count)
 	}
 }
 
-static int tile_interval(void *ctx, const struct trace_series *s, const struct hvt_interval *iv,
+static int tile_interval(void *ctx, const struct trace_series *s, const struct hvt_iv_runs *ir,
 			 const struct hvt_layout *l, uint64_t i)
 {
 	struct tiles *t = ctx;
 	uint64_t b = i / t->block;
 
+	(void)l;
 	if (b >= t->nblocks)
 		return 0;
-	if (iv->flags & HVT_IV_WRITTEN) {
+	if (ir->hdr.flags & HVT_IV_WRITTEN) {
 		t->cur = t->w + b * t->ncells;
-		series_each_run(iv->written, l, s->gfn_first, s->gfn_end, add_run, t);
+		series_each_run(&ir->set[0], s->gfn_first, s->gfn_end, add_run, t);
 	}
-	if (iv->flags & HVT_IV_ACCESSED) {
+	if (ir->hdr.flags & HVT_IV_ACCESSED) {
 		t->cur = t->a + b * t->ncells;
-		series_each_run(iv->accessed, l, s->gfn_first, s->gfn_end, add_run, t);
+		series_each_run(&ir->set[1], s->gfn_first, s->gfn_end, add_run, t);
 	}
 	return 0;
 }

@@ -57,6 +57,8 @@ retry:
 	if (rc == -ETIMEDOUT)
 		return hvt_err_set(err, -EPROTO, "%s: no hello within %d s: not an hvmtrace VMM socket", path,
 				   HELLO_TIMEOUT_MS / 1000);
+	if (rc == -ENOMEM) /* our failure, not the peer's */
+		return hvt_err_prefix(err, rc, "%s: reading the VMM's hello: ", path);
 	if (rc)
 		return hvt_err_prefix(err, rc == -EPROTO ? -EPROTO : rc,
 				      "%s: not an hvmtrace VMM socket: ", path);

@@ -45,20 +45,22 @@ int trace_input_each(const char *cmd, const char *path, struct hvt_trace_reader 
 		     void *ctx)
 {
 	struct hvt_trace_status st;
+	struct hvt_iv_runs ir = {0};
 	uint64_t n = hvt_trace_interval_count(r), done = 0;
 	int status = 0;
 
-	for (; done < n; done++) {
-		struct hvt_interval iv;
+	for (; done < n && !status; done++) {
 		struct hvt_err err = {{0}};
 
-		if (hvt_trace_read_interval(r, done, &iv, &err))
+		if (hvt_trace_read_runs(r, done, &ir, &err)) {
+			hvt_iv_runs_fini(&ir);
 			return say_unreadable(cmd, &err, done);
-		status = fn(ctx, &iv, hvt_trace_layout(r, iv.generation));
-		hvt_interval_fini(&iv);
-		if (status)
-			return status;
+		}
+		status = fn(ctx, &ir, hvt_trace_layout(r, ir.hdr.generation));
 	}
+	hvt_iv_runs_fini(&ir);
+	if (status)
+		return status;
 	hvt_trace_get_status(r, &st);
 	return st.complete ? 0 : say_incomplete(cmd, path, r, done);
 }

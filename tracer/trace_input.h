@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "hvmtrace/trace.h"
+#include "hvmtrace/trace_runs.h"
 
 /* The exit statuses of the commands that read a trace (report, export), as their --help lists them. */
 enum trace_cmd_exit {
@@ -19,8 +20,9 @@ enum trace_cmd_exit {
 /* Opens path; prints why not (and returns NULL) if it is not a trace. */
 struct hvt_trace_reader *trace_input_open(const char *cmd, const char *path);
 
-/* Called for each interval in order; a non-zero return stops the walk and becomes its status. */
-typedef int (*trace_input_fn)(void *ctx, const struct hvt_interval *iv, const struct hvt_layout *l);
+/* Called for each interval in order, read as runs (so that its cost follows the record, not the slots it
+ * declares); a non-zero return stops the walk and becomes its status. */
+typedef int (*trace_input_fn)(void *ctx, const struct hvt_iv_runs *ir, const struct hvt_layout *l);
 
 /*
  * Walks every readable interval. Returns 0; the callback's status; or TRACE_INCOMPLETE (after saying why)

@@ -106,23 +106,17 @@ static int collect_slots(struct trace_series *s)
 	return 0;
 }
 
-void series_each_run(const struct hvt_pageset *sets, const struct hvt_layout *l, uint64_t first, uint64_t end,
-		     series_run_fn fn, void *ctx)
+void series_each_run(const struct hvt_runs *runs, uint64_t first, uint64_t end, series_run_fn fn, void *ctx)
 {
-	for (uint32_t i = 0; i < l->nslots; i++) {
-		uint64_t pos = 0, base = hvt_memslot_first_gfn(l, &l->slots[i]);
-		struct hvt_run run;
+	size_t k, stop;
 
-		if (base >= end || base + hvt_memslot_npages(l, &l->slots[i]) <= first)
-			continue;
-		while (hvt_pageset_next_run(&sets[i], &pos, &run)) {
-			uint64_t a = base + run.first, b = a + run.count;
+	hvt_runs_range(runs, first, end, &k, &stop);
+	for (; k < stop; k++) {
+		uint64_t a = runs->v[k].first, b = a + runs->v[k].count;
 
-			a = a < first ? first : a;
-			b = b > end ? end : b;
-			if (a < b)
-				fn(ctx, a, b - a);
-		}
+		a = a < first ? first : a;
+		b = b > end ? end : b;
+		fn(ctx, a, b - a);
 	}
 }
 
@@ -140,29 +134,19 @@ const char *series_channel_of(const struct hvt_layout *l, uint64_t gfn)
 	return NULL;
 }
 
-/* Pages of sets inside [first, end): whole slots by popcount, the others run by run. */
-static uint64_t count_pages(const struct hvt_pageset *sets, const struct hvt_layout *l, uint64_t first,
-			    uint64_t end)
+/* Pages of runs inside [first, end). */
+static uint64_t count_pages(const struct hvt_runs *runs, uint64_t first, uint64_t end)
 {
 	uint64_t n = 0;
+	size_t k, stop;
 
-	for (uint32_t i = 0; i < l->nslots; i++) {
-		uint64_t a = hvt_memslot_first_gfn(l, &l->slots[i]),
-			 b = a + hvt_memslot_npages(l, &l->slots[i]);
-		uint64_t pos = 0;
-		struct hvt_run run;
+	hvt_runs_range(runs, first, end, &k, &stop);
+	for (; k < stop; k++) {
+		uint64_t x = runs->v[k].first, y = x + runs->v[k].count;
 
-		if (a >= first && b <= end) {
-			n += hvt_pageset_count(&sets[i]);
-			continue;
-		}
-		while (hvt_pageset_next_run(&sets[i], &pos, &run)) {
-			uint64_t x = a + run.first, y = x + run.count;
-
-			x = x < first ? first : x;
-			y = y > end ? end : y;
-			n += x < y ? y - x : 0;
-		}
+		x = x < first ? first : x;
+		y = y > end ? end : y;
+		n += y - x;
 	}
 	return n;
 }
@@ -189,8 +173,9 @@ static bool selected(const struct walk *w, const struct hvt_interval *iv)
 	return true;
 }
 
-static int take(void *ctx, const struct hvt_interval *iv, const struct hvt_layout *l)
+static int take(void *ctx, const struct hvt_iv_runs *ir, const struct hvt_layout *l)
 {
+	const struct hvt_interval *iv = &ir->hdr;
 	struct walk *w = ctx;
 	struct trace_series *s = w->s;
 	struct series_iv *v;
@@ -226,9 +211,9 @@ static int take(void *ctx, const struct hvt_interval *iv, const struct hvt_layou
 	    .flags = iv->flags,
 	};
 	if (iv->flags & HVT_IV_WRITTEN)
-		v->written = count_pages(iv->written, l, s->gfn_first, s->gfn_end);
+		v->written = count_pages(&ir->set[0], s->gfn_first, s->gfn_end);
 	if (iv->flags & HVT_IV_ACCESSED)
-		v->accessed = count_pages(iv->accessed, l, s->gfn_first, s->gfn_end);
+		v->accessed = count_pages(&ir->set[1], s->gfn_first, s->gfn_end);
 	for (uint32_t c = 0; c < s->nchannels; c++) {
 		s->read[s->niv * s->nchannels + c] = 0;
 		s->write[s->niv * s->nchannels + c] = 0;
@@ -240,7 +225,7 @@ static int take(void *ctx, const struct hvt_interval *iv, const struct hvt_layou
 			    iv->channels[c].write_bytes;
 		}
 	s->niv++;
-	return w->hook ? w->hook(w->ctx, s, iv, l, s->niv - 1) : 0;
+	return w->hook ? w->hook(w->ctx, s, ir, l, s->niv - 1) : 0;
 }
 
 int trace_series_open(struct trace_series *s, const char *cmd, const char *path,

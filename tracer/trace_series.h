@@ -14,6 +14,7 @@
 #include "hvmtrace/layout.h"
 #include "hvmtrace/options.h"
 #include "hvmtrace/trace.h"
+#include "hvmtrace/trace_runs.h"
 
 /* A memslot as the pictures draw it: GFNs [first, end), with the VMM's name. */
 struct series_slot {
@@ -41,7 +42,7 @@ struct series_select {
 };
 
 struct trace_series;
-typedef int (*series_hook)(void *ctx, const struct trace_series *s, const struct hvt_interval *iv,
+typedef int (*series_hook)(void *ctx, const struct trace_series *s, const struct hvt_iv_runs *ir,
 			   const struct hvt_layout *l, uint64_t index);
 
 struct trace_series {
@@ -86,10 +87,9 @@ int trace_series_open(struct trace_series *s, const char *cmd, const char *path,
 int trace_series_walk(struct trace_series *s, const struct series_select *sel, series_hook hook, void *ctx);
 void trace_series_fini(struct trace_series *s);
 
-/* The GFNs of iv's set (written or accessed) inside [first, end), run by run. */
+/* The GFNs of an interval's set (written or accessed) inside [first, end), run by run. */
 typedef void (*series_run_fn)(void *ctx, uint64_t gfn, uint64_t count);
-void series_each_run(const struct hvt_pageset *sets, const struct hvt_layout *l, uint64_t first, uint64_t end,
-		     series_run_fn fn, void *ctx);
+void series_each_run(const struct hvt_runs *runs, uint64_t first, uint64_t end, series_run_fn fn, void *ctx);
 
 /* The channel a GFN's host memory lies on (devmem extents), or NULL when the layout does not say. */
 const char *series_channel_of(const struct hvt_layout *l, uint64_t gfn);

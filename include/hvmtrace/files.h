@@ -51,6 +51,10 @@ struct hvt_outfile {
 int hvt_outfile_open(struct hvt_outfile *o, const char *path, struct hvt_err *err);
 /* Flushes, syncs and renames the temporary file over the target; on failure removes it. Always closes. */
 int hvt_outfile_commit(struct hvt_outfile *o, struct hvt_err *err);
+/* Renames the temporary file over the target now, without syncing it, and closes o: for a file that goes
+ * on being written through a descriptor of its own (a trace, whose records follow its header). The
+ * rename is what keeps a kill from destroying the target; syncing is left to the file's own close. */
+int hvt_outfile_publish(struct hvt_outfile *o, struct hvt_err *err);
 /* Closes and removes the temporary file: the target stays as it was. */
 void hvt_outfile_abort(struct hvt_outfile *o);
 

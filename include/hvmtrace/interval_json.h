@@ -12,6 +12,7 @@
 
 #include "layout.h"
 #include "trace.h"
+#include "trace_runs.h"
 #include "util.h" /* hvt_format_wall, the form of "wall_start" */
 
 struct json_object;
@@ -26,5 +27,8 @@ struct json_object *hvt_interval_to_json(const struct hvt_interval *iv, const st
 /* Writes the interval as one line and flushes. 0 or -errno. */
 int hvt_jsonl_write(FILE *f, const struct hvt_interval *iv, const struct hvt_layout *l,
 		    const struct hvt_json_opts *opts);
+/* The same line from an interval read as runs (trace_runs.h): the same bytes. */
+int hvt_jsonl_write_runs(FILE *f, const struct hvt_iv_runs *ir, const struct hvt_layout *l,
+			 const struct hvt_json_opts *opts);
 
 #endif

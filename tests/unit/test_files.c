@@ -135,6 +135,31 @@ static void test_outfile_replaces_whole(void **state)
 	assert_non_null(strstr(e.msg, "/no/x: No such file or directory"));
 }
 
+/* publish: the target is replaced at once, and a descriptor of the file goes on writing at the target */
+static void test_outfile_publish(void **state)
+{
+	struct hvt_outfile o;
+	struct hvt_err e = {{0}};
+	int before, fd;
+
+	(void)state;
+	put(at("pub"), "old\n");
+	before = entries();
+	assert_int_equal(hvt_outfile_open(&o, at("pub"), &e), 0);
+	fputs("head\n", o.f);
+	fflush(o.f);
+	fd = dup(fileno(o.f));
+	assert_true(fd >= 0);
+	assert_string_equal(get(at("pub")), "old\n");
+	assert_int_equal(hvt_outfile_publish(&o, &e), 0);
+	assert_null(o.f);
+	assert_string_equal(get(at("pub")), "head\n");
+	assert_int_equal(write(fd, "more\n", 5), 5);
+	assert_int_equal(close(fd), 0);
+	assert_string_equal(get(at("pub")), "head\nmore\n");
+	assert_int_equal(entries(), before);
+}
+
 static void test_open_regular(void **state)
 {
 	mode_t mode = 0;
@@ -162,6 +187,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_same_file),
 	    cmocka_unit_test(test_outfile_replaces_whole),
+	    cmocka_unit_test(test_outfile_publish),
 	    cmocka_unit_test(test_open_regular),
 	};
 	char cmd[64];

@@ -25,6 +25,7 @@
 #include "hvmtrace/interval_json.h"
 #include "hvmtrace/layout.h"
 #include "hvmtrace/trace.h"
+#include "hvmtrace/trace_runs.h"
 #include "hvmtrace/util.h"
 #include "../../lib/trace_format.h"
 
@@ -1161,6 +1162,40 @@ static void test_insane_fields(void **state)
 	unlink(path2);
 }
 
+/* hvt_runs_range against a scan of every run, over random run lists and ranges (12 seeds). */
+static void test_runs_range(void **state)
+{
+	(void)state;
+	for (uint64_t seed = 1; seed <= 12; seed++) {
+		struct hvt_run v[64];
+		struct hvt_runs r = {.v = v};
+		uint64_t x = seed, at = hvt_splitmix64(&x) % 5;
+
+		for (size_t i = 0; i < (seed * 5) % 64; i++) {
+			v[i] = (struct hvt_run){at + 1 + hvt_splitmix64(&x) % 4, 1 + hvt_splitmix64(&x) % 4};
+			at = v[i].first + v[i].count;
+			r.n++;
+		}
+		for (int q = 0; q < 500; q++) {
+			uint64_t first = hvt_splitmix64(&x) % (at + 3), end = first + hvt_splitmix64(&x) % 20;
+			size_t b, e, wb = r.n, we = 0;
+
+			for (size_t i = 0; i < r.n; i++)
+				if (v[i].first < end && v[i].first + v[i].count > first) {
+					wb = i < wb ? i : wb;
+					we = i + 1;
+				}
+			hvt_runs_range(&r, first, end, &b, &e);
+			if (we == 0) /* none inside: an empty range, anywhere */
+				assert_int_equal(b, e);
+			else if (b != wb || e != we)
+				fail_msg("seed %llu [%llu, %llu): got [%zu, %zu), want [%zu, %zu)",
+					 (unsigned long long)seed, (unsigned long long)first,
+					 (unsigned long long)end, b, e, wb, we);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1182,6 +1217,7 @@ int main(void)
 	    cmocka_unit_test(test_written_not_accessed_old_trace),
 	    cmocka_unit_test(test_insane_fields),
 	    cmocka_unit_test(test_tracer_cost_fields),
+	    cmocka_unit_test(test_runs_range),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -183,13 +183,14 @@ static void collect(void *ctx, uint64_t gfn, uint64_t count)
 	r->hi = gfn + count > r->hi ? gfn + count : r->hi;
 }
 
-static int hook(void *ctx, const struct trace_series *s, const struct hvt_interval *iv,
+static int hook(void *ctx, const struct trace_series *s, const struct hvt_iv_runs *ir,
 		const struct hvt_layout *l, uint64_t i)
 {
 	struct runs *r = ctx;
 
-	assert_int_equal(iv->seq, s->iv[i].seq);
-	series_each_run(iv->written, l, s->gfn_first, s->gfn_end, collect, &r[i]);
+	(void)l;
+	assert_int_equal(ir->hdr.seq, s->iv[i].seq);
+	series_each_run(&ir->set[0], s->gfn_first, s->gfn_end, collect, &r[i]);
 	return 0;
 }
 
