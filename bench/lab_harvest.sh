@@ -1,14 +1,50 @@
 #!/bin/bash
-# KVM_AD_HARVEST cost, measured in the nested lab (Debian 6.12 L1 under TCG, npt=1): harvest time per GiB
-# with 4 KiB and with 2 MiB mappings, next to the L1's own limit (the two bitmaps copied at the L1's measured
-# memcpy bandwidth). The lab is emulated, so the figures that carry over are the ratios, not the times.
+# KVM_AD_HARVEST cost, measured in the nested lab (Debian 6.12 L1 under TCG, kvm_amd npt=1, the TDP MMU):
+# the harvest of a 256 MiB slot with 4 KiB and with 2 MiB mappings, 1 % and 100 % of its pages touched in
+# each interval (a contiguous working set, the same pages every interval), pruned walk
+# (KVM_AD_HARVEST_PRUNE) and full walk, next to the limit: the two bitmaps the harvest returns, copied at
+# the L1's measured memcpy bandwidth. The lab is emulated, so the figures that carry over are the ratios,
+# not the times (docs/kvm-ad.md, "Cost").
+#
+# Prints one machine-readable line per case (the `make bench` table is built from them):
+#   LAB_AD mapping=4k|2m touched=1|100 walk=pruned|full harvest_ns=N copy_ns=N pages=N
+# then the ratios for people: harvest / copy, and pruned / full.
 # usage: bench/lab_harvest.sh BUILD_DIR
 set -u
 BUILD=${1:?usage: bench/lab_harvest.sh BUILD_DIR}
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 make -s "BUILD=$BUILD" "$BUILD/tests/lab/ad_check" >/dev/null || exit 1
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 AD_CHECK=$BUILD/tests/lab/ad_check tests/lab/run.sh -b 256 -o "$log" 6.12 >/dev/null 2>&1 ||
-	{ echo "the lab did not pass; its serial log:"; tail -20 "$log"; exit 1; }
-grep -E 'BENCH|bench' "$log" | sed 's/^/  /'
+	{
+		echo "the lab did not pass; its serial log:"
+		tail -20 "$log"
+		exit 1
+	}
+lines=$(grep -E '^LAB_AD ' "$log" | tr -d '\r')
+[ "$(echo "$lines" | grep -c .)" = 8 ] || {
+	echo "expected 8 LAB_AD lines from the lab, got: $lines"
+	exit 1
+}
+echo "$lines"
+echo "$lines" | awk '
+	{
+		for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+		key = f["mapping"] " " f["touched"]
+		ns[key, f["walk"]] = f["harvest_ns"]; copy[key] = f["copy_ns"]; pages = f["pages"]
+		if (!(key in seen)) { seen[key] = 1; order[++n] = key }
+	}
+	END {
+		printf "\nslot of %d pages (%.0f MiB); times are TCG lab times, ratios carry over\n", pages, pages / 256
+		printf "%-8s %-8s %12s %12s %11s %11s %11s %12s\n", "mapping", "touched", "pruned_ms", "full_ms",
+			"copy_ms", "pruned/copy", "full/copy", "pruned/full"
+		for (i = 1; i <= n; i++) {
+			split(order[i], k, " ")
+			p = ns[order[i], "pruned"]; q = ns[order[i], "full"]; c = copy[order[i]]
+			printf "%-8s %-8s %12.3f %12.3f %11.4f %11.0f %11.0f %12.3f\n", k[1], k[2] "%", p / 1e6,
+				q / 1e6, c / 1e6, p / c, q / c, p / q
+		}
+		p = ns["4k 1", "pruned"]; q = ns["4k 1", "full"]
+		printf "4 KiB mappings, 1 %% touched: the pruned walk costs %.3f of the full walk (the goal: at most 0.1)\n", p / q
+	}'

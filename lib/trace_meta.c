@@ -66,6 +66,13 @@ struct row {
 	const char *(*check)(const void *field); /* a further check: why the value is wrong, or NULL */
 };
 
+static const char *ad_walk_name(const void *field)
+{
+	const char *w = *(char *const *)field;
+
+	return !strcmp(w, "pruned") || !strcmp(w, "full") ? NULL : "neither \"pruned\" nor \"full\"";
+}
+
 static const char *power_of_two_page(const void *field)
 {
 	uint32_t ps = *(const uint32_t *)field;
@@ -112,6 +119,8 @@ static const struct row meta_rows[HVT_META_NITEMS] = {
 				   "0.1.0", NULL},
     [HVT_META_CHANNELS] = {NULL, "channels", FT_CHANNELS, M(channels), 0, LIST_MAX, true, "0.1.0", NULL},
     [HVT_META_T_ARMED_NS] = {NULL, "t_armed_ns", FT_U64, M(t_armed_ns), 0, UINT64_MAX, true, "0.1.0", NULL},
+    /* mode ad only; absent in traces of other modes and of earlier tracers */
+    [HVT_META_AD_WALK] = {NULL, "ad_walk", FT_STR, M(ad_walk), 0, STR_MAX, false, "0.1.0", ad_walk_name},
 };
 #undef M
 

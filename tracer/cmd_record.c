@@ -48,6 +48,7 @@ struct record_opts {
 	uint64_t max_guest_ram; /* 0: the RAM at attach plus a quarter, at least 1 GiB more */
 	bool quiet;
 	bool bw_resctrl;          /* --bw-fallback resctrl */
+	bool ad_walk_full;        /* --ad-walk full */
 	const char *sysfs_root;   /* PMU tree, for tests */
 	const char *resctrl_root; /* resctrl mount, for tests */
 	int argc;
@@ -89,6 +90,7 @@ static const struct hvt_exit_status record_exits[] = {
 };
 
 static const struct hvt_opt_choice bw_fallbacks[] = {{"resctrl", true}, {NULL, 0}};
+static const struct hvt_opt_choice ad_walks[] = {{"pruned", false}, {"full", true}, {NULL, 0}};
 
 /* HVT_OPTS_RUN to record; otherwise the status to exit with (0 after --help). */
 static int parse_args(int argc, char **argv, struct record_opts *o)
@@ -126,6 +128,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	    HVT_OPT_CPU(0, "harvest-cpu", &o->harvest_cpu, "N",
 			"host CPU for the VMM's harvest thread (default: the tracer's CPU)"),
 	    HVT_OPT_CHOICE(0, "mode", &o->mode, harvester_mode_choices(), "MODE", mode_help),
+	    HVT_OPT_CHOICE(0, "ad-walk", &o->ad_walk_full, ad_walks, "pruned|full",
+			   "mode ad: skip the 2 MiB regions the guest did not use (pruned, default where\n"
+			   "the kernel can) or visit every page (full); META's ad_walk says which ran"),
 	    HVT_OPT_FLAG('q', "quiet", &o->quiet, "no per-interval line on a terminal"),
 	    HVT_OPT_CHOICE(0, "bw-fallback", &o->bw_resctrl, bw_fallbacks, "resctrl",
 			   "for a VM on no reserved channel, record resctrl's total DRAM bytes of\n"
@@ -194,6 +199,8 @@ static int build_meta(const struct recorder *r, int tracer_cpu, struct hvt_trace
 	};
 	gethostname(hostname, sizeof(hostname) - 1);
 	hvt_format_wall(hvt_wall_now_ns(), wall, sizeof(wall));
+	if (s->ad_walk)
+		hvt_trace_meta_set_present(m, HVT_META_AD_WALK);
 	if (uname_ok) {
 		hvt_trace_meta_set_present(m, HVT_META_HOST_KERNEL);
 		hvt_trace_meta_set_present(m, HVT_META_HOST_MACHINE);
@@ -210,7 +217,7 @@ static int build_meta(const struct recorder *r, int tracer_cpu, struct hvt_trace
 	    hvt_meta_set_str(&m->vm_name, s->hello.vm_name) ||
 	    hvt_meta_set_str(&m->vm_uuid, s->hello.vm_uuid) || hvt_meta_set_str(&m->vm_vmm, s->hello.vmm) ||
 	    hvt_meta_set_str(&m->vm_accel, s->hello.accel) ||
-	    hvt_meta_set_str(&m->tracer_version, HVT_VERSION))
+	    hvt_meta_set_str(&m->tracer_version, HVT_VERSION) || hvt_meta_set_str(&m->ad_walk, s->ad_walk))
 		return -ENOMEM;
 	return hvt_vm_bw_describe(r->bw, m);
 }
@@ -830,6 +837,7 @@ int cmd_record(int argc, char **argv)
 		session_close(&r.s, "not enough locked memory");
 		return RECORD_USAGE;
 	}
+	r.s.ad_walk_full = o.ad_walk_full;
 	rc = session_attach(&r.s, h, o.harvest_cpu >= 0 ? o.harvest_cpu : cpu, &err);
 	if (!rc && h->start)
 		rc = h->start(&r.s, &err);

@@ -25,10 +25,12 @@
 
 #define AD_SETS (HVT_IV_WRITTEN | HVT_IV_ACCESSED)
 
-/* The A/D fd from KVM_CREATE_AD_FD, and the end of the last harvest through it. */
+/* The A/D fd from KVM_CREATE_AD_FD, the end of the last harvest through it, and the flags each harvest
+ * passes: KVM_AD_HARVEST_PRUNE unless the full walk was asked for or the kernel does not know the flag. */
 struct ad {
 	int fd;
 	uint64_t prev_done_ns;
+	uint32_t flags;
 };
 
 static struct ad *state(const struct session *s)
@@ -49,8 +51,19 @@ static int harvest_slot(struct session *s, struct hvt_interval *iv, uint32_t i, 
 	    .accessed_bitmap = (uint64_t)(uintptr_t)iv->accessed[i].words,
 	    .dirty_bitmap = (uint64_t)(uintptr_t)iv->written[i].words,
 	};
+	int rc;
 
-	if (ioctl(state(s)->fd, KVM_AD_HARVEST, &h) < 0) {
+	h.flags = state(s)->flags;
+	rc = ioctl(state(s)->fd, KVM_AD_HARVEST, &h);
+	if (rc < 0 && errno == EINVAL && (h.flags & KVM_AD_HARVEST_PRUNE) && !s->ad_walk) {
+		/* A kernel without the pruned walk refuses the flag, as it refuses every flag it does not
+		 * know: it walks whole. */
+		h.flags = 0;
+		rc = ioctl(state(s)->fd, KVM_AD_HARVEST, &h);
+		if (!rc)
+			state(s)->flags = 0;
+	}
+	if (rc < 0) {
 		int e = errno;
 
 		*stale = e == ENOENT || e == EINVAL;
@@ -64,6 +77,9 @@ static int harvest_slot(struct session *s, struct hvt_interval *iv, uint32_t i, 
 				   s->path, m->slot, (unsigned long long)h.slot_npages,
 				   (unsigned long long)npages, (unsigned long long)s->layout.generation);
 	}
+	/* The kernel clears PRUNE after a walk it could not prune (shadow MMU, no A/D bits). */
+	if (!s->ad_walk)
+		s->ad_walk = h.flags & KVM_AD_HARVEST_PRUNE ? "pruned" : "full";
 	return 0;
 }
 
@@ -209,6 +225,7 @@ static int ad_attach(struct session *s, struct hvt_msg *m, struct hvt_err *err)
 		return hvt_err_set(err, -ENOMEM, "out of memory");
 	a->fd = m->fds[0];
 	m->fds[0] = -1; /* taken */
+	a->flags = s->ad_walk_full ? 0 : KVM_AD_HARVEST_PRUNE;
 	s->harvester_state = a;
 	return 0;
 }
@@ -258,8 +275,10 @@ static int ad_after_end(struct session *s, struct hvt_interval *iv, struct hvt_e
 
 static void ad_describe(const struct session *s, char *buf, size_t len)
 {
-	(void)s;
-	snprintf(buf, len, "the tracer harvests the A/D bits itself");
+	if (s->ad_walk)
+		snprintf(buf, len, "the tracer harvests the A/D bits itself (%s walk)", s->ad_walk);
+	else
+		snprintf(buf, len, "the tracer harvests the A/D bits itself");
 }
 
 const struct harvester harvester_ad = {

@@ -31,6 +31,10 @@ struct session {
 	 * beyond it is refused: layout_refused is set and session_recv fails with -E2BIG. */
 	uint64_t max_guest_bytes;
 	bool layout_refused;
+	/* Mode ad: ask KVM_AD_HARVEST for the full walk (record --ad-walk full) rather than the pruned one;
+	 * and the walk the kernel did, "pruned" or "full" (NULL before the first harvest; docs/kvm-ad.md). */
+	bool ad_walk_full;
+	const char *ad_walk;
 	char end_reason[400];
 };
 

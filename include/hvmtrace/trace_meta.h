@@ -92,6 +92,7 @@ enum hvt_meta_item {
 	HVT_META_BANDWIDTH_SOURCE,
 	HVT_META_CHANNELS,
 	HVT_META_T_ARMED_NS,
+	HVT_META_AD_WALK,
 	HVT_META_NITEMS
 };
 
@@ -129,6 +130,7 @@ struct hvt_trace_meta {
 	struct hvt_meta_channels
 	    channels;                /* indexed by an interval's channel field; empty without bandwidth */
 	uint64_t t_armed_ns;         /* CLOCK_MONOTONIC when tracking was armed */
+	char *ad_walk;               /* optional, mode ad: "pruned" or "full" (docs/kvm-ad.md) */
 	struct json_object *unknown; /* members no row knows, or NULL */
 };
 

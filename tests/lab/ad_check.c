@@ -8,17 +8,22 @@
  * OUT. Its code page (gfn 1) is fetched on every run. A child process made by fork() (another mm) does
  * every harvest through the A/D fd, and checks that the VM fd refuses it (-EIO).
  *
- * Usage: ad_check [--huge] [--devmem PHYS] [--bench MIB]
+ * Usage: ad_check [--prune] [--huge] [--devmem PHYS] [--bench MIB]
+ *   --prune       harvest with KVM_AD_HARVEST_PRUNE (the pruned walk; docs/kvm-ad.md) wherever the checks
+ *                 allow, and check the pruning itself: which regions a walk skips, and that under accesses
+ *                 concurrent with the harvest a pruned walk reports exactly what a full walk would
  *   --huge        back guest RAM with transparent huge pages (2 MiB SPTEs) and check that a touched huge
  *                 page reports all 512 of its 4 KiB pages
  *   --devmem PHYS back guest RAM with /dev/mem at PHYS (a memmap= reserved range of L1)
- *   --bench MIB   also time harvests of an MIB-sized slot with every page accessed and dirty, and L1's
- *                 memcpy bandwidth (figures, not checks)
- * Output: "CHECK name PASS|FAIL detail" lines, "BENCH ..." lines, and a final "AD_CHECK PASS|FAIL".
+ *   --bench MIB   time harvests of an MIB-sized slot, 4 KiB and 2 MiB mappings, 1 % and 100 % of its pages
+ *                 touched, pruned and full walk, next to the copy of the two bitmaps at L1's memcpy
+ *                 bandwidth (figures, not checks: "LAB_AD ..." lines, bench/lab_harvest.sh)
+ * Output: "CHECK name PASS|FAIL detail" lines, "BENCH"/"LAB_AD" lines, and a final "AD_CHECK PASS|FAIL".
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/kvm.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,8 +45,10 @@
 #define FIRST_DATA 256 /* gfn of the first page the guest touches */
 #define MAX_BITMAP (1u << 16)
 #define NO_EXTRA   (~0ull) /* check_set: no extra page */
+#define REGION     512     /* pages of one 2 MiB region, the pruned walk's granule */
 
 static int failures;
+static uint32_t walk_flags; /* KVM_AD_HARVEST_PRUNE with --prune, added to every harvest that allows it */
 
 static void check(bool ok, const char *name, const char *detail)
 {
@@ -174,7 +181,8 @@ static void guest_touch(struct lab_vm *v, uint64_t first_gfn, uint64_t npages, b
 /* What the harvester child sends back: the ioctl result and both bitmaps. */
 struct harvest_reply {
 	int rc, vm_fd_errno;
-	uint64_t nr_accessed, nr_dirty, ns;
+	uint32_t flags; /* as the kernel left them: PRUNE cleared after a full walk */
+	uint64_t nr_accessed, nr_dirty, nr_pruned, ns;
 	uint64_t accessed[MAX_BITMAP / 64], dirty[MAX_BITMAP / 64];
 };
 
@@ -200,8 +208,10 @@ static void harvester(int sock, int ad_fd, int vm_fd)
 		t0 = now_ns();
 		r.rc = ioctl(ad_fd, KVM_AD_HARVEST, &h) < 0 ? -errno : 0;
 		r.ns = now_ns() - t0;
+		r.flags = h.flags;
 		r.nr_accessed = h.nr_accessed;
 		r.nr_dirty = h.nr_dirty;
+		r.nr_pruned = h.nr_pruned;
 		if (write(sock, &r, sizeof(r)) != sizeof(r))
 			break;
 	}
@@ -238,15 +248,31 @@ static void harvester_stop(struct harvest_client *c)
 	waitpid(c->pid, NULL, 0);
 }
 
-static const struct harvest_reply *harvest(struct harvest_client *c, uint64_t num_pages, uint32_t flags)
+/* Asks for one harvest with exactly these flags; harvest_wait() collects it. */
+static void harvest_send(struct harvest_client *c, uint64_t num_pages, uint32_t flags)
 {
 	struct harvest_request q = {.flags = flags, .num_pages = num_pages};
 
-	if (write(c->sock, &q, sizeof(q)) != sizeof(q) || read(c->sock, &c->r, sizeof(c->r)) != sizeof(c->r))
+	if (write(c->sock, &q, sizeof(q)) != sizeof(q))
+		die("harvester child");
+}
+
+static const struct harvest_reply *harvest_wait(struct harvest_client *c)
+{
+	if (read(c->sock, &c->r, sizeof(c->r)) != sizeof(c->r))
 		die("harvester child");
 	if (c->r.rc)
 		printf("harvest: %s\n", strerror(-c->r.rc));
 	return &c->r;
+}
+
+/* One harvest, pruned with --prune unless the flags ask for no flush (PRUNE needs it) or only report. */
+static const struct harvest_reply *harvest(struct harvest_client *c, uint64_t num_pages, uint32_t flags)
+{
+	if (!(flags & KVM_AD_HARVEST_NOFLUSH))
+		flags |= walk_flags;
+	harvest_send(c, num_pages, flags);
+	return harvest_wait(c);
 }
 
 /* Compares a bitmap with the expected set [lo, hi) plus the extra gfn (if not ~0); names the first miss. */
@@ -341,45 +367,254 @@ static void run_huge(struct lab_vm *v, struct harvest_client *c, uint64_t npages
 	check_set("huge_page_accessed_all_512", r->accessed, npages, 0, huge_first + 512, NO_EXTRA);
 }
 
-static void run_bench(struct harvest_client *c, bool huge, uint64_t mib)
+/* Sets of two replies equal, bitmap by bitmap; names the first differing page. */
+static void check_same(const char *name, const struct harvest_reply *a, const struct harvest_reply *b,
+		       uint64_t npages)
 {
+	char detail[160];
+	long first_bad = -1;
+	uint64_t na = 0, nb = 0;
+
+	for (uint64_t gfn = 0; gfn < npages; gfn++) {
+		bool aa = a->accessed[gfn / 64] >> (gfn % 64) & 1, ad = a->dirty[gfn / 64] >> (gfn % 64) & 1;
+		bool ba = b->accessed[gfn / 64] >> (gfn % 64) & 1, bd = b->dirty[gfn / 64] >> (gfn % 64) & 1;
+
+		na += aa;
+		nb += ba;
+		if ((aa != ba || ad != bd) && first_bad < 0)
+			first_bad = (long)gfn;
+	}
+	snprintf(detail, sizeof(detail), "accessed=%llu vs %llu first_mismatch=%ld", (unsigned long long)na,
+		 (unsigned long long)nb, first_bad);
+	check(first_bad < 0, name, detail);
+}
+
+/* One pruned harvest: its sets exact, and how many regions it skipped. */
+static void prune_step(struct harvest_client *c, uint64_t npages, const char *name, uint64_t lo, uint64_t hi,
+		       bool ran, uint64_t want_pruned)
+{
+	const struct harvest_reply *r = harvest(c, npages, KVM_AD_HARVEST_PRUNE);
+	char n[64], detail[96];
+
+	snprintf(n, sizeof(n), "%s_accessed", name);
+	check_set(n, r->accessed, npages, lo, hi, ran ? CODE_GPA / PAGE : NO_EXTRA);
+	snprintf(n, sizeof(n), "%s_written", name);
+	check_set(n, r->dirty, npages, lo, hi, NO_EXTRA);
+	snprintf(n, sizeof(n), "%s_regions_pruned", name);
+	snprintf(detail, sizeof(detail), "nr_pruned=%llu expected=%llu", (unsigned long long)r->nr_pruned,
+		 (unsigned long long)want_pruned);
+	check(r->nr_pruned == want_pruned, n, detail);
+}
+
+/*
+ * The pruned walk on the TDP MMU (npt=1), on a slot of 8 regions, every page mapped: a region is skipped
+ * only when its 2 MiB entry's Accessed bit is clear and the previous pruned walk did not clear it. Region
+ * 0 holds the guest's code page, fetched at every run.
+ */
+static void run_prune_regions(struct lab_vm *v, struct harvest_client *c, uint64_t npages)
+{
+	uint64_t regions = npages / REGION, r3 = 3 * REGION, r5 = 5 * REGION;
+
+	guest_touch(v, FIRST_DATA, npages - FIRST_DATA, true);
+	/* Every region used: every region is walked, and every 2 MiB entry's Accessed bit cleared. */
+	prune_step(c, npages, "prune_all_used_all_walked", FIRST_DATA, npages, true, 0);
+	/* Each region cleared last time is revisited once more, although only regions 0 and 3 were used. */
+	guest_touch(v, r3 + 10, 20, true);
+	prune_step(c, npages, "prune_revisits_last_cleared", r3 + 10, r3 + 30, true, 0);
+	/* Now only the regions used (0, 5) and the ones cleared last time (0, 3) are walked. */
+	guest_touch(v, r5 + 100, 7, true);
+	prune_step(c, npages, "prune_skips_unused", r5 + 100, r5 + 107, true, regions - 3);
+	/* An idle interval walks only the regions cleared last time (0, 5), and finds nothing. */
+	prune_step(c, npages, "prune_idle", 0, 0, false, regions - 2);
+	/* A region skipped for two intervals is found again through its entry's Accessed bit. */
+	guest_touch(v, r3 + 500, 12, false);
+	{
+		const struct harvest_reply *r = harvest(c, npages, KVM_AD_HARVEST_PRUNE);
+
+		check_set("prune_found_again_accessed", r->accessed, npages, r3 + 500, r3 + 512,
+			  CODE_GPA / PAGE);
+		check_set("prune_found_again_written", r->dirty, npages, 0, 0, NO_EXTRA);
+	}
+}
+
+/*
+ * Accesses concurrent with pruned harvests, so that some land in a region right after the walk passed it,
+ * before and after its flush: the vCPU keeps touching pages of regions 2 and 6 while the harvester walks.
+ * After the vCPU stops, a full walk that only reports (NOCLEAR) and the pruned harvest that follows must
+ * find the same pages: a pruned walk that skipped a leaf with a bit set would miss it. On hardware such a
+ * leaf comes from a paging-structure cache entry made before the flush (docs/kvm-ad.md); TCG's nested
+ * paging caches no paging-structure entry, so here the check holds the walk to the full walk's result
+ * under every interleaving the lab produces, over many rounds.
+ */
+static void run_prune_concurrent(struct lab_vm *v, struct harvest_client *c, uint64_t npages, int rounds)
+{
+	uint64_t runs = 0, late = 0;
+	int bad = 0;
+
+	for (int round = 0; round < rounds; round++) {
+		uint64_t base = (round % 2 ? 6 : 2) * REGION + (uint64_t)(round * 37 % 400);
+		const struct harvest_reply *r;
+		static struct harvest_reply full;
+		struct pollfd pfd = {.fd = c->sock, .events = POLLIN};
+		char name[48];
+
+		harvest_send(c, npages, KVM_AD_HARVEST_PRUNE);
+		do {
+			guest_touch(v, base + runs % 64, 48, runs % 3 != 0);
+			runs++;
+		} while (poll(&pfd, 1, 0) == 0);
+		harvest_wait(c);
+		/* Right after the harvest's flush: these must be in the next harvest. */
+		guest_touch(v, base + 64, 8, true);
+		late += 8;
+		harvest_send(c, npages, KVM_AD_HARVEST_NOCLEAR); /* the full walk, reporting only */
+		full = *harvest_wait(c);
+		harvest_send(c, npages, KVM_AD_HARVEST_PRUNE);
+		r = harvest_wait(c);
+		snprintf(name, sizeof(name), "prune_concurrent_round_%d", round);
+		if (memcmp(r->accessed, full.accessed, sizeof(full.accessed)) ||
+		    memcmp(r->dirty, full.dirty, sizeof(full.dirty)) ||
+		    !(r->dirty[(base + 64) / 64] >> ((base + 64) % 64) & 1)) {
+			check_same(name, r, &full, npages);
+			bad++;
+		}
+	}
+	char detail[128];
+
+	snprintf(detail, sizeof(detail),
+		 "rounds=%d guest_runs_during_harvests=%llu late_pages=%llu rounds_bad=%d", rounds,
+		 (unsigned long long)runs, (unsigned long long)late, bad);
+	check(bad == 0, "prune_concurrent_equals_full_walk", detail);
+}
+
+/* The flag's contract: kept after a pruned walk (TDP MMU), cleared after a full one; refused where unsound.
+ */
+static void run_prune_contract(struct lab_vm *v, struct harvest_client *c, uint64_t npages, bool tdp)
+{
+	const struct harvest_reply *r;
+	struct kvm_ad_harvest q = {.slot = 0, .flags = KVM_AD_HARVEST_PRUNE, .num_pages = npages};
+	char detail[96];
+
+	r = harvest(c, npages, KVM_AD_HARVEST_PRUNE);
+	snprintf(detail, sizeof(detail), "rc=%d flags_out=%#x (%s MMU)", r->rc, r->flags,
+		 tdp ? "TDP" : "shadow");
+	check(r->rc == 0 && !(r->flags & KVM_AD_HARVEST_PRUNE) == !tdp, "prune_flag_says_walk", detail);
+	harvest_send(c, npages, 0); /* not harvest(): it would add PRUNE */
+	r = harvest_wait(c);
+	check(r->rc == 0 && r->nr_pruned == 0 && !(r->flags & KVM_AD_HARVEST_PRUNE),
+	      "full_walk_prunes_nothing", "no PRUNE flag");
+	check(ioctl(v->vm, KVM_AD_HARVEST, &q) < 0 && errno == EINVAL, "prune_refused_on_vm_fd",
+	      "the VM fd keeps no revisit state");
+	q.flags = KVM_AD_HARVEST_PRUNE | KVM_AD_HARVEST_NOFLUSH;
+	check(ioctl(v->ad, KVM_AD_HARVEST, &q) < 0 && errno == EINVAL, "prune_refused_without_flush",
+	      "EINVAL");
+}
+
+/* L1's memcpy bandwidth in bytes/s, over buffers of the slot's size. */
+static double copy_bandwidth(uint64_t bytes)
+{
+	uint8_t *a = malloc(bytes), *b = malloc(bytes);
+	uint64_t t0, ns;
+
+	if (!a || !b)
+		die("malloc");
+	memset(a, 1, bytes);
+	memset(b, 2, bytes);
+	t0 = now_ns();
+	memcpy(b, a, bytes);
+	__asm__ volatile("" : : "r"(b) : "memory"); /* keep the copy: b is not read afterwards */
+	ns = now_ns() - t0;
+	free(a);
+	free(b);
+	return (double)bytes / ((double)ns / 1e9);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Steady state of a working set: each interval the guest touches the same pages (the first `touched` % of
+ * the slot after the code region, contiguous) and the harvester harvests; the median harvest time of the
+ * measured intervals, after warm-up intervals that settle what a pruned walk revisits.
+ */
+static void run_bench(bool huge, uint64_t mib, double bw)
+{
+	static const int touched_pct[] = {1, 100};
 	struct lab_vm v;
 	struct harvest_client bc;
-	uint64_t npages = mib << 8, t0, copy_ns, full_ns = 0, empty_ns = 0;
-	const int reps = 3;
-	uint8_t *a, *b;
+	uint64_t npages = mib << 8;
+	enum { WARM = 3, REPS = 5 };
 
-	(void)c;
 	if (npages > MAX_BITMAP)
 		npages = MAX_BITMAP;
 	vm_setup(&v, npages * PAGE, huge, -1);
 	harvester_start(&bc, &v);
-	for (int i = 0; i < reps; i++) {
-		guest_touch(&v, FIRST_DATA, npages - FIRST_DATA, true);
-		full_ns += harvest(&bc, npages, 0)->ns;
-		empty_ns += harvest(&bc, npages, 0)->ns;
+	guest_touch(&v, FIRST_DATA, npages - FIRST_DATA, true); /* map every page */
+	/* The limit: the two bitmaps the harvest hands back, copied at L1's bandwidth. */
+	uint64_t copy_ns = (uint64_t)(2.0 * (double)(npages / 8) / bw * 1e9);
+
+	for (unsigned t = 0; t < sizeof(touched_pct) / sizeof(touched_pct[0]); t++) {
+		uint64_t n = touched_pct[t] == 100 ? npages - FIRST_DATA : npages * touched_pct[t] / 100;
+
+		for (int pruned = 1; pruned >= 0; pruned--) {
+			uint32_t flags = pruned ? KVM_AD_HARVEST_PRUNE : 0;
+			uint64_t ns[REPS], nr_pruned = 0, flags_out = flags;
+
+			for (int i = 0; i < WARM + REPS; i++) {
+				const struct harvest_reply *r;
+
+				guest_touch(&v, FIRST_DATA, n, true);
+				r = harvest(&bc, npages, flags);
+				if (r->rc) {
+					printf("BENCH FAIL harvest: %s\n", strerror(-r->rc));
+					return;
+				}
+				if (i >= WARM) {
+					ns[i - WARM] = r->ns;
+					nr_pruned = r->nr_pruned;
+					flags_out = r->flags;
+				}
+			}
+			qsort(ns, REPS, sizeof(ns[0]), cmp_u64);
+			/* A kernel that could not prune (shadow MMU) says so by clearing the flag: a full
+			 * walk. */
+			printf(
+			    "LAB_AD mapping=%s touched=%d walk=%s harvest_ns=%llu copy_ns=%llu pages=%llu\n",
+			    huge ? "2m" : "4k", touched_pct[t],
+			    (flags_out & KVM_AD_HARVEST_PRUNE) ? "pruned" : "full",
+			    (unsigned long long)ns[REPS / 2], (unsigned long long)copy_ns,
+			    (unsigned long long)npages);
+			printf(
+			    "BENCH mappings=%s touched_pct=%d walk=%s harvest_ms=%.3f bitmap_copy_ms=%.4f "
+			    "ratio_to_copy=%.0f regions_pruned=%llu (lab is emulated: compare ratios, not times)\n",
+			    huge ? "2M" : "4K", touched_pct[t], pruned ? "pruned" : "full",
+			    ns[REPS / 2] / 1e6, copy_ns / 1e6, (double)ns[REPS / 2] / (double)copy_ns,
+			    (unsigned long long)nr_pruned);
+		}
 	}
-	a = malloc(npages * PAGE);
-	b = malloc(npages * PAGE);
-	if (!a || !b)
-		die("malloc");
-	memset(a, 1, npages * PAGE);
-	memset(b, 2, npages * PAGE);
-	t0 = now_ns();
-	memcpy(b, a, npages * PAGE);
-	__asm__ volatile("" : : "r"(b) : "memory"); /* keep the copy: b is not read afterwards */
-	copy_ns = now_ns() - t0;
-	double gib = (double)(npages * PAGE) / (1 << 30);
-	double bw = (double)(npages * PAGE) / ((double)copy_ns / 1e9);
-	double bitmap_ns_per_gib = 2.0 * (1 << 15) / bw * 1e9; /* two bitmaps of 32 KiB per GiB */
-	printf(
-	    "BENCH mappings=%s slot_mib=%llu harvest_all_set_ms_per_gib=%.3f harvest_empty_ms_per_gib=%.3f l1_copy_gib_per_s=%.2f bitmap_copy_ms_per_gib=%.4f ratio_all_set=%.0f (lab is emulated: compare ratios, not times)\n",
-	    huge ? "2M" : "4K", (unsigned long long)(npages >> 8), full_ns / reps / 1e6 / gib,
-	    empty_ns / reps / 1e6 / gib, bw / (1 << 30), bitmap_ns_per_gib / 1e6,
-	    (full_ns / reps / gib) / bitmap_ns_per_gib);
-	free(a);
-	free(b);
 	harvester_stop(&bc);
+}
+
+/* Whether KVM runs the guest on the TDP MMU (kvm_amd npt=1, kvm tdp_mmu=1), where pruning works. */
+static bool tdp_mmu(void)
+{
+	char npt = 'N', tdp = 'Y';
+	FILE *f = fopen("/sys/module/kvm_amd/parameters/npt", "r");
+
+	if (f) {
+		npt = (char)fgetc(f);
+		fclose(f);
+	}
+	f = fopen("/sys/module/kvm/parameters/tdp_mmu", "r");
+	if (f) {
+		tdp = (char)fgetc(f);
+		fclose(f);
+	}
+	return (npt == 'Y' || npt == '1') && (tdp == 'Y' || tdp == '1');
 }
 
 int main(int argc, char **argv)
@@ -393,6 +628,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--huge"))
 			huge = true;
+		else if (!strcmp(argv[i], "--prune"))
+			walk_flags = KVM_AD_HARVEST_PRUNE;
 		else if (!strcmp(argv[i], "--devmem") && i + 1 < argc)
 			devmem = strtol(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--bench") && i + 1 < argc)
@@ -430,11 +667,19 @@ int main(int argc, char **argv)
 		run_huge(&v, &c, npages);
 	else
 		run_exactness(&v, &c, npages);
-	if (bench_mib) {
-		run_bench(&c, false, bench_mib);
-		run_bench(&c, true, bench_mib);
+	if (walk_flags && !huge) {
+		run_prune_contract(&v, &c, npages, tdp_mmu());
+		if (tdp_mmu())
+			run_prune_regions(&v, &c, npages);
+		run_prune_concurrent(&v, &c, npages, 40);
 	}
 	harvester_stop(&c);
+	if (bench_mib) {
+		double bw = copy_bandwidth(bench_mib << 20);
+
+		run_bench(false, bench_mib, bw);
+		run_bench(true, bench_mib, bw);
+	}
 	printf("AD_CHECK %s\n", failures ? "FAIL" : "PASS");
 	return failures ? 1 : 0;
 }

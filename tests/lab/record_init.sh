@@ -4,7 +4,7 @@
 # through the A/D fd), and check_phases compares the trace's written and accessed sets with the VMM's
 # phase log page by page, and holds every interval to written ⊆ accessed as the kernel reported them and
 # to no set holding a page the payload never touches (with npt=0 its page tables as well: check_phases
-# --shadow-mmu). Every combination of kvm_amd npt=1/0 and 1 s / 100 ms intervals. Each phase lasts
+# --shadow-mmu). The tracer harvests with its default, the pruned walk (a full one where npt=0). Every combination of kvm_amd npt=1/0 and 1 s / 100 ms intervals. Each phase lasts
 # its phase time and until the tracer has harvested MIN_INSIDE whole intervals inside it: the VMM follows
 # the tracer's JSON Lines (--hold-intervals, --follow), so a slow or busy L1 lengthens phases instead of
 # leaving too few exact intervals. Results go to the serial console: "CHECK record npt=N interval=I
@@ -28,6 +28,10 @@ run_one() {
 		--jsonl "$d/rec.jsonl" 2>"$d/record.err" || ok=0
 	wait "$vmm" || ok=0
 	grep -q "in ad mode" "$d/record.err" || ok=0
+	# The tracer's default, the pruned walk, where the kernel can prune (the TDP MMU, npt=1).
+	walk=full
+	[ "$1" = 1 ] && walk=pruned
+	grep -q "($walk walk)" "$d/record.err" || ok=0
 	shadow=""
 	[ "$1" = 0 ] && shadow=--shadow-mmu
 	check_phases --trace "$d/t.hvt" --phase-log "$d/phases.jsonl" --min-inside "$4" --accessed $shadow \

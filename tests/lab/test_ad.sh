@@ -3,7 +3,9 @@
 # modules with the same scripts/kvm-modules.sh a user runs, boots the kernel as L1 under TCG -cpu max, and
 # runs tests/lab/ad_check with kvm_amd npt=1 (TDP MMU) and npt=0 (shadow MMU): exact accessed/written sets,
 # harvest from another process through the A/D fd only (-EIO on the VM fd), NOCLEAR, hot pages in every
-# interval, all 512 pages of a touched 2 MiB mapping, and guest RAM on /dev/mem (a memmap= range of L1).
+# interval, all 512 pages of a touched 2 MiB mapping, and guest RAM on /dev/mem (a memmap= range of L1);
+# each with the full walk and with the pruned walk (KVM_AD_HARVEST_PRUNE), whose skipped regions and
+# equality with the full walk under concurrent accesses are checked too.
 # Needs no /dev/kvm on this host: L0 is TCG. Cold: source downloads + two module builds (~5 min on 2 cores).
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/qemu.bash"
@@ -13,8 +15,13 @@ lab_l0
 for k in ${LAB_KERNELS:-6.1 6.12}; do
 	lab_ad "$k"
 	for npt in 1 0; do
-		lab_expect "$k" "^LAB npt=$npt scenario" 3 "npt=$npt scenarios ran"
+		lab_expect "$k" "^LAB npt=$npt scenario" 6 "npt=$npt scenarios ran"
 	done
 	grep -q 'CHECK huge_page_written_all_512 PASS' "$T/lab-$k.log" || fail "lab $k: huge page check missing"
+	# npt=1 prunes (the skipped-region checks run there only); both MMUs hold the pruned walk to the full one.
+	[ "$(grep -c '^CHECK prune_skips_unused_regions_pruned PASS' "$T/lab-$k.log")" = 2 ] ||
+		fail "lab $k: the pruned walk's region checks did not pass twice (plain and /dev/mem, npt=1)"
+	[ "$(grep -c '^CHECK prune_concurrent_equals_full_walk PASS' "$T/lab-$k.log")" = 4 ] ||
+		fail "lab $k: the concurrent pruned-versus-full check did not pass for both MMUs, plain and /dev/mem"
 	echo "lab $k: $(grep -c '^CHECK .* PASS' "$T/lab-$k.log") checks passed"
 done

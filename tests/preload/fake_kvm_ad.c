@@ -6,10 +6,17 @@
  * reports page n % num_pages written, and accessed only when n is even: every other interval then holds a
  * page the "kernel" reports written but not accessed, as KVM's shadow MMU did in the nested lab
  * (docs/kvm-ad.md).
+ * FAKE_KVM_AD_KERNEL says which kernel it plays for KVM_AD_HARVEST_PRUNE: "tdp" (default) keeps the flag
+ * (a pruned walk), "shadow" clears it on return (a full walk), "old" refuses it with EINVAL, as a kernel
+ * without the flag refuses every flag it does not know. FAKE_KVM_AD_FLAGS_LOG names a file that gets the
+ * flags of every KVM_AD_HARVEST asked for, one hexadecimal number a line.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 
@@ -22,11 +29,32 @@ static void set_page(uint64_t bitmap, uint64_t page)
 	words[page / 64] |= (uint64_t)1 << (page % 64); /* the kernel's layout: little-endian words */
 }
 
+/* Logs the flags asked for; refuses those the kernel played does not know, as it would. */
+static int fake_flags(struct kvm_ad_harvest *h)
+{
+	const char *kernel = getenv("FAKE_KVM_AD_KERNEL"), *log = getenv("FAKE_KVM_AD_FLAGS_LOG");
+	FILE *f = log ? fopen(log, "a") : NULL;
+
+	if (f) {
+		fprintf(f, "%#x\n", h->flags);
+		fclose(f);
+	}
+	if (kernel && !strcmp(kernel, "old") && (h->flags & KVM_AD_HARVEST_PRUNE)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (kernel && !strcmp(kernel, "shadow"))
+		h->flags &= ~KVM_AD_HARVEST_PRUNE;
+	return 0;
+}
+
 static int fake_harvest(struct kvm_ad_harvest *h)
 {
 	static uint64_t n;
 	uint64_t bytes = (h->num_pages + 63) / 64 * 8, page;
 
+	if (fake_flags(h))
+		return -1;
 	n++;
 	page = h->num_pages ? n % h->num_pages : 0;
 	if (h->accessed_bitmap)

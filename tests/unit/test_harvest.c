@@ -452,6 +452,10 @@ static void test_ad_attach_and_end(void **state)
 	attach_ok(v, h, 0, open("/dev/null", O_RDONLY | O_CLOEXEC));
 	h->describe(&v->s, line, sizeof(line));
 	assert_string_equal(line, "the tracer harvests the A/D bits itself");
+	v->s.ad_walk = "pruned"; /* what the first harvest found (integration/record_ad_walk tests that) */
+	h->describe(&v->s, line, sizeof(line));
+	assert_string_equal(line, "the tracer harvests the A/D bits itself (pruned walk)");
+	v->s.ad_walk = NULL;
 
 	/* After the VMM's end, the last interval is taken only while its process holds the guest's memory. */
 	pid_t child = fork();

@@ -1,0 +1,67 @@
+#!/bin/bash
+# record in mode ad asks KVM_AD_HARVEST for the pruned walk unless --ad-walk full, copes with a kernel that
+# does not know the flag (it refuses it: the tracer walks whole) or cannot prune (it clears the flag on
+# return), and says in META's ad_walk and its start line which walk ran. A stand-in for the kernel
+# (tests/preload/fake_kvm_ad.c, preloaded into the tracer) plays each kernel and logs the flags it is asked
+# for.
+source "$(dirname "$0")/../lib/assert.bash"
+HVT=$BIN/hvmtrace
+SHIM=$ROOT/$BUILD/tests/preload/fake_kvm_ad.so
+[ -f "$SHIM" ] || fail "$SHIM is not built (make tests)"
+# A sanitized tracer needs its ASan runtime first in the preload list.
+PRELOAD="$(ldd "$HVT" | awk '/libasan/ { print $3 }') $SHIM"
+
+# record_with NAME KERNEL [record options...]: one short recording against a fake VMM in mode ad.
+record_with() {
+	local name=$1 kernel=$2
+	shift 2
+	rm -f "$T/$name.sock" "$T/$name.flags"
+	"$TOOLS/fakepeer" "$T/$name.sock" ad >"$T/$name.peer" 2>&1 &
+	BG_PIDS+=("$!")
+	wait_socket "$T/$name.sock"
+	FAKE_KVM_AD_KERNEL=$kernel FAKE_KVM_AD_FLAGS_LOG=$T/$name.flags LD_PRELOAD=$PRELOAD \
+		"$HVT" record --attach "$T/$name.sock" --mode ad --interval 100ms --duration 500ms -q \
+		-o "$T/$name.hvt" --jsonl "$T/$name.jsonl" "$@" 2>"$T/$name.err" ||
+		fail "$name: record failed: $(cat "$T/$name.err")"
+	"$HVT" export --meta "$T/$name.hvt" >"$T/$name.meta" || fail "$name: export --meta failed"
+	[ "$(wc -l <"$T/$name.jsonl")" -ge 3 ] || fail "$name: only $(wc -l <"$T/$name.jsonl") intervals"
+}
+
+# expect NAME WALK FLAGS: META and the start line name WALK, and every harvest after the first asked for
+# FLAGS (the first may have been refused and asked again).
+expect() {
+	local name=$1 walk=$2 flags=$3
+	jq -e --arg w "$walk" '.meta.ad_walk == $w' "$T/$name.meta" >/dev/null ||
+		fail "$name: META ad_walk is not \"$walk\": $(jq -c '.meta.ad_walk' "$T/$name.meta")"
+	assert_contains "$T/$name.err" "(${walk} walk)"
+	local others
+	others=$(tail -n +2 "$T/$name.flags" | sort -u | xargs)
+	assert_eq "$name: flags of the harvests after the first" "$flags" "$others"
+}
+
+record_with pruned tdp
+expect pruned pruned 0x8
+assert_eq "pruned: first harvest's flags" 0x8 "$(head -1 "$T/pruned.flags")"
+
+record_with full tdp --ad-walk full
+expect full full 0
+assert_eq "full: first harvest's flags" 0 "$(head -1 "$T/full.flags")"
+
+# A kernel without the flag: the first harvest is refused with PRUNE and asked again without it.
+record_with old old
+expect old full 0
+assert_eq "old kernel: the refused first request, then the full walk" "0x8 0" "$(head -2 "$T/old.flags" | xargs)"
+
+# A kernel that cannot prune on this MMU: it clears the flag; asking again costs nothing.
+record_with shadow shadow
+expect shadow full 0x8
+
+# The sets do not depend on the walk the stand-in reports.
+cmp <(jq -c '[.written, .accessed]' "$T/pruned.jsonl" | head -3) \
+	<(jq -c '[.written, .accessed]' "$T/full.jsonl" | head -3) || fail "the sets differ between the walks"
+
+# A trace with a walk that is neither is refused by name.
+"$HVT" record --attach "$T/none.sock" --mode ad --ad-walk partial -o "$T/x.hvt" 2>"$T/bad.err" &&
+	fail "--ad-walk partial was accepted"
+assert_contains "$T/bad.err" "ad-walk"
+echo ok
