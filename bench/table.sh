@@ -29,6 +29,20 @@ fi
 section 1
 bench/table/sparse_guests.sh "$BUILD" "$T/s1" "$T/s5" || status=1
 
+# Section 5 beside the strided sets of section 1: the same encoder (zstd-runs, the trace's default) on
+# uniformly random sets, the worst case for it.
+if "$BUILD/bench/pageset_codec" >"$T/codec.out"; then
+	awk -F'|' -v out="$T/s5" '$5 ~ /zstd-runs/ && $3 ~ /random (0\.1|1|10)%/ {
+		gsub(/^ +| +$/, "", $2); gsub(/^ +| +$/, "", $3); gsub(/ /, "", $4); gsub(/ /, "", $6)
+		raw = ($2 == "1 GiB" ? 1 : 64) * 262144 / 8
+		pct = substr($3, 8); sub(/%/, " %", pct)
+		printf "| 5 | %s, %s of the pages (uniform) | encoded set %d B (the encoder alone, bench/pageset_codec) | raw bitmap %d B | %.4f× | %d pages set, %.2f B per page; the INTERVAL record adds its fixed part |\n", \
+			$2, pct, $6, raw, $6 / raw, $4, $6 / $4 >> out }' "$T/codec.out"
+else
+	echo "| 5 | random sets | failed: bench/pageset_codec failed | | | |" >>"$T/s5"
+	status=1
+fi
+
 section 4
 if PHASE=${PHASE:-3s} bench/tracing_overhead.sh "$BUILD" >"$T/overhead.out" 2>&1 &&
 	awk '$1 == "untraced" || $1 ~ /^[0-9]+m?s$/' "$T/overhead.out" | grep -q '^10ms'; then

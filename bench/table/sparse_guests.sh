@@ -83,7 +83,7 @@ for size in $SIZES; do
 			printf "| 1 | %s | harvest %.0f µs + tracer CPU %.0f µs = %.0f µs per 1 s interval | bitmap copy %.1f µs | %.0f× | tracer %.2f %% / %.2f %% of a core at 1 s / 100 ms (harvest %.2f %% / %.2f %%); written per interval %d (%.3f %%) at 1 s, %d at 100 ms |\n", \
 				c, h1, c1, us, copy / 1e3, us * 1e3 / copy, 100 * c1 / (d1 * 1e6), 100 * c2 / (d2 * 1e6), \
 				100 * h1 / (d1 * 1e6), 100 * h2 / (d2 * 1e6), w1, 100 * w1 / total, w2 >> out1
-			printf "| 5 | %s | %d B per interval | raw bitmap %d B | %.4f× | %d written pages per interval, %.2f B per written page |\n", \
+			printf "| 5 | %s | %d B per interval | raw bitmap %d B | %.4f× | %d written pages per interval (a regular stride), %.3f B per written page |\n", \
 				c, b1, raw, b1 / raw, w1, b1 / (w1 ? w1 : 1) >> out5 }'
 	done
 done
