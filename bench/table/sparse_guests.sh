@@ -24,7 +24,7 @@ bytes_of() { # 1G -> 1073741824
 }
 human() { # bytes -> "32 KiB"
 	awk -v b="$1" 'BEGIN { split("B KiB MiB GiB TiB", u); i = 1; while (b >= 1024 && i < 5) { b /= 1024; i++ }
-		printf(b < 10 && i > 1 ? "%.1f %s" : "%.0f %s", b, u[i]) }'
+		printf(b == int(b) ? "%d %s" : b < 10 && i > 1 ? "%.1f %s" : "%.0f %s", b, u[i]) }'
 }
 field() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<<"$2"; }
 avail_kib=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo)
