@@ -20,6 +20,7 @@ status=0
 
 bytes_of() { # 1G -> 1073741824
 	local n=${1%[KMGT]} u=${1##*[0-9]}
+	case $n in "" | *[!0-9]*) echo "sparse_guests: SIZES: $1 is not a size (K, M, G, T)" >&2; exit 2 ;; esac
 	case $u in K) echo $((n << 10)) ;; M) echo $((n << 20)) ;; G) echo $((n << 30)) ;; T) echo $((n << 40)) ;; *) echo "$n" ;; esac
 }
 human() { # bytes -> "32 KiB"
@@ -32,7 +33,12 @@ avail_kib=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo)
 for size in $SIZES; do
 	guest=$(bytes_of "$size")
 	high=$((guest - (32 << 20)))
-	copy_ns=$(field ns "$("$BUILD/bench/bitmap_copy" "$size")") || { status=1; continue; }
+	copy=$("$BUILD/bench/bitmap_copy" "$size") || {
+		status=1
+		printf '| 1 | %s | failed: bench/bitmap_copy failed | | | |\n' "$size" >>"$OUT1"
+		continue
+	}
+	copy_ns=$(field ns "$copy")
 	raw=$((guest / 4096 / 8))
 	for every in $EVERY; do
 		pct=$(awk -v e="$every" 'BEGIN { printf "%g %%", 100 / e }')
