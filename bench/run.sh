@@ -1,6 +1,7 @@
 #!/bin/sh
-# Runs every benchmark program built into BUILD_DIR/bench (`make bench` passes BUILD_DIR) and prints its
-# figures. Benchmarks measure and print; none of them asserts anything about time.
+# Runs every benchmark program built into BUILD_DIR/bench (`make bench-parts` passes BUILD_DIR) and prints
+# its figures; `make bench` prints the one table of bench/table.sh instead. Benchmarks measure and print;
+# none of them asserts anything about time.
 set -u
 build=${1:?usage: bench/run.sh BUILD_DIR}
 dir=$build/bench
@@ -21,7 +22,7 @@ for prog in "$dir"/*; do
 	echo
 done
 for script in "$(dirname "$0")"/*.sh; do
-	[ "${script##*/}" = run.sh ] && continue
+	case ${script##*/} in run.sh | table.sh) continue ;; esac
 	echo "== ${script##*/}"
 	"$script" "$build" || status=1
 	echo

@@ -19,6 +19,9 @@ PICS="libcairo2-dev zlib1g-dev chromium python3"
 # hvmtrace top is driven in tmux.
 METRICS="libmicrohttpd-dev prometheus curl tmux"
 
+# make bench: perf stat measures the CPU cost of QEMU's calc-dirty-rate (bench/table/qemu_peer.sh).
+BENCH="linux-perf"
+
 # The libFuzzer harnesses (make fuzzers, make check): clang 14 and its fuzzer and sanitizer runtimes.
 FUZZ="clang libclang-rt-14-dev"
 
@@ -85,7 +88,7 @@ libvirt_ok() {
 }
 
 missing=""
-for p in $BASE $PICS $METRICS $FUZZ $QEMU $LAB $UNIT; do
+for p in $BASE $PICS $METRICS $BENCH $FUZZ $QEMU $LAB $UNIT; do
 	[ "$p" = meson ] && continue
 	installed "$p" || missing="$missing $p"
 done

@@ -27,9 +27,11 @@ int cli_parse(int argc, char **argv, struct vmm_options *o)
 			 "RAM slot 1 at 4 GiB (default 1G; sparse: only what the payload touches\n"
 			 "becomes resident). Sizes take K, M, G, T; multiples of 2M"),
 	    HVT_OPT_STRING(0, "payload", &o->payload, "NAME",
-			   "built-in script: phases4 (default; the test pattern), array, idle"),
+			   "built-in script: phases4 (default; the test pattern), array, idle, sparse"),
 	    HVT_OPT_SIZE(0, "array-size", &o->array_bytes, 1, 0, 0, "SIZE",
 			 "array payload: bytes of each array a, b, c (default 64M)"),
+	    HVT_OPT_INT(0, "write-every", &o->write_every, 1, INT64_MAX, "N",
+			"sparse payload: write every Nth page of the high slot (default 100: 1 %)"),
 	    HVT_OPT_DURATION(0, "phase-time", &o->phase_ns, 1, "DURATION",
 			     "how long each phase lasts (default 3.5s; ns, us, ms, s, m, h)"),
 	    HVT_OPT_INT(0, "hold-intervals", &o->hold_intervals, 1, 1000, "N",
@@ -77,6 +79,7 @@ int cli_parse(int argc, char **argv, struct vmm_options *o)
 	    .pass_gap_ns = 1000000ull,
 	    .repeat = 1,
 	    .array_bytes = 64 * MiB,
+	    .write_every = 100,
 	    .harvest_cpu = -1,
 	    .vcpu_cpu = -1,
 	};

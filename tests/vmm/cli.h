@@ -16,6 +16,7 @@ struct vmm_options {
 	unsigned hold_intervals; /* with follow: whole intervals of the tracer per phase */
 	const char *follow;      /* the tracer's --jsonl file */
 	uint64_t array_bytes;
+	uint64_t write_every; /* sparse payload */
 	const char *phase_log;
 	const char *listen;
 	const char *name;

@@ -74,6 +74,7 @@ static int setup_guest(struct vm *vm, const struct vmm_options *o, struct script
 	    .high_pages = o->high_ram / 4096,
 	    .first_free_gfn = GUEST_SYSTEM_LIMIT / 4096,
 	    .array_bytes = o->array_bytes,
+	    .write_every = o->write_every,
 	};
 	uint8_t *bytes;
 	size_t len;

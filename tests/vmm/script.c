@@ -5,7 +5,9 @@
  *            in places, each reading pages another phase wrote (a read must never look like a write);
  *   array    the seed paper's array program at page level: "copy" writes c reading a, "add" writes c
  *            reading a and b;
- *   idle     one phase that touches nothing.
+ *   idle     one phase that touches nothing;
+ *   sparse   one phase that writes every Nth page of the high slot (--write-every N), a given fraction of a
+ *            large guest, for the bench (bench/table.sh).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -19,7 +21,7 @@
 
 #define PAGE 4096ull
 
-const char *const script_names[] = {"phases4", "array", "idle", NULL};
+const char *const script_names[] = {"phases4", "array", "idle", "sparse", NULL};
 
 int script_add_range(struct range_list *l, uint64_t first, uint64_t count, uint64_t stride)
 {
@@ -160,6 +162,22 @@ static int build_array(struct script *s, const struct script_geometry *g, struct
 	return 0;
 }
 
+static int build_sparse(struct script *s, const struct script_geometry *g, struct hvt_err *err)
+{
+	const uint64_t every = g->write_every;
+	struct phase *p;
+
+	if (every == 0 || every > g->high_pages)
+		return hvt_err_set(err, -EINVAL,
+				   "--payload sparse: --write-every %" PRIu64
+				   " must be between 1 and the high slot's %" PRIu64 " pages",
+				   every, g->high_pages);
+	if (!(p = add_phase(s, "sparse")) ||
+	    script_add_range(&p->write, g->high_first_gfn, g->high_pages / every, every))
+		return -ENOMEM;
+	return 0;
+}
+
 /* True if every page of the range is RAM of one slot and outside the system area. */
 static int range_ok(const struct page_range *r, const struct script_geometry *g)
 {
@@ -203,8 +221,11 @@ int script_build(struct script *s, const char *name, const struct script_geometr
 		rc = build_array(s, g, err);
 	else if (!strcmp(name, "idle"))
 		rc = add_phase(s, "idle") ? 0 : -ENOMEM;
+	else if (!strcmp(name, "sparse"))
+		rc = build_sparse(s, g, err);
 	else
-		rc = hvt_err_set(err, -EINVAL, "--payload %s: no such script (phases4, array, idle)", name);
+		rc = hvt_err_set(err, -EINVAL, "--payload %s: no such script (phases4, array, idle, sparse)",
+				 name);
 	if (rc == -ENOMEM)
 		hvt_err_set(err, rc, "out of memory building script %s", name);
 	if (!rc)

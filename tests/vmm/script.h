@@ -38,6 +38,7 @@ struct script_geometry {
 	uint64_t high_pages;
 	uint64_t first_free_gfn; /* nothing below this but gfn 0 may be touched */
 	uint64_t array_bytes;    /* "array": size of each of a, b, c */
+	uint64_t write_every;    /* "sparse": writes every write_every-th page of the high slot */
 };
 
 /* Appends pages first, first + stride, … (count of them) to l; -ENOMEM if it cannot grow. */

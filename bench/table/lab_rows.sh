@@ -1,0 +1,50 @@
+#!/bin/bash
+# Table section 2 from bench/lab_harvest.sh's output: one row per mapping size, share touched and walk, from
+# its lines "LAB_AD mapping=4k|2m touched=1|100 walk=pruned|full harvest_ns=N copy_ns=N pages=N". A case
+# with no line is "not measured", with the reason; the full walk of a wholly touched slot also comes from the
+# lab's earlier "BENCH mappings=4K|2M … harvest_all_set_ms_per_gib=… bitmap_copy_ms_per_gib=…" lines.
+# usage: bench/table/lab_rows.sh LAB_OUTPUT LAB_STATUS   (LAB_STATUS: 0 when lab_harvest.sh succeeded)
+set -u
+out=${1:?usage: lab_rows.sh LAB_OUTPUT LAB_STATUS}
+lab_ok=${2:-0}
+get() { grep -E "^ *LAB_AD mapping=$1 touched=$2 walk=$3 " "$out" | tail -n 1; }
+val() { sed -n "s/.*\\b$1=\\([0-9]*\\).*/\\1/p" <<<"$2"; }
+for m in 4k 2m; do
+	for t in 1 100; do
+		full=$(get $m $t full)
+		for w in pruned full; do
+			line=$(get $m $t $w)
+			case="$([ $m = 4k ] && echo 4 KiB || echo 2 MiB) mappings, $t % touched, $w walk"
+			old=$(grep -E "^ *BENCH mappings=$([ $m = 4k ] && echo 4K || echo 2M) .*harvest_all_set_ms_per_gib=" "$out" | tail -n 1)
+			if [ -z "$line" ] && [ $t = 100 ] && [ $w = full ] && [ -n "$old" ]; then
+				# The lab's earlier form: the full walk of a slot with every page touched, per GiB.
+				h=$(sed -n 's/.*harvest_all_set_ms_per_gib=\([0-9.]*\).*/\1/p' <<<"$old")
+				c=$(sed -n 's/.*bitmap_copy_ms_per_gib=\([0-9.]*\).*/\1/p' <<<"$old")
+				awk -v c="$case" -v h="$h" -v cp="$c" 'BEGIN {
+					printf "| 2 | %s | KVM_AD_HARVEST %.3f ms per GiB | bitmap copy %.4f ms per GiB | %.0f× | from the lab'"'"'s BENCH line (every page touched, 256 MiB slot; nested lab under TCG: only the ratios carry over) |\n", c, h, cp, h / cp }'
+				continue
+			fi
+			if [ -z "$line" ]; then
+				if [ "$lab_ok" != 0 ]; then
+					why="failed: bench/lab_harvest.sh failed (its output above)"
+				elif [ -n "$old" ] && ! grep -q 'LAB_AD ' "$out"; then
+					why="not measured: this lab script measures only the full walk with every page touched (BENCH lines, no LAB_AD lines)"
+				elif [ $w = pruned ]; then
+					why="not measured: the lab printed no LAB_AD line for the pruned walk"
+				else
+					why="not measured: the lab printed no LAB_AD line for it"
+				fi
+				printf '| 2 | %s | %s | | | |\n' "$case" "$why"
+				continue
+			fi
+			h=$(val harvest_ns "$line") c=$(val copy_ns "$line") p=$(val pages "$line")
+			also="$p pages"
+			if [ $w = pruned ] && [ -n "$full" ]; then
+				also="$also; pruned / full walk = $(awk -v a="$h" -v b="$(val harvest_ns "$full")" 'BEGIN { printf "%.3f", a / b }')"
+			fi
+			awk -v c="$case" -v h="$h" -v cp="$c" -v also="$also" 'BEGIN {
+				printf "| 2 | %s | KVM_AD_HARVEST %.1f µs | bitmap copy %.1f µs | %.1f× | %s (nested lab under TCG: only the ratios carry over) |\n", \
+					c, h / 1e3, cp / 1e3, h / cp, also }'
+		done
+	done
+done

@@ -1,0 +1,185 @@
+#!/bin/bash
+# Table section 3: the peer, QEMU's own `calc-dirty-rate` (QMP), on the guest and load hvmtrace traces, under
+# the patched QEMU (-M microvm under KVM, the PVH phase payload running the array program: every pass writes
+# the 16384 pages of a 64 MiB array with its pass number). Its modes dirty-bitmap, page-sampling and, where
+# KVM offers a dirty ring, dirty-ring; the rate each reports next to hvmtrace's exact written pages/s, and
+# each one's CPU cost next to hvmtrace's.
+#   - page-sampling runs while `record` traces at 1 s: the same seconds.
+#   - dirty-bitmap runs with no tracer attached: the patched QEMU refuses it while one is (the two would
+#     clear each other's dirty bits: docs/hardware-notes.md §11.2). The load is steady, so hvmtrace's rate
+#     of the seconds before is the reference.
+#   - dirty-ring needs QEMU started with a dirty ring (-accel kvm,dirty-ring-size=N): a second QEMU, traced
+#     at 1 s around the measurement when the hvmtrace object works with the ring.
+# Cost: CPU time (perf stat task-clock) of QEMU's threads other than its vCPUs during a measurement, minus
+# the same over an equal window without one; hvmtrace's is record's CPU plus what attaching added to QEMU's
+# non-vCPU threads (its harvest thread), per second.
+# usage: bench/table/qemu_peer.sh BUILD_DIR OUT   (appends Markdown rows to OUT)
+set -u
+BUILD=${1:?usage: qemu_peer.sh BUILD_DIR OUT}
+OUT=${2:?}
+HERE=$(dirname "$0")
+ROOT=$(cd "$HERE/../.." && pwd)
+TOOLS=$BUILD/tests/tools
+ARRAY=64M
+WINDOW=1.5 # seconds of each CPU measurement; a 1 s calc-dirty-rate fits inside
+row() { printf '| 3 | %s | %s | %s | %s | %s |\n' "$@" >>"$OUT"; }
+
+qdir=$("$ROOT/scripts/build-qemu.sh" --check 2>/dev/null) || {
+	row "calc-dirty-rate, every mode" "not measured: the patched QEMU is not built (make qemu)" "" "" ""
+	exit 0
+}
+command -v perf >/dev/null || {
+	row "calc-dirty-rate, every mode" "not measured: perf (linux-perf) is not installed; it measures the CPU cost" "" "" ""
+	exit 0
+}
+T=$(mktemp -d)
+SHM=$(mktemp -d /dev/shm/hvmtrace-bench.XXXXXX)
+pids=()
+trap 'for p in "${pids[@]}"; do kill $p 2>/dev/null; done; rm -rf "$T" "$SHM"' EXIT
+fail() {
+	echo "qemu_peer: $*" >&2
+	row "calc-dirty-rate" "failed: $*" "" "" ""
+	exit 1
+}
+
+# start_qemu NAME [ACCEL OPTIONS]: QEMU with the hvmtrace object on $T/NAME/vm.sock, the array payload
+# running; sets QEMU_PID, QMP, SOCK.
+start_qemu() {
+	local d=$T/$1
+	mkdir -p "$d"
+	"$TOOLS/qemu_phases" prepare --ram "$SHM/$1" --low-ram 3G --high-ram 1G --payload array --array-size $ARRAY ||
+		fail "qemu_phases prepare"
+	taskset -c 0 "$qdir/qemu-system-x86_64" -L "$qdir/optionrom" -L /usr/share/seabios -L /usr/share/qemu \
+		-M microvm -accel "kvm$2" -cpu qemu64 -m 4G -name bench,debug-threads=on \
+		-object "memory-backend-file,id=ram,size=4G,mem-path=$SHM/$1,share=on" -machine memory-backend=ram \
+		-kernel "$BUILD/guest/phases.elf" -no-reboot -nodefaults -display none \
+		-qmp "unix:$d/qmp.sock,server=on,wait=off" -object "hvmtrace,id=tr0,path=$d/vm.sock" 2>"$d/qemu.err" &
+	QEMU_PID=$!
+	pids+=($!)
+	QMP=$d/qmp.sock SOCK=$d/vm.sock
+	for _ in $(seq 300); do [ -S "$QMP" ] && [ -S "$SOCK" ] && break; kill -0 $QEMU_PID 2>/dev/null || break; sleep 0.1; done
+	[ -S "$SOCK" ] || fail "QEMU did not start: $(cat "$d/qemu.err")"
+	"$TOOLS/qemu_phases" ready --ram "$SHM/$1" --pid $QEMU_PID || fail "the guest did not boot: $(cat "$d/qemu.err")"
+	# The copy phase for longer than the measurements take; QEMU quits before it ends.
+	"$TOOLS/qemu_phases" run --ram "$SHM/$1" --low-ram 3G --high-ram 1G --payload array --array-size $ARRAY \
+		--hold 600s --phase-log "$d/phases.jsonl" --pid $QEMU_PID 2>"$d/phases.err" &
+	pids+=($!)
+	until grep -q '"type":"pass"' "$d/phases.jsonl" 2>/dev/null; do
+		kill -0 $QEMU_PID 2>/dev/null || fail "QEMU stopped: $(cat "$d/qemu.err")"
+		sleep 0.1
+	done
+	sleep 1
+}
+
+stop_qemu() {
+	"$TOOLS/qmp" "$QMP" '{"execute":"quit"}' >/dev/null
+	wait $QEMU_PID 2>/dev/null
+}
+
+# cpu_ms [COMMAND...]: "OTHER HVT": ms of CPU over $WINDOW s, while COMMAND runs (started with the
+# window), of QEMU's hvmtrace thread (HVT) and of its threads but that and the vCPUs (OTHER: the main loop,
+# and calc-dirty-rate's thread, whose time perf counts into the thread that created it).
+cpu_ms() {
+	local f=$T/perf.$RANDOM
+	perf stat -e task-clock --per-thread -p $QEMU_PID -x, -o "$f" -- sleep $WINDOW &
+	local p=$!
+	sleep 0.05
+	[ $# -gt 0 ] && "$@"
+	wait $p || fail "perf stat on QEMU failed: $(cat "$f")"
+	[ -n "${PERF_KEEP:-}" ] && cat "$f" >&2
+	# perf names every thread by the process's name; QEMU names its threads (-name debug-threads=on).
+	local names
+	names=$(for c in /proc/$QEMU_PID/task/*/comm; do printf '%s=%s\n' "$(basename "$(dirname "$c")")" "$(cat "$c")"; done)
+	awk -F, -v names="$names" 'BEGIN { n = split(names, l, "\n"); for (i = 1; i <= n; i++) { k = index(l[i], "="); name[substr(l[i], 1, k - 1)] = substr(l[i], k + 1) } }
+		$4 == "task-clock" && $2 ~ /^[0-9.]+$/ {
+		tid = $1; sub(/.*-/, "", tid)
+		if (name[tid] == "hvmtrace") hvt += $2; else if (name[tid] !~ /^CPU [0-9]+\/KVM$/) other += $2 }
+		END { printf "%.1f %.1f", other, hvt }' "$f"
+}
+
+# calc MODE [ARGS]: runs calc-dirty-rate for 1 s and waits for its result; sets RATE (MiB/s).
+calc() {
+	local r
+	r=$("$TOOLS/qmp" "$QMP" "{\"execute\":\"calc-dirty-rate\",\"arguments\":{\"calc-time\":1,\"mode\":\"$1\"${2:-}}}") ||
+		fail "calc-dirty-rate $1: $r"
+	grep -q '"error"' <<<"$r" && fail "calc-dirty-rate $1: $r"
+	for _ in $(seq 100); do
+		r=$("$TOOLS/qmp" "$QMP" '{"execute":"query-dirty-rate"}')
+		grep -q '"status": *"measured"' <<<"$r" && break
+		sleep 0.05
+	done
+	RATE=$(sed -n 's/.*"dirty-rate": *\([0-9]*\).*/\1/p' <<<"$r")
+	[ -n "$RATE" ] || fail "calc-dirty-rate $1 gave no rate: $r"
+}
+
+# record_bg NAME: record at 1 s in the background until killed; sets REC.
+record_bg() {
+	"$BUILD/bin/hvmtrace" record -q --attach "$SOCK" --cpu 1 --interval 1s -o "$T/$1.hvt" 2>"$T/$1.err" &
+	REC=$!
+	pids+=($!)
+	for _ in $(seq 200); do grep -q 'attached to VM' "$T/$1.err" && break; sleep 0.05; done
+	grep -q 'attached to VM' "$T/$1.err" || fail "record did not attach: $(cat "$T/$1.err")"
+	sleep 1.2 # past the first interval, which spans the attach
+}
+
+record_end() {
+	sleep 1.2 # another whole interval
+	kill -INT $REC
+	wait $REC || fail "record failed: $(cat "$T/$1.err")"
+	STATS=$("$HERE/trace_stats.py" "$BUILD/bin/hvmtrace" "$T/$1.hvt") || fail "no intervals in $1"
+}
+field() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<<"$2"; }
+
+# peer_row CASE RATE PEER_OTHER_MS BASE_OTHER_MS HV_STATS HV_QEMU_MS_PER_S
+peer_row() {
+	awk -v c="$1" -v rate="$2" -v pm="$3" -v bm="$4" -v w="$(field written "$5")" -v d="$(field duration_s "$5")" \
+		-v tc="$(field tracer_cpu_us "$5")" -v hq="$6" -v win="$WINDOW" -v out="$OUT" 'BEGIN {
+		ps = w / d; mib = ps * 4096 / 1048576
+		peer = pm - bm; if (peer < 0) peer = 0
+		ours = tc / 1e3 / d + hq
+		printf "| 3 | %s | hvmtrace %.0f written pages/s = %.1f MiB/s (exact) | calc-dirty-rate %d MiB/s | error %+.1f %% | CPU: peer %.1f ms per 1 s measurement (QEMU main-loop threads %.1f ms in %.1f s, %.1f ms without); hvmtrace %.1f ms per 1 s interval (record %.1f ms + QEMU hvmtrace thread %.1f ms) |\n", \
+			c, ps, mib, rate, 100 * (rate - mib) / mib, peer, pm, win, bm, ours, tc / 1e3 / d, hq >> out }'
+}
+first() { echo "${1%% *}"; }
+second() { echo "${1##* }"; }
+last_rate() {
+	sed -n 's/.*"dirty-rate": *\([0-9]*\).*/\1/p' <<<"$("$TOOLS/qmp" "$QMP" '{"execute":"query-dirty-rate"}')"
+}
+
+# --- QEMU with KVM's dirty bitmap: page-sampling while traced, dirty-bitmap untraced.
+start_qemu bitmap ""
+base=$(cpu_ms) || exit 1
+record_bg traced
+traced=$(cpu_ms) || exit 1
+sampling=$(cpu_ms calc page-sampling) || exit 1 # calc ran in $(…)'s subshell: its rate is QEMU's last result
+sampling_rate=$(last_rate)
+refused=$("$TOOLS/qmp" "$QMP" '{"execute":"calc-dirty-rate","arguments":{"calc-time":1,"mode":"dirty-bitmap"}}')
+record_end traced
+hv=$STATS
+hq=$(awk -v a="$(second "$traced")" -v w="$WINDOW" 'BEGIN { printf "%.2f", a / w }')
+peer_row "page-sampling (512 pages per GiB), 1 s, while hvmtrace traces at 1 s" "$sampling_rate" \
+	"$(first "$sampling")" "$(first "$traced")" "$hv" "$hq"
+bitmap=$(cpu_ms calc dirty-bitmap) || exit 1
+grep -q 'not available while an hvmtrace' <<<"$refused" && how="refused while one is" || how="NOT refused while one is: $refused"
+peer_row "dirty-bitmap, 1 s, with no tracer attached ($how)" "$(last_rate)" "$(first "$bitmap")" "$(first "$base")" "$hv" "$hq"
+stop_qemu
+
+# --- QEMU with a dirty ring, where KVM has one (KVM_CHECK_EXTENSION(KVM_CAP_DIRTY_LOG_RING) > 0).
+if ! python3 -c 'import fcntl, os, sys; sys.exit(0 if fcntl.ioctl(os.open("/dev/kvm", os.O_RDWR), 0xAE03, 192) > 0 else 1)'; then
+	row "dirty-ring" "not measured: this host's KVM offers no dirty ring (KVM_CAP_DIRTY_LOG_RING is 0)" "" "" ""
+	exit 0
+fi
+start_qemu ring ",dirty-ring-size=4096"
+base=$(cpu_ms) || exit 1
+ring=$(cpu_ms calc dirty-ring) || exit 1
+ring_rate=$(last_rate)
+if "$BUILD/bin/hvmtrace" record -q --attach "$SOCK" --cpu 1 --interval 1s --duration 4s -o "$T/ring.hvt" \
+	2>"$T/ring.err" && ring_stats=$("$HERE/trace_stats.py" "$BUILD/bin/hvmtrace" "$T/ring.hvt"); then
+	peer_row "dirty-ring (dirty-ring-size=4096), 1 s; hvmtrace at 1 s on the same QEMU right after" "$ring_rate" \
+		"$(first "$ring")" "$(first "$base")" "$ring_stats" "$hq"
+else
+	peer_row "dirty-ring (dirty-ring-size=4096), 1 s; hvmtrace: the first QEMU's (record on the ring QEMU failed: $(tail -n 1 "$T/ring.err"))" \
+		"$ring_rate" "$(first "$ring")" "$(first "$base")" "$hv" "$hq"
+fi
+stop_qemu
+exit 0
