@@ -285,6 +285,8 @@ static void sweep(struct bounds *b, uint64_t *hist, uint64_t niv)
 {
 	int64_t depth = 0;
 
+	if (!b->n)
+		return; /* no page touched: nothing to sort (and b->v may be NULL) */
 	qsort(b->v, b->n, sizeof(*b->v), by_gfn);
 	for (size_t i = 0; i < b->n; i++) {
 		depth += b->v[i].d;

@@ -124,7 +124,10 @@ echo "ok: vm2 refused: $(grep -o 'hvmtrace: .*' "$T/vm2.out")"
 tp=$(tracer_pid)
 [ -n "$tp" ] || fail "no tracer pid"
 restart_libvirtd
-running || fail "vm did not survive the daemon's restart"
+running || {
+	tail -n 30 "$LV/log/stdout" "$LV/log/qemu/vm.log" "$T/hvt/vm/tracer.log" 2>&1
+	fail "vm did not survive the daemon's restart"
+}
 assert_eq "the tracer after the daemon's restart (reconnect)" "$tp" "$(tracer_pid)"
 kill -0 "$tp" || fail "the tracer died when the daemon restarted"
 assert_eq "trace files after reconnect" 2 "$(ntraces)"
