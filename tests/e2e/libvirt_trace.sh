@@ -124,7 +124,8 @@ echo "ok: vm2 refused: $(grep -o 'hvmtrace: .*' "$T/vm2.out")"
 tp=$(tracer_pid)
 [ -n "$tp" ] || fail "no tracer pid"
 restart_libvirtd
-running || {
+# the daemon reports the domain once its reconnect has run; QEMU dying ends the wait at once
+(wait_until "vm is not running after the daemon's restart" "$qpid" running) || {
 	tail -n 30 "$LV/log/stdout" "$LV/log/qemu/vm.log" "$T/hvt/vm/tracer.log" 2>&1
 	fail "vm did not survive the daemon's restart"
 }
