@@ -693,7 +693,8 @@ static int lock_claims(const struct hvt_lv_domain *d, struct hvt_err *e)
 	return lfd;
 }
 
-int hvt_lv_claim(const struct hvt_lv_domain *d, pid_t owner, struct hvt_err *e)
+/* Writes the claim under the claims' lock; check_others: first refuse memory another live domain claims. */
+static int claim(const struct hvt_lv_domain *d, pid_t owner, bool check_others, struct hvt_err *e)
 {
 	struct hvt_range *x;
 	size_t n;
@@ -705,7 +706,7 @@ int hvt_lv_claim(const struct hvt_lv_domain *d, pid_t owner, struct hvt_err *e)
 	lfd = lock_claims(d, e);
 	if (lfd < 0)
 		rc = lfd;
-	else if (!(rc = check_claims(d, x, n, true, e)))
+	else if (!check_others || !(rc = check_claims(d, x, n, true, e)))
 		rc = write_claim(d, x, n, owner, e);
 	if (lfd >= 0)
 		close(lfd);
@@ -713,21 +714,14 @@ int hvt_lv_claim(const struct hvt_lv_domain *d, pid_t owner, struct hvt_err *e)
 	return rc;
 }
 
+int hvt_lv_claim(const struct hvt_lv_domain *d, pid_t owner, struct hvt_err *e)
+{
+	return claim(d, owner, true, e);
+}
+
 int hvt_lv_claim_owner(const struct hvt_lv_domain *d, pid_t owner, struct hvt_err *e)
 {
-	struct hvt_range *x;
-	size_t n;
-	int rc, lfd;
-
-	rc = hvt_lv_extents(d, &x, &n, e);
-	if (rc || !n)
-		return rc;
-	lfd = lock_claims(d, e);
-	rc = lfd < 0 ? lfd : write_claim(d, x, n, owner, e);
-	if (lfd >= 0)
-		close(lfd);
-	free(x);
-	return rc;
+	return claim(d, owner, false, e);
 }
 
 void hvt_lv_unclaim(const struct hvt_lv_domain *d)
