@@ -257,6 +257,7 @@ static int check_cmd(const struct log *lg, const struct ivl *v, size_t n, struct
 	uint64_t c_bad = not_class(runs, lg->c, "write-heavy"), a_bad = not_class(runs, lg->a, "read-mostly");
 	uint64_t lo = interval_at(v, n, lg->switch_e), hi = interval_at(v, n, lg->switch_t);
 	bool found = false;
+	double at = 0;
 	char list[256] = "";
 	size_t len = 0;
 
@@ -264,6 +265,13 @@ static int check_cmd(const struct log *lg, const struct ivl *v, size_t n, struct
 		bad(all_file, "no accessed sets (phases.accessed is null): mode ad is needed");
 	if (lo == UINT64_MAX)
 		bad(all_file, "no interval ends after the copy→add switch");
+	if (hi == UINT64_MAX)
+		hi = v[n - 1].seq;
+	for (size_t i = 0; i < n; i++) /* how far into its interval the switch fell (at the earliest) */
+		if (v[i].seq == lo && v[i].t_end > v[i].t_start)
+			at = lg->switch_e <= v[i].t_start ? 0
+							  : (double)(lg->switch_e - v[i].t_start) /
+								(double)(v[i].t_end - v[i].t_start);
 	for (size_t i = 0; i < json_object_array_length(bounds); i++) {
 		uint64_t k = (uint64_t)json_object_get_int64(json_object_array_get_idx(bounds, i));
 
@@ -282,12 +290,13 @@ static int check_cmd(const struct log *lg, const struct ivl *v, size_t n, struct
 		       " (the copy→add switch lies in interval %" PRIu64 "..%" PRIu64 "); boundaries: [%s]\n",
 		       lo, hi + 1, lo, hi, list);
 	printf("array: c %s (%" PRIu64 "/%" PRIu64 " pages write-heavy at >= %.2f), a %s (%" PRIu64
-	       "/%" PRIu64 " read-mostly at >= %.2f accessed, <= %.2f written); copy→add in interval %" PRIu64
+	       "/%" PRIu64
+	       " read-mostly at >= %.2f accessed, <= %.2f written); copy→add at %.2f of interval %" PRIu64
 	       "%s, accessed phases at [%s]: %s\n",
 	       c_bad ? "FAIL" : "ok", lg->c.count - c_bad, lg->c.count,
 	       json_object_get_double(get(th, "write_heavy", pages_file)), a_bad ? "FAIL" : "ok",
 	       lg->a.count - a_bad, lg->a.count, json_object_get_double(get(th, "read_mostly", pages_file)),
-	       json_object_get_double(get(th, "read_mostly_write", pages_file)), lo, hi != lo ? "+" : "",
+	       json_object_get_double(get(th, "read_mostly_write", pages_file)), at, lo, hi != lo ? "+" : "",
 	       list, found ? "ok" : "FAIL");
 	return c_bad || a_bad || !found;
 }
