@@ -42,8 +42,9 @@ static double step_at(const uint64_t *x, uint64_t n, uint64_t k, const struct hv
  * The level change at k, or 0 when it is not one by the rules: a step at k, or else a level that changed
  * during interval k, which then holds a value between the old level and the new. Such an interval sits in
  * the span of both k and k + 1 and can dilute either change below `rel` (a step from 2 to 3 arrays' pages,
- * the array program's copy→add, switching 20–70 % through an interval went unseen), so when neither k nor
- * k + 1 is a step, k is compared as a transition: the span before it against the span after it.
+ * the array program's copy→add, went unseen when the interval of the switch accessed 20–70 % of the new
+ * array's pages), so when neither k nor k + 1 is a step, k is compared as a transition: the span before it
+ * against the span after it.
  */
 static double score(const uint64_t *x, uint64_t n, uint64_t k, const struct hvt_phase_opts *o)
 {
