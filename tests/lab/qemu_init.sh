@@ -8,10 +8,10 @@
 # the kernel command line asks for it, for comparison). The array payload (copy writes c reading a, then
 # add writes c reading a and b) runs once more per npt setting in mode ad at 1 s, checked the same way, and
 # then its analyses: check_array_report holds `hvmtrace report --json` to its phase log (c write-heavy, a
-# read-mostly, an accessed-set phase boundary within one interval of the copy→add switch). Each phase lasts its hold and until the tracer has
-# harvested MIN_INSIDE whole intervals inside it (qemu_phases follows the tracer's JSON Lines); the waits
-# for QEMU and the guest end when QEMU exits. Results on the serial console:
-# "CHECK qemu mode=M npt=N interval=I PASS|FAIL …", then "LAB-RESULT PASS|FAIL".
+# read-mostly, an accessed-set phase boundary within one interval of the copy→add switch). Each phase
+# lasts its hold and until the tracer has harvested MIN_INSIDE whole intervals inside it (qemu_phases
+# follows the tracer's JSON Lines); the waits for QEMU and the guest end when QEMU exits. Results on the
+# serial console: "CHECK qemu [array ]mode=M npt=N interval=I PASS|FAIL …", then "LAB-RESULT PASS|FAIL".
 . /lab/l1_prelude.sh
 . /lab/l1_scenario.sh
 
