@@ -21,19 +21,43 @@ static double side_mean(const uint64_t *x, uint64_t n, uint64_t k, int step, uin
 	return got ? sum / got : NAN;
 }
 
-/* The level change at k, or 0 when it is not one by the rules. */
-static double score(const uint64_t *x, uint64_t n, uint64_t k, const struct hvt_phase_opts *o)
+/* The change between the span before k and the span from `from` on, or 0 when it is not one by the rules. */
+static double change(const uint64_t *x, uint64_t n, uint64_t k, uint64_t from, const struct hvt_phase_opts *o)
 {
-	double before, after, d;
+	double before = side_mean(x, n, k, -1, o->span), after = side_mean(x, n, from, +1, o->span), d;
 
-	if (x[k] == HVT_NA)
-		return 0;
-	before = side_mean(x, n, k, -1, o->span);
-	after = side_mean(x, n, k, +1, o->span);
 	if (isnan(before) || isnan(after))
 		return 0;
 	d = fabs(after - before);
 	return d >= o->rel * fmax(before, after) && d >= o->floor && d > 0 ? d : 0;
+}
+
+/* A new level from k on: the change from the span before k to the span from k on (0: none). */
+static double step_at(const uint64_t *x, uint64_t n, uint64_t k, const struct hvt_phase_opts *o)
+{
+	return k < n && x[k] != HVT_NA ? change(x, n, k, k, o) : 0;
+}
+
+/*
+ * The level change at k, or 0 when it is not one by the rules: a step at k, or else a level that changed
+ * during interval k, which then holds a value between the old level and the new. Such an interval sits in
+ * the span of both k and k + 1 and can dilute either change below `rel` (a step from 2 to 3 arrays' pages,
+ * the array program's copy→add, went unseen when the interval of the switch accessed 20–70 % of the new
+ * array's pages), so when neither k nor k + 1 is a step, k is compared as a transition: the span before it
+ * against the span after it.
+ */
+static double score(const uint64_t *x, uint64_t n, uint64_t k, const struct hvt_phase_opts *o)
+{
+	double s = step_at(x, n, k, o), before, after, v;
+
+	if (s > 0 || x[k] == HVT_NA || step_at(x, n, k + 1, o) > 0)
+		return s;
+	before = side_mean(x, n, k, -1, o->span);
+	after = side_mean(x, n, k + 1, +1, o->span);
+	v = (double)x[k];
+	if (!(fmin(before, after) < v && v < fmax(before, after))) /* false with a NAN side */
+		return 0;
+	return change(x, n, k, k + 1, o);
 }
 
 uint64_t hvt_phases_detect(const uint64_t *series, uint64_t n, const struct hvt_phase_opts *o, uint64_t *out)

@@ -200,7 +200,9 @@ int hvt_region_classes(const struct hvt_analysis *a, const struct hvt_class_thre
  * Level changes of a series of n values (HVT_NA entries are skipped over as if absent): boundary k means a
  * new level starts at interval k. A boundary is where the mean of the `span` values after k differs from the
  * mean of the `span` values before it by at least `rel` of the larger mean (and by at least `floor`), and
- * that difference is the largest within span of k. Fills out (room for n) with the k; returns how many.
+ * that difference is the largest within span of k. When neither k nor k + 1 is such a boundary, k is one
+ * also if its value lies between the mean of the span before it and that of the span after it, and those
+ * two differ so (the level changed during interval k). Fills out (room for n) with the k; returns how many.
  */
 struct hvt_phase_opts {
 	uint32_t span; /* default 3 */

@@ -47,7 +47,9 @@ grep -q 'HVT EXIT 0' "$T/console" || { tail -20 "$T/console"; fail "the array pr
 tail -n 1 "$T/t.jsonl" | grep -q '"final":true' || fail "the guest's shutdown did not end the trace with a final interval"
 
 # Analyses (docs/analyses.md): over the intervals that wrote at least as many pages as c has (the copy and
-# add phases), every page of c is classed write-heavy.
+# add phases), every page of c is classed write-heavy. Mode dirty-log has no accessed sets: that a is
+# read-mostly and that the copy→add switch is a phase boundary are checked in mode ad in the nested lab
+# (tests/lab/test_qemu.sh, the array scenario).
 cpages=$(awk '/HVT C-PAGES/ { print $NF; exit }' "$T/console")
 "$BIN/hvmtrace" report --json "$T/t.hvt" >"$T/all.json" || fail "report --json"
 read -r first last < <(jq -r --argjson c "$cpages" '[.intervals[] | select(.written != null and .written >= $c) | .seq] | "\(min) \(max)"' "$T/all.json")

@@ -4,14 +4,18 @@
 # `hvmtrace record` traces it through QEMU's hvmtrace object in mode ad (the tracer harvests the A/D bits
 # through the fd QEMU handed over); check_phases holds every interval's written and accessed sets to the
 # phase log, page by page, at 1 s and 100 ms, with kvm_amd npt=1 (TDP MMU) and npt=0 (shadow MMU).
+# Then the array payload (copy, add) in mode ad at 1 s, its sets checked the same way and its analyses by
+# check_array_report: in `hvmtrace report --json --pages` every page of c is write-heavy and every page of a
+# read-mostly, and report's accessed-set phases put a boundary within one interval of the copy→add switch.
 # The L1 side is tests/lab/qemu_init.sh. LAB_KERNELS="6.1" runs one kernel; LAB_QEMU_MODES="ad,dirty-log"
-# adds QEMU's dirty-log mode.
+# adds QEMU's dirty-log mode to the phases scenarios; LAB_QEMU_SCENARIOS="array" (or "phases") runs only those.
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/qemu.bash"
 source "$(dirname "$0")/../lib/lab.bash"
 
 need_qemu # the QEMU under test, which runs in L1
-for p in bin/hvmtrace tests/tools/check_phases tests/tools/qemu_phases tests/tools/qmp guest/phases.elf; do
+for p in bin/hvmtrace tests/tools/check_phases tests/tools/check_array_report tests/tools/qemu_phases tests/tools/qmp \
+	guest/phases.elf; do
 	[ -e "$ROOT/$BUILD/$p" ] || fail "$BUILD/$p not built"
 done
 [ -f /usr/share/qemu/qboot.rom ] || skip "/usr/share/qemu/qboot.rom missing (Debian package qemu-system-data)"
@@ -23,16 +27,22 @@ mkdir -p "$T/qemu-data"
 cp "$(dirname "$QEMU")"/optionrom/*.bin "$T/qemu-data/" && cp /usr/share/qemu/qboot.rom "$T/qemu-data/bios-microvm.bin" ||
 	fail "QEMU's data files"
 
+scenarios=${LAB_QEMU_SCENARIOS:-phases,array}
 n_modes=$(echo "${LAB_QEMU_MODES:-ad}" | tr , '\n' | grep -c .)
+n_checks=0
+case ",$scenarios," in *,phases,*) n_checks=$((4 * n_modes)) ;; esac
+case ",$scenarios," in *,array,*) n_checks=$((n_checks + 2)) ;; esac
+[ "$n_checks" -gt 0 ] || fail "LAB_QEMU_SCENARIOS=$scenarios: names none of phases, array"
 for k in ${LAB_KERNELS:-6.1 6.12}; do
 	lab_prepare "$k"
 	ir=$(scripts/mkinitramfs.sh -q \
 		-b "$T/qemu-system-x86_64:/bin/qemu-system-x86_64" -f "$T/qemu-data:/lab/qemu-data" \
 		-b "$ROOT/$BUILD/bin/hvmtrace:/bin/hvmtrace" \
 		-b "$ROOT/$BUILD/tests/tools/check_phases:/bin/check_phases" \
+		-b "$ROOT/$BUILD/tests/tools/check_array_report:/bin/check_array_report" \
 		-b "$ROOT/$BUILD/tests/tools/qemu_phases:/bin/qemu_phases" \
 		-b "$ROOT/$BUILD/tests/tools/qmp:/bin/qmp" -f "$ROOT/$BUILD/guest/phases.elf:/lab/phases.elf" \
 		"${LAB_KVM_FILES[@]}" tests/lab/qemu_init.sh) || fail "initramfs for $k"
-	lab_boot "$k" "$ir" 3072 "labqemumodes=${LAB_QEMU_MODES:-ad}"
-	lab_expect "$k" "^CHECK qemu .* PASS" $((4 * n_modes)) "qemu scenarios passed"
+	lab_boot "$k" "$ir" 3072 "labqemumodes=${LAB_QEMU_MODES:-ad} labqemuscenarios=$scenarios"
+	lab_expect "$k" "^CHECK qemu .* PASS" "$n_checks" "qemu scenarios passed"
 done

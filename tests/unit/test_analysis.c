@@ -6,8 +6,10 @@
  * union of bitmaps on random traces, over seeds and window sizes.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -309,6 +311,82 @@ static void test_phases(void **state)
 	assert_true(out[2] == 13 || out[2] == 14);
 }
 
+/*
+ * The array program at page level, as the lab traces it (tests/lab/qemu_init.sh, run_array): 16 system
+ * pages accessed in every interval; 3 idle intervals; "copy" (writes c, reads a) for 6; the switch to
+ * "add" (also reads b) at a fraction tenths/10 through interval ARR_SWITCH, which then holds that fraction
+ * of b; "add" for 6; idle for 3. Each array is 100 pages, so the accessed set steps from 216 to 316 pages.
+ */
+#define ARR_N      19
+#define ARR_SWITCH 9
+static void write_array(const char *path, int tenths)
+{
+	struct hvt_trace_writer *w;
+	struct hvt_trace_meta meta;
+	struct hvt_layout l;
+	struct hvt_err err = {{0}};
+
+	make_meta(&meta, true);
+	make_layout(&l);
+	if (hvt_trace_create(&w, path, &meta, &err) || hvt_trace_write_layout(w, &l, &err))
+		fail_msg("create: %s", err.msg);
+	for (int k = 0; k < ARR_N; k++) {
+		bool copy = k >= 3 && k <= ARR_SWITCH, add = k >= ARR_SWITCH && k < ARR_N - 3;
+		struct hvt_interval iv;
+
+		assert_int_equal(hvt_interval_init(&iv, &l, HVT_IV_WRITTEN | HVT_IV_ACCESSED), 0);
+		iv.seq = (uint64_t)k + 1;
+		iv.t_start_ns = T0 + (uint64_t)k * SEC;
+		iv.t_end_ns = iv.t_start_ns + SEC;
+		set_gfns(iv.accessed, 0, 16);
+		if (copy || add) {
+			set_gfns(iv.written, 300, 100); /* c */
+			set_gfns(iv.accessed, 300, 100);
+			set_gfns(iv.accessed, 100, 100); /* a */
+		}
+		if (add && (k > ARR_SWITCH || tenths))
+			set_gfns(iv.accessed, 200, k > ARR_SWITCH ? 100 : 10 * (uint64_t)tenths); /* b */
+		if (hvt_trace_write_interval(w, &iv, &err))
+			fail_msg("interval %d: %s", k, err.msg);
+		hvt_interval_fini(&iv);
+	}
+	if (hvt_trace_close(w, &err))
+		fail_msg("close: %s", err.msg);
+	hvt_trace_meta_fini(&meta);
+	hvt_layout_fini(&l);
+}
+
+/* Wherever in its interval the copy→add switch falls, a boundary lies in that interval or the next. */
+static void test_phase_switch_mid_interval(void **state)
+{
+	struct hvt_selection sel = {0};
+	struct hvt_err err = {{0}};
+	char p[128];
+
+	(void)state;
+	path_of(p, sizeof(p), "array.hvt");
+	for (int tenths = 0; tenths <= 10; tenths++) {
+		struct hvt_analysis a;
+		uint64_t ac[ARR_N], out[ARR_N], n, at_switch = 0;
+
+		write_array(p, tenths);
+		if (load(&a, p, &sel, 0, &err))
+			fail_msg("load: %s", err.msg);
+		for (int k = 0; k < ARR_N; k++)
+			ac[k] = a.iv[k].accessed;
+		assert_int_equal(ac[ARR_SWITCH], 216 + 10 * tenths);
+		n = hvt_phases_detect(ac, ARR_N, NULL, out);
+		for (uint64_t i = 0; i < n; i++)
+			at_switch += out[i] == ARR_SWITCH || out[i] == ARR_SWITCH + 1;
+		if (n != 3 || out[0] != 3 || at_switch != 1 || out[2] != ARR_N - 3)
+			fail_msg("switch %d/10 through interval %d: %" PRIu64 " boundaries (%" PRIu64
+				 ", %" PRIu64 ", %" PRIu64 "); expected 3, 9 or 10, 16",
+				 tenths, ARR_SWITCH, n, n > 0 ? out[0] : 0, n > 1 ? out[1] : 0,
+				 n > 2 ? out[2] : 0);
+		hvt_analysis_fini(&a);
+	}
+}
+
 static void test_selection(void **state)
 {
 	struct hvt_selection sel = {0};
@@ -549,6 +627,7 @@ int main(void)
 	    cmocka_unit_test(test_histogram_cdf),
 	    cmocka_unit_test(test_classes),
 	    cmocka_unit_test(test_phases),
+	    cmocka_unit_test(test_phase_switch_mid_interval),
 	    cmocka_unit_test(test_selection),
 	    cmocka_unit_test(test_bad_selections),
 	    cmocka_unit_test(test_dirty_log_not_available),
