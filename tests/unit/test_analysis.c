@@ -25,13 +25,14 @@
 #include "hvmtrace/trace.h"
 #include "hvmtrace/util.h"
 
+#define TEST_TMPDIR_NAME "analysis"
+#include "test_tmpdir.h"
+
 #define PAGE  4096ull
 #define N     40              /* intervals */
 #define T0    100000000000ull /* the first interval starts at 100 s */
 #define SEC   1000000000ull
 #define SLOT1 4096 /* first GFN of slot 1 */
-
-static char dir[64];
 
 static void make_meta(struct hvt_trace_meta *m, bool accessed)
 {
@@ -602,22 +603,6 @@ static void test_windows_brute_force(void **state)
 				hvt_pageset_fini(&sets[k][s]);
 		hvt_layout_fini(&l);
 	}
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	strcpy(dir, "/tmp/hvt-test-analysis-XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	char cmd[128];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
 }
 
 int main(void)

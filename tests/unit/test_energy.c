@@ -25,6 +25,9 @@
 #include "hvmtrace/error.h"
 #include "hvmtrace/trace.h"
 
+#define TEST_TMPDIR_NAME "energy"
+#include "test_tmpdir.h"
+
 #define PAGE  4096ull
 #define NPG   1024 /* one slot of 4 MiB */
 #define N     10   /* intervals of 1 s */
@@ -34,8 +37,6 @@
 #define READ  300 /* pages [0, 300): accessed in every interval */
 
 enum bw { BW_NONE, BW_SPLIT, BW_TOTAL };
-
-static char dir[64];
 
 static void near(double got, double want)
 {
@@ -360,22 +361,6 @@ static void test_model_file_bad(void **state)
 		assert_int_equal(hvt_energy_model_load(&m, "/nonexistent/model.json", &err), -EINVAL);
 		assert_non_null(strstr(err.msg, "/nonexistent/model.json"));
 	}
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	strcpy(dir, "/tmp/hvt-test-energy-XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	char cmd[128];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
 }
 
 int main(void)
