@@ -2,53 +2,48 @@
 /*
  * Loading the analyses' input (analysis.h): one pass over the selected intervals, read as runs of GFNs.
  *
- * Each page keeps its count and the interval it was last touched in (one cache line serves both, and a run
- * of pages is one sequential sweep). The sliding windows follow from the last touches: a page touched in
- * interval k counts in the windows ending at k .. k+w-1; if it was touched d < w intervals before, the
- * windows up to k+w-1-d already counted it, so it adds only the windows from k+w-d on. Those spans go into
- * a difference array over intervals, summed as the pass goes. Cost: O(pages touched), whatever the window
- * and however scattered the sets (a union of run lists grows with both).
+ * Each page keeps its count and the interval it was last touched in (analysis_sweep.c: four bytes per page
+ * and kind, a run of pages is one sequential sweep). The sliding windows follow from the last touches: a
+ * page touched in interval k counts in the windows ending at k .. k+w-1; if it was touched d < w intervals
+ * before, the windows up to k+w-1-d already counted it, so it adds only the windows from k+w-d on. Those
+ * spans go into a difference array over intervals, summed as the pass goes. Cost: O(pages touched),
+ * whatever the window and however scattered the sets (a union of run lists grows with both).
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
+#include "analysis_sweep.h"
 #include "hvmtrace/analysis.h"
 #include "hvmtrace/error.h"
 #include "trace_format.h"
 #include "trace_runs.h"
 
-#define PREFETCH_AHEAD 16
-
-/* What a page keeps during the pass, per kind (both in one line: a written page is mostly accessed too). */
-struct page_state {
-	uint32_t count[2];
-	uint32_t stamp[2]; /* k + window + 1 of the selected interval k that last touched it; 0: never */
-};
-
 struct loader {
 	struct hvt_analysis *a;
 	struct hvt_iv_runs ir;
 	struct hvt_runs clipped[2];
-	struct page_state *ps;
-	bool kind[2];      /* the trace has sets of this kind */
-	int64_t *wdiff[2]; /* [interval]: change of the window's page count there */
+	const struct hvt_runs *runs[2]; /* this interval's runs inside the range: ir.set or clipped */
+	struct hvt_sweep sw;
+	const struct hvt_sweep_tuning *tuning; /* NULL: the sweep's defaults */
+	bool kind[2];                          /* the trace has sets of this kind */
+	int64_t *wdiff[2];                     /* [interval]: change of the window's page count there */
 	int64_t wsum[2];
-	uint64_t *gap[2]; /* [window]: pages of this interval last touched d intervals before */
 	uint64_t max_n;
 	uint64_t gfn_end; /* one past the range */
 	const struct hvt_layout *marked;
 	size_t cap;
 };
 
-/* The runs of src inside [a->gfn_first, gfn_end), appended to dst (emptied first). */
-static int clip(struct hvt_runs *dst, const struct hvt_runs *src, uint64_t lo, uint64_t hi)
+/* The runs of src inside [lo, hi): src itself when all are, else dst (emptied first) holds them. */
+static const struct hvt_runs *clip(struct hvt_runs *dst, const struct hvt_runs *src, uint64_t lo, uint64_t hi)
 {
 	size_t i = 0, top = src->n;
 
+	if (!src->n || (src->v[0].first >= lo && src->v[src->n - 1].first + src->v[src->n - 1].count <= hi))
+		return src;
 	dst->n = 0;
 	dst->pages = 0;
 	while (i < top) { /* first run ending after lo */
@@ -64,10 +59,10 @@ static int clip(struct hvt_runs *dst, const struct hvt_runs *src, uint64_t lo, u
 		uint64_t e = src->v[i].first + src->v[i].count < hi ? src->v[i].first + src->v[i].count : hi;
 
 		if (hvt_runs_push(dst, f, e - f))
-			return -ENOMEM;
+			return NULL;
 		dst->pages += e - f;
 	}
-	return 0;
+	return dst;
 }
 
 /* The guest's RAM span over every layout of the trace: [*first, *end). */
@@ -122,26 +117,6 @@ static int selected(const struct hvt_selection *sel, uint64_t seq, uint64_t t0, 
 	return 1;
 }
 
-/*
- * The page states are swept at random places once per run: on 4 KiB pages nearly every run also misses the
- * TLB. Transparent huge pages where the kernel offers them (madvise) cut that; anonymous mmap is zeroed.
- */
-static void *big_calloc(size_t bytes)
-{
-	void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED)
-		return NULL;
-	madvise(p, bytes, MADV_HUGEPAGE); /* a hint: without THP it fails, and that is fine */
-	return p;
-}
-
-static void big_free(void *p, size_t bytes)
-{
-	if (p)
-		munmap(p, bytes ? bytes : 1);
-}
-
 static int grow(struct loader *ld)
 {
 	struct hvt_analysis *a = ld->a;
@@ -184,43 +159,19 @@ static void add_bandwidth(struct hvt_analysis *a, const struct hvt_interval *h, 
 	ii->write_bytes = (h->flags & HVT_IV_BW_TOTAL) ? HVT_NA : wr;
 }
 
-/* Touches a run of pages in interval k; adds to gap[d] the pages last touched d < w intervals before. */
-static void touch_run(struct page_state *p, uint64_t count, int kind, uint32_t stamp, uint32_t w,
-		      uint64_t *gap)
-{
-	struct page_state *end = p + count;
-	uint32_t prev = UINT32_MAX;
-	uint64_t seg = 0;
-
-	/* pages touched together were mostly touched together before: count segments of one gap */
-	for (; p < end; p++) {
-		uint32_t d = stamp - p->stamp[kind];
-
-		p->count[kind]++;
-		p->stamp[kind] = stamp;
-		if (d != prev) {
-			if (prev < w)
-				gap[prev] += seg;
-			seg = 0;
-			prev = d;
-		}
-		seg++;
-	}
-	if (prev < w)
-		gap[prev] += seg;
-}
-
 /* The window ending at interval k, from the gaps of its touches. */
 static uint64_t close_window(struct loader *ld, int kind, uint64_t k)
 {
 	uint32_t w = ld->a->window;
 	int64_t *wd = ld->wdiff[kind];
-	uint64_t seen = 0, pages = ld->clipped[kind].pages;
+	uint64_t *gap = ld->sw.gap[kind];
+	uint64_t seen = 0, pages = ld->runs[kind]->pages;
 
-	for (uint32_t d = 1; d < w; d++) {
-		wd[k + w - d] += (int64_t)ld->gap[kind][d];
-		seen += ld->gap[kind][d];
-		ld->gap[kind][d] = 0;
+	/* the sweep's window is at most w: gaps beyond it are none */
+	for (uint32_t d = 1; d < ld->sw.window; d++) {
+		wd[k + w - d] += (int64_t)gap[d];
+		seen += gap[d];
+		gap[d] = 0;
 	}
 	wd[k] += (int64_t)(pages - seen);
 	wd[k + w] -= (int64_t)pages;
@@ -228,38 +179,11 @@ static uint64_t close_window(struct loader *ld, int kind, uint64_t k)
 	return (uint64_t)ld->wsum[kind];
 }
 
-/* Both kinds' runs in GFN order, so a written run finds the lines its accessed run just brought in. */
-static void touch_interval(struct loader *ld, const bool have[2], uint64_t k)
-{
-	struct hvt_analysis *a = ld->a;
-	const struct hvt_runs *c[2] = {&ld->clipped[0], &ld->clipped[1]};
-	size_t n[2] = {have[0] ? c[0]->n : 0, have[1] ? c[1]->n : 0}, i[2] = {0, 0};
-	uint32_t w = a->window, stamp = (uint32_t)(k + w + 1);
-
-	while (i[0] < n[0] || i[1] < n[1]) {
-		int s = i[1] < n[1] && (i[0] == n[0] || c[1]->v[i[1]].first <= c[0]->v[i[0]].first);
-		const struct hvt_run *r = &c[s]->v[i[s]];
-
-		/* runs lie far apart: ask for the lines of a run some runs ahead while this one is swept */
-		if (i[s] + PREFETCH_AHEAD < n[s]) {
-			const struct page_state *q =
-			    &ld->ps[c[s]->v[i[s] + PREFETCH_AHEAD].first - a->gfn_first];
-
-			__builtin_prefetch(q, 1);
-			__builtin_prefetch((const char *)q + 64, 1);
-			__builtin_prefetch((const char *)q + 128, 1);
-		}
-		touch_run(&ld->ps[r->first - a->gfn_first], r->count, s, stamp, w, ld->gap[s]);
-		i[s]++;
-	}
-}
-
 static int add_interval(struct loader *ld, const struct hvt_layout *l)
 {
 	struct hvt_analysis *a = ld->a;
 	const struct hvt_interval *h = &ld->ir.hdr;
 	struct hvt_iv_info *ii;
-	bool have[2];
 	int rc;
 
 	if (a->n == ld->cap && (rc = grow(ld)))
@@ -282,17 +206,17 @@ static int add_interval(struct loader *ld, const struct hvt_layout *l)
 	};
 	add_bandwidth(a, h, ii);
 	mark_ram(ld, l);
+	if ((rc = hvt_sweep_begin(&ld->sw)))
+		return rc;
 	for (int k = 0; k < 2; k++) {
-		have[k] = (h->flags & (k ? HVT_IV_ACCESSED : HVT_IV_WRITTEN)) && ld->kind[k];
-		if (have[k] && clip(&ld->clipped[k], &ld->ir.set[k], a->gfn_first, ld->gfn_end))
-			return -ENOMEM;
-	}
-	touch_interval(ld, have, a->n);
-	for (int k = 0; k < 2; k++) {
-		if (!have[k])
+		if (!(h->flags & (k ? HVT_IV_ACCESSED : HVT_IV_WRITTEN)) || !ld->kind[k])
 			continue;
+		ld->runs[k] = clip(&ld->clipped[k], &ld->ir.set[k], a->gfn_first, ld->gfn_end);
+		if (!ld->runs[k])
+			return -ENOMEM;
+		hvt_sweep_touch(&ld->sw, k, ld->runs[k]->v, ld->runs[k]->n, a->gfn_first);
 		*(k ? &ii->win_accessed : &ii->win_written) = close_window(ld, k, a->n);
-		*(k ? &ii->accessed : &ii->written) = ld->clipped[k].pages;
+		*(k ? &ii->accessed : &ii->written) = ld->runs[k]->pages;
 		*(k ? &a->n_accessed : &a->n_written) += 1;
 	}
 	a->n++;
@@ -306,6 +230,7 @@ static int setup(struct loader *ld, struct hvt_trace_reader *r, const struct hvt
 	const struct hvt_trace_meta *m = hvt_trace_meta(r);
 	struct hvt_trace_status st;
 	uint64_t span_first, span_end;
+	int rc;
 
 	hvt_trace_get_status(r, &st);
 	a->meta = m;
@@ -345,13 +270,16 @@ static int setup(struct loader *ld, struct hvt_trace_reader *r, const struct hvt
 	ld->max_n = st.intervals;
 	ld->kind[0] = m->written_available;
 	ld->kind[1] = m->accessed_available;
-	ld->ps = big_calloc(a->npages * sizeof(*ld->ps));
-	if (!ld->ps)
-		return hvt_err_set(err, -ENOMEM, "out of memory for %" PRIu64 " pages", a->npages);
+	/* a window longer than the trace is the trace: no page's gap reaches it */
+	rc = hvt_sweep_init(&ld->sw, a->npages, ld->kind[0] | ld->kind[1] << 1,
+			    a->window < ld->max_n ? a->window : (uint32_t)ld->max_n, ld->tuning);
+	if (rc == -ENOMEM)
+		return hvt_err_set(err, rc, "out of memory for %" PRIu64 " pages", a->npages);
+	if (rc)
+		return hvt_err_set(err, rc, "the page sweep asked for does not run on this CPU");
 	for (int k = 0; k < 2; k++) {
 		ld->wdiff[k] = calloc(ld->max_n + a->window + 1, sizeof(*ld->wdiff[k]));
-		ld->gap[k] = calloc(a->window, sizeof(*ld->gap[k]));
-		if (!ld->wdiff[k] || !ld->gap[k])
+		if (!ld->wdiff[k])
 			return hvt_err_set(err, -ENOMEM, "out of memory");
 	}
 	return 0;
@@ -379,20 +307,19 @@ static int finish(struct loader *ld, uint64_t last_end_ns, uint64_t first_seq, u
 
 		if (!ld->kind[k] || !(k ? a->n_accessed : a->n_written))
 			continue;
-		c = malloc(a->npages * sizeof(*c));
+		c = hvt_sweep_counts(&ld->sw, k);
 		if (!c)
 			return hvt_err_set(err, -ENOMEM, "out of memory for %" PRIu64 " pages", a->npages);
-		for (uint64_t i = 0; i < a->npages; i++)
-			c[i] = ld->ps[i].count[k];
 		*(k ? &a->accessed_count : &a->written_count) = c;
 	}
 	return 0;
 }
 
-int hvt_analysis_load(struct hvt_analysis *a, struct hvt_trace_reader *r, const struct hvt_selection *sel,
-		      const struct hvt_analysis_opts *o, struct hvt_err *err)
+int hvt_analysis_load_tuned(struct hvt_analysis *a, struct hvt_trace_reader *r,
+			    const struct hvt_selection *sel, const struct hvt_analysis_opts *o,
+			    const struct hvt_sweep_tuning *t, struct hvt_err *err)
 {
-	struct loader ld = {.a = a};
+	struct loader ld = {.a = a, .tuning = t};
 	uint64_t total = hvt_trace_interval_count(r), last_end = 0, first_seq = 0, last_seq = 0,
 		 bad_index = 0;
 	bool damaged = false;
@@ -452,15 +379,20 @@ int hvt_analysis_load(struct hvt_analysis *a, struct hvt_trace_reader *r, const 
 	if (!rc)
 		rc = finish(&ld, last_end, first_seq, last_seq, err);
 	hvt_iv_runs_fini(&ld.ir);
-	big_free(ld.ps, a->npages * sizeof(*ld.ps));
+	hvt_sweep_fini(&ld.sw);
 	for (int k = 0; k < 2; k++) {
 		free(ld.clipped[k].v);
-		free(ld.gap[k]);
 		free(ld.wdiff[k]);
 	}
 	if (rc)
 		hvt_analysis_fini(a);
 	return rc;
+}
+
+int hvt_analysis_load(struct hvt_analysis *a, struct hvt_trace_reader *r, const struct hvt_selection *sel,
+		      const struct hvt_analysis_opts *o, struct hvt_err *err)
+{
+	return hvt_analysis_load_tuned(a, r, sel, o, NULL, err);
 }
 
 void hvt_analysis_fini(struct hvt_analysis *a)
@@ -485,12 +417,15 @@ int hvt_analysis_walk(const struct hvt_analysis *a, struct hvt_trace_reader *r, 
 		for (int s = 0; !rc && s < 2; s++) {
 			if (!(kinds & (1u << s)) || !(ir.hdr.flags & (s ? HVT_IV_ACCESSED : HVT_IV_WRITTEN)))
 				continue;
-			if (clip(&clipped, &ir.set[s], a->gfn_first, a->gfn_first + a->npages)) {
+			const struct hvt_runs *in =
+			    clip(&clipped, &ir.set[s], a->gfn_first, a->gfn_first + a->npages);
+
+			if (!in) {
 				rc = hvt_err_set(err, -ENOMEM, "out of memory");
 				break;
 			}
-			for (size_t i = 0; !rc && i < clipped.n; i++)
-				rc = fn(ctx, k, (enum hvt_set_kind)s, clipped.v[i].first, clipped.v[i].count);
+			for (size_t i = 0; !rc && i < in->n; i++)
+				rc = fn(ctx, k, (enum hvt_set_kind)s, in->v[i].first, in->v[i].count);
 		}
 	}
 	hvt_iv_runs_fini(&ir);

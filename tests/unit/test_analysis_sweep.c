@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The analyses' per-page sweep (lib/analysis_sweep.c) against a plain model: every page's count and last
+ * interval in 64-bit integers, the gaps counted page by page. Each instruction set the CPU has, and epochs
+ * from 1 interval (a flush before every interval) to the largest, over random runs: short and long, at the
+ * slot's ends, touching pages in many intervals and with many different histories, for 20 seeds.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../lib/analysis_sweep.h"
+
+#define NPAGES 3000
+#define BASE   5000 /* GFN of the first page */
+#define NIV    60   /* intervals */
+
+struct model {
+	uint64_t count[NPAGES];
+	uint64_t last[NPAGES]; /* 1-based interval that touched the page last; 0: never */
+};
+
+/* Random ascending, disjoint runs in [BASE, BASE + NPAGES): lengths 1 to 70, some at the slot's ends. */
+static size_t random_runs(struct hvt_run *v, unsigned *seed)
+{
+	size_t n = 0;
+	uint64_t pos = rand_r(seed) % 2 ? 0 : (uint64_t)(rand_r(seed) % 40);
+
+	while (pos < NPAGES) {
+		uint64_t len = 1 + (uint64_t)(rand_r(seed) % (rand_r(seed) % 4 ? 20 : 70));
+
+		if (pos + len > NPAGES)
+			len = NPAGES - pos;
+		v[n].first = BASE + pos;
+		v[n].count = len;
+		n++;
+		pos += len + 1 + (uint64_t)(rand_r(seed) % (rand_r(seed) % 3 ? 8 : 200));
+	}
+	return n;
+}
+
+static void model_touch(struct model *m, const struct hvt_run *v, size_t n, uint64_t k, uint32_t w,
+			uint64_t *gap)
+{
+	for (size_t r = 0; r < n; r++)
+		for (uint64_t g = v[r].first; g < v[r].first + v[r].count; g++) {
+			uint64_t i = g - BASE, d = m->last[i] ? k - m->last[i] : UINT64_MAX;
+
+			if (d < w)
+				gap[d]++;
+			m->count[i]++;
+			m->last[i] = k;
+		}
+}
+
+static void check_one(enum hvt_sweep_impl impl, uint32_t epoch, uint32_t window, unsigned seed)
+{
+	struct hvt_sweep_tuning t = {.epoch = epoch, .impl = impl};
+	struct model *m = calloc(1, sizeof(*m));
+	struct hvt_run *v = malloc(NPAGES * sizeof(*v));
+	uint64_t *want = calloc(window, sizeof(*want));
+	struct hvt_sweep s;
+	uint32_t *got;
+
+	assert_non_null(m);
+	assert_non_null(v);
+	assert_non_null(want);
+	assert_int_equal(hvt_sweep_init(&s, NPAGES, 1u << 1, window, &t), 0);
+	for (uint64_t k = 1; k <= NIV; k++) {
+		/* every few intervals the same runs again, so that whole segments share one previous stamp */
+		unsigned again = seed + (unsigned)(k % 4 ? k : k - 1);
+		size_t n = random_runs(v, &again);
+
+		assert_int_equal(hvt_sweep_begin(&s), 0);
+		memset(want, 0, window * sizeof(*want));
+		model_touch(m, v, n, k, window, want);
+		hvt_sweep_touch(&s, 1, v, n, BASE);
+		for (uint32_t d = 1; d < window; d++)
+			if (s.gap[1][d] != want[d])
+				fail_msg(
+				    "impl %d epoch %u window %u seed %u: interval %lu, gap %u: %lu pages, want %lu",
+				    impl, epoch, window, seed, (unsigned long)k, d,
+				    (unsigned long)s.gap[1][d], (unsigned long)want[d]);
+		memset(s.gap[1], 0,
+		       window * sizeof(*s.gap[1])); /* as the loader does once it has read them */
+	}
+	assert_null(hvt_sweep_counts(&s, 0)); /* a kind not swept has none */
+	got = hvt_sweep_counts(&s, 1);
+	assert_non_null(got);
+	for (uint64_t i = 0; i < NPAGES; i++)
+		if (got[i] != m->count[i])
+			fail_msg("impl %d epoch %u seed %u: page %lu counted %u times, want %lu", impl, epoch,
+				 seed, (unsigned long)i, got[i], (unsigned long)m->count[i]);
+	if (epoch && epoch < NIV)
+		assert_int_equal(s.flushes, (NIV - 1) / epoch);
+	free(got);
+	hvt_sweep_fini(&s);
+	free(want);
+	free(v);
+	free(m);
+}
+
+static void test_against_model(void **state)
+{
+	static const enum hvt_sweep_impl impls[] = {HVT_SWEEP_SCALAR, HVT_SWEEP_SSE2, HVT_SWEEP_AVX2};
+	static const uint32_t epochs[] = {1, 2, 3, 7, 16, 0};
+	static const uint32_t windows[] = {1, 2, 5, 61};
+	struct hvt_sweep probe;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(impls) / sizeof(*impls); i++) {
+		struct hvt_sweep_tuning t = {.impl = impls[i]};
+
+		if (hvt_sweep_init(&probe, 1, 1, 1, &t)) {
+			print_message("impl %d: not on this CPU, skipped\n", impls[i]);
+			continue;
+		}
+		hvt_sweep_fini(&probe);
+		for (size_t e = 0; e < sizeof(epochs) / sizeof(*epochs); e++)
+			for (size_t w = 0; w < sizeof(windows) / sizeof(*windows); w++)
+				for (unsigned seed = 1; seed <= 20; seed++)
+					check_one(impls[i], epochs[e], windows[w], seed);
+	}
+}
+
+static void test_refusals(void **state)
+{
+	struct hvt_sweep s;
+
+	(void)state;
+	assert_int_equal(hvt_sweep_init(&s, 10, 1, 0, NULL), -EINVAL);
+	assert_int_equal(hvt_sweep_init(&s, 10, 1, 65536, NULL), -EINVAL);
+	assert_int_equal(hvt_sweep_init(&s, 10, 1, 65535, NULL), 0);
+	assert_true(s.epoch >= 1 && s.epoch - 1 + s.window <= 65535); /* the newest stamp fits in 16 bits */
+	hvt_sweep_fini(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_against_model),
+	    cmocka_unit_test(test_refusals),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
