@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis_ahead.h"
 #include "analysis_sweep.h"
 #include "hvmtrace/analysis.h"
 #include "hvmtrace/error.h"
@@ -23,7 +24,7 @@
 
 struct loader {
 	struct hvt_analysis *a;
-	struct hvt_iv_runs ir;
+	const struct hvt_iv_runs *ir; /* the interval being added */
 	struct hvt_runs clipped[2];
 	const struct hvt_runs *runs[2]; /* this interval's runs inside the range: ir.set or clipped */
 	struct hvt_sweep sw;
@@ -100,23 +101,6 @@ static void mark_ram(struct loader *ld, const struct hvt_layout *l)
 	}
 }
 
-static int selected(const struct hvt_selection *sel, uint64_t seq, uint64_t t0, uint64_t ts, uint64_t te,
-		    bool *past)
-{
-	*past = false;
-	if (sel->to.kind == HVT_POINT_INTERVAL && seq > sel->to.value)
-		*past = true;
-	if (sel->to.kind == HVT_POINT_TIME && ts - t0 >= sel->to.value)
-		*past = true;
-	if (*past)
-		return 0;
-	if (sel->from.kind == HVT_POINT_INTERVAL && seq < sel->from.value)
-		return 0;
-	if (sel->from.kind == HVT_POINT_TIME && te - t0 <= sel->from.value)
-		return 0;
-	return 1;
-}
-
 static int grow(struct loader *ld)
 {
 	struct hvt_analysis *a = ld->a;
@@ -182,7 +166,7 @@ static uint64_t close_window(struct loader *ld, int kind, uint64_t k)
 static int add_interval(struct loader *ld, const struct hvt_layout *l)
 {
 	struct hvt_analysis *a = ld->a;
-	const struct hvt_interval *h = &ld->ir.hdr;
+	const struct hvt_interval *h = &ld->ir->hdr;
 	struct hvt_iv_info *ii;
 	int rc;
 
@@ -211,7 +195,7 @@ static int add_interval(struct loader *ld, const struct hvt_layout *l)
 	for (int k = 0; k < 2; k++) {
 		if (!(h->flags & (k ? HVT_IV_ACCESSED : HVT_IV_WRITTEN)) || !ld->kind[k])
 			continue;
-		ld->runs[k] = clip(&ld->clipped[k], &ld->ir.set[k], a->gfn_first, ld->gfn_end);
+		ld->runs[k] = clip(&ld->clipped[k], &ld->ir->set[k], a->gfn_first, ld->gfn_end);
 		if (!ld->runs[k])
 			return -ENOMEM;
 		hvt_sweep_touch(&ld->sw, k, ld->runs[k]->v, ld->runs[k]->n, a->gfn_first);
@@ -322,50 +306,47 @@ int hvt_analysis_load_tuned(struct hvt_analysis *a, struct hvt_trace_reader *r,
 	struct loader ld = {.a = a, .tuning = t};
 	uint64_t total = hvt_trace_interval_count(r), last_end = 0, first_seq = 0, last_seq = 0,
 		 bad_index = 0;
-	bool damaged = false;
+	bool damaged = false, started;
+	struct hvt_ahead q;
 	int rc;
 
 	memset(a, 0, sizeof(*a));
 	rc = setup(&ld, r, sel, o, err);
-	for (uint64_t i = 0; !rc && i < total; i++) {
-		const struct hvt_layout *l;
-		const uint8_t *payload;
-		size_t len;
-		bool past;
+	if (!rc)
+		rc = hvt_ahead_start(&q, r, sel, total, err);
+	started = !rc;
+	while (!rc) {
+		const struct hvt_ahead_item *it = hvt_ahead_next(&q);
 
-		rc = hvt_trace_read_payload(r, i, &payload, &len, &l, err);
-		if (rc) {
-			damaged = rc == -EINVAL;
-			bad_index = i;
+		if (it->kind == HVT_AHEAD_END)
 			break;
+		if (it->parsed) {
+			if (it->index == 0) {
+				a->t0_ns = it->ts_ns;
+				first_seq = it->seq;
+			}
+			last_end = it->te_ns - a->t0_ns;
+			last_seq = it->seq;
 		}
-		uint64_t seq = hvt_get_le64(payload), ts = hvt_get_le64(payload + 8),
-			 te = hvt_get_le64(payload + 16);
-		if (i == 0) {
-			a->t0_ns = ts;
-			first_seq = seq;
-		}
-		last_end = te - a->t0_ns;
-		last_seq = seq;
-		if (!selected(sel, seq, a->t0_ns, ts, te, &past)) {
-			if (past)
-				break;
+		if (it->kind == HVT_AHEAD_PAST)
+			break;
+		if (it->kind == HVT_AHEAD_SKIPPED)
 			continue;
-		}
-		if (!a->n)
-			a->first_index = i;
-		rc = hvt_iv_runs_decode(&ld.ir, l, payload, len, err);
-		if (!rc)
-			rc = hvt_trace_check_interval_meta(r, &ld.ir.hdr, err);
-		if (rc) {
+		if (!a->n && it->parsed)
+			a->first_index = it->index;
+		if (it->kind == HVT_AHEAD_ERROR) {
+			rc = it->rc;
+			*err = it->err;
 			damaged = rc == -EINVAL;
-			bad_index = i;
-			hvt_trace_interval_err(r, i, rc, err);
+			bad_index = it->index;
 			break;
 		}
-		if ((rc = add_interval(&ld, l)))
+		ld.ir = &it->ir;
+		if ((rc = add_interval(&ld, it->layout)))
 			hvt_err_set(err, rc, "out of memory");
 	}
+	if (started)
+		hvt_ahead_stop(&q);
 	if (damaged) {
 		/* a damaged record (or the file changed under us): analyse what came before, as for a torn
 		 * trace, and say so */
@@ -378,7 +359,6 @@ int hvt_analysis_load_tuned(struct hvt_analysis *a, struct hvt_trace_reader *r,
 	}
 	if (!rc)
 		rc = finish(&ld, last_end, first_seq, last_seq, err);
-	hvt_iv_runs_fini(&ld.ir);
 	hvt_sweep_fini(&ld.sw);
 	for (int k = 0; k < 2; k++) {
 		free(ld.clipped[k].v);

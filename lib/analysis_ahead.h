@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal to libhvmtrace: the intervals of a trace read, selected and decoded into runs on a thread of their
+ * own, a few ahead of the analyses' sweep (analysis_load.c), which then overlaps decoding (about a fifth of
+ * a report's time) with the sweep. The items come in the trace's order, one per interval read, ending with
+ * the first that is not HVT_AHEAD_SELECTED or HVT_AHEAD_SKIPPED. The reader belongs to the thread until
+ * hvt_ahead_stop.
+ */
+#ifndef HVMTRACE_LIB_ANALYSIS_AHEAD_H
+#define HVMTRACE_LIB_ANALYSIS_AHEAD_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hvmtrace/analysis.h"
+#include "hvmtrace/error.h"
+#include "hvmtrace/trace_runs.h"
+
+#define HVT_AHEAD_SLOTS 4
+
+enum hvt_ahead_kind {
+	HVT_AHEAD_SELECTED, /* decoded into ir */
+	HVT_AHEAD_SKIPPED,  /* before the selection */
+	HVT_AHEAD_PAST,     /* past the selection: the last item */
+	HVT_AHEAD_ERROR,    /* rc and err: the last item */
+	HVT_AHEAD_END,      /* no more intervals: the last item */
+};
+
+struct hvt_ahead_item {
+	enum hvt_ahead_kind kind;
+	uint64_t index; /* 0-based interval in the trace */
+	bool parsed;    /* seq, t_start and t_end are the interval's (every kind but a read error) */
+	uint64_t seq, ts_ns, te_ns; /* as recorded */
+	const struct hvt_layout *layout;
+	struct hvt_iv_runs ir;
+	int rc;
+	struct hvt_err err;
+};
+
+struct hvt_ahead {
+	struct hvt_trace_reader *r;
+	const struct hvt_selection *sel;
+	uint64_t total;
+	struct hvt_ahead_item slot[HVT_AHEAD_SLOTS];
+	uint64_t produced, taken, released; /* items */
+	bool stop, started;
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	pthread_t thread;
+};
+
+/* Starts reading the total intervals of r that sel selects: 0, or -errno with err set. */
+int hvt_ahead_start(struct hvt_ahead *q, struct hvt_trace_reader *r, const struct hvt_selection *sel,
+		    uint64_t total, struct hvt_err *err);
+/* The next item, valid until the next call; after the last item, that one again. */
+const struct hvt_ahead_item *hvt_ahead_next(struct hvt_ahead *q);
+/* Stops the thread (it may be ahead) and frees the items. */
+void hvt_ahead_stop(struct hvt_ahead *q);
+
+/* Whether an interval (seq, ts, te) of a trace whose first interval started at t0 is selected; *past: it is
+ * after the selection, and so are all that follow. */
+bool hvt_ahead_selected(const struct hvt_selection *sel, uint64_t seq, uint64_t t0, uint64_t ts, uint64_t te,
+			bool *past);
+
+#endif
