@@ -7,9 +7,10 @@
 #  1. virsh define + start: a trace DIR/vm-<time>.hvt appears and grows; QEMU is unprivileged
 #     (/proc/PID/status); the guest powers itself off at the end (shutdown from inside); the trace is
 #     complete and its written sets pass e2e/qemu_record_tcg's check; no tracer process is left.
-#  2. a second start writes a second file; a second domain asking for the same memory is refused by the
-#     hook with one line and does not start; record --domain finds the socket through libvirt; libvirtd
-#     restarts and the hook's reconnect keeps the running tracer; kill -9 of the tracer: the hook's supervisor starts a new one
+#  2. a second start (the guest now works for an hour, so nothing below races its poweroff) writes a
+#     second file; a second domain asking for the same memory is refused by the hook with one line and
+#     does not start; record --domain finds the socket through libvirt; libvirtd restarts and the hook's
+#     reconnect keeps the running tracer; kill -9 of the tracer: the hook's supervisor starts a new one
 #     with a new file, the old file stays readable up to its last complete interval; virsh destroy leaves
 #     the new trace complete and no tracer.
 source "$(dirname "$0")/../lib/assert.bash"
@@ -99,6 +100,11 @@ echo "ok: shutdown from inside the guest: $first complete, $n intervals, written
 cat "$T/hvt/vm/tracer.log"
 
 # ---- 2. a second start, a competing domain, kill -9 of the tracer, virsh destroy
+# the guest now works for an hour: what follows must find it running however slow this host is, and ends
+# it with virsh destroy
+"${VIRSH[@]}" dumpxml --inactive vm | sed "s/hvt.phase=$PHASE/hvt.phase=3600/" >"$T/vm-long.xml"
+grep -q 'hvt.phase=3600' "$T/vm-long.xml" || fail "no hvt.phase in the domain's command line"
+"${VIRSH[@]}" define "$T/vm-long.xml" >/dev/null || fail "virsh define (long guest)"
 "${VIRSH[@]}" start vm >"$T/start.out" 2>&1 || { cat "$T/start.out"; fail "second virsh start"; }
 qpid=$(qemu_pid_of vm)
 wait_until "the second start wrote no second trace file" "$qpid" ntraces_is 2
@@ -110,7 +116,7 @@ wait_until "the hook's second tracer did not attach" "$qpid" attached_is 2
 # record --domain finds the socket and QEMU's user through the libvirt API; the hook's tracer holds it
 expect 2 "refused the connection (busy)" "$BIN/hvmtrace" record --domain vm --connect "$LV_URI" -o "$T/manual.hvt"
 
-sed -e 's|<name>vm</name>|<name>vm2</name>|' -e '/<uuid>/d' "$T/vm.xml" >"$T/vm2.xml"
+sed -e 's|<name>vm</name>|<name>vm2</name>|' -e '/<uuid>/d' "$T/vm-long.xml" >"$T/vm2.xml"
 "${VIRSH[@]}" define "$T/vm2.xml" >/dev/null || fail "virsh define vm2"
 rc=0
 "${VIRSH[@]}" start vm2 >"$T/vm2.out" 2>&1 || rc=$?
