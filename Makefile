@@ -167,6 +167,11 @@ fuzz-harnesses: $(FUZZERS)
 $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(LIBHVT)
 	@mkdir -p $(@D)
 	$(CC) $(OPT) -fsanitize=fuzzer $(LDFLAGS) -o $@ $^ $(LIBS_ALL)
+# The libvirt metadata harness links the domain reader, with libvirt and libxml2.
+$(BUILD)/fuzz/fuzz_libvirt_meta: $(BUILD)/obj/tests/fuzz/fuzz_libvirt_meta.o $(call obj,tracer/libvirt_domain.c) \
+				 $(LIBHVT)
+	@mkdir -p $(@D)
+	$(CC) $(OPT) -fsanitize=fuzzer $(LDFLAGS) -o $@ $^ $(LIBS_ALL) $(VIRT_LIBS) $(XML_LIBS)
 fuzz: fuzzers
 	FUZZ_RUNS=$(FUZZ_RUNS) tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 

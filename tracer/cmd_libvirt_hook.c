@@ -41,13 +41,6 @@ static const struct hvt_exit_status hook_exits[] = {
     {0, NULL},
 };
 
-static bool systemd_runs(void)
-{
-	struct stat st;
-
-	return !getenv("HVMTRACE_NO_SYSTEMD") && !stat("/run/systemd/system", &st) && S_ISDIR(st.st_mode);
-}
-
 static int read_stdin(char **xml, size_t *len, struct hvt_err *e)
 {
 	/* libvirt hands the XML over a pipe: read the fd itself, bounded, not a path that must be regular */
@@ -337,7 +330,7 @@ static int hook_started(const struct hvt_lv_domain *d, struct hvt_err *e)
 	char spid[4200], log[4200];
 	pid_t pid;
 
-	if (systemd_runs()) {
+	if (hvt_lv_systemd_runs()) {
 		char dropin[4200], unit[512];
 		FILE *f;
 
@@ -390,7 +383,7 @@ static int hook_stopped(const struct hvt_lv_domain *d, bool release, struct hvt_
 	pid_t sup, tr;
 
 	(void)e;
-	if (systemd_runs()) {
+	if (hvt_lv_systemd_runs()) {
 		char unit[512];
 		int i = 0;
 

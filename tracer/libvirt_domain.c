@@ -11,6 +11,7 @@
 #include <pwd.h>
 #include <grp.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,12 +86,12 @@ static int memory_bytes(const char *value, const char *unit, uint64_t *out)
 		end++;
 	if (errno || end == value || *end)
 		return -EINVAL;
-	if (!unit) {
-		*out = v * 1024;
-		return 0;
-	}
+	if (!unit)
+		unit = "KiB";
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
 		if (!strcmp(unit, units[i].name)) {
+			if (v > UINT64_MAX / units[i].mult)
+				return -EINVAL; /* more bytes than 64 bits hold */
 			*out = v * units[i].mult;
 			return 0;
 		}
@@ -224,11 +225,11 @@ static int parse_ram(xmlXPathContextPtr ctx, struct hvt_lv_trace *t, struct hvt_
 
 			if (v)
 				t->extents = v;
-			if (!v || !phys || !size || *end1 || *end2 || !s)
+			if (!v || !phys || !size || *end1 || *end2 || !s || p + s < p)
 				rc = hvt_err_set(
 				    e, -EINVAL,
 				    "<hvmtrace:extent phys='%s' size='%s'>: phys and size must be numbers "
-				    "(size not 0)",
+				    "(size not 0, the extent below 2^64)",
 				    phys ? phys : "", size ? size : "");
 			else
 				t->extents[t->nextents++] = (struct hvt_range){p, s};
@@ -360,6 +361,12 @@ int hvt_lv_parse(const char *xml, size_t len, struct hvt_lv_domain *d, struct hv
 		rc = hvt_err_set(e, -EINVAL, "not a libvirt domain: no /domain/name");
 		goto out;
 	}
+	/* The hook, as root, makes RUN_DIR/NAME and OUTPUT/NAME-<time>.hvt: a name is one path component,
+	 * as libvirt itself requires (it refuses a '/' in a domain's name). */
+	if (strchr(d->name, '/') || !strcmp(d->name, ".") || !strcmp(d->name, "..")) {
+		rc = hvt_err_set(e, -EINVAL, "domain name '%s' is not a file name", d->name);
+		goto out;
+	}
 	if (memory_bytes(mem, unit, &d->memory)) {
 		rc = hvt_err_set(e, -EINVAL, "<memory unit='%s'>%s</memory> is not a size",
 				 unit ? unit : "KiB", mem ? mem : "");
@@ -385,6 +392,8 @@ out:
 	free(traced);
 	xmlXPathFreeContext(ctx);
 	xmlFreeDoc(doc);
+	if (rc)
+		hvt_lv_free(d); /* a refused domain holds nothing (freeing it again is harmless) */
 	return rc;
 }
 
@@ -500,6 +509,49 @@ static int check_cpu(const struct hvt_lv_domain *d, struct hvt_err *e)
 	return 0;
 }
 
+bool hvt_lv_systemd_runs(void)
+{
+	struct stat st;
+
+	return !getenv("HVMTRACE_NO_SYSTEMD") && !stat("/run/systemd/system", &st) && S_ISDIR(st.st_mode);
+}
+
+/* Directories the hook, outside any sandbox, can write but the tracer's unit (libvirt/hvmtrace@.service)
+ * cannot keep a trace in: a domain whose traces would go there is refused rather than traced into nothing. */
+static const struct {
+	const char *dir, *why;
+} unit_unfit[] = {
+    {"/tmp", "PrivateTmp=yes: the unit's /tmp is its own, removed when it stops"},
+    {"/var/tmp", "PrivateTmp=yes: the unit's /var/tmp is its own, removed when it stops"},
+    {"/home", "ProtectHome=yes: the unit cannot see it"},
+    {"/root", "ProtectHome=yes: the unit cannot see it"},
+    {"/run/user", "ProtectHome=yes: the unit cannot see it"},
+    {"/usr", "ProtectSystem=full: read-only in the unit"},
+    {"/boot", "ProtectSystem=full: read-only in the unit"},
+    {"/efi", "ProtectSystem=full: read-only in the unit"},
+    {"/etc", "ProtectSystem=full: read-only in the unit"},
+};
+
+static int check_unit_can_write(const char *dir, struct hvt_err *e)
+{
+	char real[PATH_MAX];
+
+	if (!realpath(dir, real))
+		return hvt_err_set(e, -errno, "output directory %s: %s", dir, strerror(errno));
+	for (size_t i = 0; i < sizeof(unit_unfit) / sizeof(unit_unfit[0]); i++) {
+		size_t len = strlen(unit_unfit[i].dir);
+
+		if (!strncmp(real, unit_unfit[i].dir, len) && (real[len] == '/' || !real[len]))
+			return hvt_err_set(
+			    e, -EACCES,
+			    "output directory %s is under %s, where the tracer's systemd unit "
+			    "hvmtrace@.service cannot keep a trace (%s): choose another, such as "
+			    "/var/lib/hvmtrace",
+			    dir, unit_unfit[i].dir, unit_unfit[i].why);
+	}
+	return 0;
+}
+
 static int check_output(const char *dir, struct hvt_err *e)
 {
 	char probe[4096];
@@ -510,6 +562,8 @@ static int check_output(const char *dir, struct hvt_err *e)
 		return hvt_err_set(e, -errno, "output directory %s: %s", dir, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
 		return hvt_err_set(e, -ENOTDIR, "output directory %s is not a directory", dir);
+	if (hvt_lv_systemd_runs() && check_unit_can_write(dir, e))
+		return -EACCES;
 	/* Root passes access(W_OK) on a read-only mount: only creating a file tells. */
 	snprintf(probe, sizeof(probe), "%s/.hvmtrace-probe-XXXXXX", dir);
 	fd = mkstemp(probe);

@@ -58,7 +58,7 @@ struct hvt_lv_domain {
 };
 
 /* Parses a domain's XML. 0 (d->traced says whether it asks for tracing), or an error naming the element
- * or attribute that is wrong. */
+ * or attribute that is wrong, d then holding nothing. */
 int hvt_lv_parse(const char *xml, size_t len, struct hvt_lv_domain *d, struct hvt_err *e);
 void hvt_lv_free(struct hvt_lv_domain *d);
 
@@ -68,8 +68,14 @@ int hvt_lv_extents(const struct hvt_lv_domain *d, struct hvt_range **out, size_t
 
 /* Checks the request against this host: the chanmap and its channels, the extents against the iomem
  * (reserved, no System RAM, not claimed), the tracer CPU (exists, no vCPU or emulator pinned to it), the
- * output directory (writable), and no other running domain's claim on the same memory. One line in e. */
+ * output directory (writable, by the tracer's unit too where systemd runs), and no other running domain's
+ * claim on the same memory. One line in e. */
 int hvt_lv_check(const struct hvt_lv_domain *d, struct hvt_err *e);
+
+/* Whether the hook takes its systemd route (the tracer as hvmtrace@NAME.service): /run/systemd/system exists
+ * and HVMTRACE_NO_SYSTEMD is not set. Where it does, hvt_lv_check also refuses an output directory the
+ * unit's sandbox hides or makes read-only (/tmp, /home, /etc, ...). */
+bool hvt_lv_systemd_runs(void);
 
 /* RUN_DIR/NAME[/leaf] into buf. */
 void hvt_lv_path(const struct hvt_lv_domain *d, const char *leaf, char *buf, size_t len);

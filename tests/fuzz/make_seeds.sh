@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 C=tests/fuzz/corpus
 F=tests/fixtures
-rm -rf "$C" && mkdir -p "$C"/{trace_file,trace_records,attach,chanmap,iomem,pmu_sysfs,units}
+rm -rf "$C" && mkdir -p "$C"/{trace_file,trace_records,attach,chanmap,iomem,pmu_sysfs,units,libvirt_meta}
 
 # fields F1 F2 …: the arguments joined by NUL bytes
 fields() {
@@ -69,3 +69,24 @@ pmu amd_umc_4 amd-zen4 "event=0x0a,rdwrmask=0x1" "" >"$C/pmu_sysfs/amd-zen4"
 fields 10ms 512M 0-3,8 --interval 1.5s -s 1G --cpu 3 -q --mode=ad out.hvt >"$C/units/typical"
 fields 5m 2TiB 0,2-3 -i10ms --count=7 --name fuzz -- -file >"$C/units/short-forms"
 fields 250us 4K 0 --size 4095 --mode x >"$C/units/refused"
+
+# libvirt_meta: domain XML, then a cpuset. The shapes virt-xml writes (docs/libvirt.md §1-2): channels of a
+# chanmap with the QEMU command line, explicit extents with pins, and a plain domain.
+ns="xmlns:hvmtrace='urn:x-hvmtrace:libvirt:trace:1'"
+qns="xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'"
+fields "<domain type='kvm' $qns><name>vm</name><memory unit='KiB'>1048576</memory><vcpu placement='static'>2</vcpu>
+<cputune><vcpupin vcpu='0' cpuset='0'/><vcpupin vcpu='1' cpuset='2-3,^3'/><emulatorpin cpuset='0,2'/></cputune>
+<seclabel type='dynamic' model='dac' relabel='yes'><label>+64055:+64055</label></seclabel>
+<metadata><hvmtrace:trace $ns interval='100ms' cpu='1' output='/var/lib/hvmtrace' mode='ad' bandwidth='on' jsonl='on'>
+<hvmtrace:ram chanmap='/etc/hvmtrace/chanmap.json'><hvmtrace:channel id='s0.mc1.ch0'/><hvmtrace:channel id='s0.mc1.ch1'/></hvmtrace:ram>
+</hvmtrace:trace></metadata>
+<qemu:commandline><qemu:arg value='-object'/><qemu:arg value='{\"qom-type\":\"memory-backend-devmem\",\"id\":\"hvt-ram\",\"size\":1073741824,\"helper\":\"/run/hvmtrace/vm/devmem.sock\"}'/>
+<qemu:arg value='-object'/><qemu:arg value='hvmtrace,id=hvt0,path=/run/hvmtrace/vm/hvmtrace.sock,mode=auto'/></qemu:commandline></domain>" \
+	"0-3,^2,8" >"$C/libvirt_meta/chanmap"
+fields "<domain type='qemu'><name>vm2</name><memory unit='MiB'>512</memory><vcpu cpuset='4-7'>1</vcpu>
+<metadata><hvmtrace:trace $ns cpu='3' output='/o' run-dir='/r' interval='1s' mode='dirty-log' bandwidth='off'>
+<hvmtrace:ram mem-path='/dev/shm/t' iomem='/tmp/iomem'><hvmtrace:extent phys='0x10000000' size='0x10000000'/>
+<hvmtrace:extent phys='0x40000000' size='0x10000000'/></hvmtrace:ram></hvmtrace:trace></metadata></domain>" \
+	"1" >"$C/libvirt_meta/extents"
+fields "<domain type='kvm'><name>plain</name><memory>4194304</memory><vcpu>4</vcpu><os><type>hvm</type></os></domain>" \
+	"0-1023" >"$C/libvirt_meta/plain"

@@ -8,8 +8,9 @@
 # namespace whose /run/systemd/system exists (what the hook takes for "systemd runs"), with a systemctl
 # first on PATH that records its arguments: `started` writes the drop-in and asks for daemon-reload and
 # start --no-block of hvmtrace@vm.service. The unit's command for a domain with no VM exits 2, the status
-# the unit does not restart (RestartPreventExitStatus=2), and leaves no trace file. What stays untested: the unit under a running
-# systemd (starting, restarting after kill -9, stopping).
+# the unit does not restart (RestartPreventExitStatus=2), and leaves no trace file. Where systemd runs,
+# virt-xml --check refuses an output directory under /tmp (the unit's PrivateTmp). The unit under a running
+# systemd: e2e/libvirt_systemd.
 # one build: the unit and hook's paths and files, not the build's code paths
 source "$(dirname "$0")/../lib/assert.bash"
 command -v systemd-analyze >/dev/null || skip "no systemd-analyze (Debian package systemd)"
@@ -50,6 +51,21 @@ printf 'daemon-reload\nstart --no-block hvmtrace@vm.service\n' >"$T/want.log"
 cmp -s "$T/want.log" "$T/systemctl.log" || fail "the hook asked systemctl: $(tr '\n' ';' <"$T/systemctl.log")"
 ls "$T/units/hvmtrace@vm.service.d"
 echo "ok: the hook's started: drop-in $(tr '\n' ' ' <"$T/units/hvmtrace@vm.service.d/cpu.conf"); systemctl $(tr '\n' ';' <"$T/systemctl.log")"
+
+# ---- where systemd runs, --check (and the hook's prepare) refuse an output directory the unit's sandbox
+# hides: $T is under /tmp, which PrivateTmp=yes makes the unit's own and removes when it stops
+sed -E "s|output=[\"']$T/out[\"']|output=\"/run/out\"|" "$T/vm.xml" >"$T/vm-run.xml"
+grep -q 'output="/run/out"' "$T/vm-run.xml" || fail "no output directory $T/out in virt-xml's domain"
+rc=0
+unshare --mount --propagation private -- sh -c '
+	mount -t tmpfs tmpfs /run && mkdir -p /run/systemd/system /run/out || exit 3
+	"$2/hvmtrace" virt-xml --check "$1/vm.xml" 2>"$1/check.err" && exit 4
+	HVMTRACE_NO_SYSTEMD=1 "$2/hvmtrace" virt-xml --check "$1/vm.xml" || exit 5
+	"$2/hvmtrace" virt-xml --check "$1/vm-run.xml" || exit 6
+' check "$T" "$BIN" || rc=$?
+[ $rc = 0 ] || { cat "$T/check.err"; fail "virt-xml --check where systemd runs: step $rc failed (4: /tmp accepted, 5: refused without systemd, 6: /run refused)"; }
+assert_contains "$T/check.err" "output directory $T/out is under /tmp, where the tracer's systemd unit hvmtrace@.service cannot keep a trace (PrivateTmp=yes"
+echo "ok: where systemd runs, virt-xml --check refuses an output under /tmp: $(cat "$T/check.err")"
 
 # ---- systemd-analyze verify: the unit with the drop-in loads without a word, and says what it will run
 verify hvmtrace@vm.service || { cat "$T/verify.all"; fail "systemd-analyze verify failed"; }

@@ -124,6 +124,26 @@ static void test_refusals(void **state)
 		" cpu='1' output='/o'><hvmtrace:ram><hvmtrace:extent phys='0x' size='1'/>"
 		"</hvmtrace:ram></hvmtrace:trace>",
 		"phys and size must be numbers");
+	refused(
+	    "<hvmtrace:trace " NS
+	    " cpu='1' output='/o'><hvmtrace:ram><hvmtrace:extent phys='0xfffffffffffff000' size='0x2000'/>"
+	    "</hvmtrace:ram></hvmtrace:trace>",
+	    "the extent below 2^64");
+	/* the hook makes RUN_DIR/NAME as root: a name is one path component */
+	assert_int_equal(parse("<domain><name>../../etc</name><memory>1</memory></domain>", &d, &e), -EINVAL);
+	assert_string_equal(e.msg, "domain name '../../etc' is not a file name");
+	hvt_lv_free(&d);
+	assert_int_equal(parse("<domain><name>..</name><memory>1</memory></domain>", &d, &e), -EINVAL);
+	hvt_lv_free(&d);
+	/* 2^54 KiB is 2^64 bytes: no wrap to 0 */
+	assert_int_equal(parse("<domain><name>vm</name><memory>18014398509481984</memory></domain>", &d, &e),
+			 -EINVAL);
+	assert_non_null(strstr(e.msg, "is not a size"));
+	hvt_lv_free(&d);
+	assert_int_equal(
+	    parse("<domain><name>vm</name><memory unit='TiB'>16777215</memory></domain>", &d, &e), 0);
+	assert_int_equal(d.memory, 16777215ull << 40);
+	hvt_lv_free(&d);
 	assert_int_equal(hvt_lv_parse("<domain>", 8, &d, &e), -EINVAL);
 	assert_string_equal(e.msg, "not well-formed XML");
 	hvt_lv_free(&d);
