@@ -25,8 +25,9 @@ BENCH="linux-perf"
 # The libFuzzer harnesses (make fuzzers, make check): clang 14 and its fuzzer and sanitizer runtimes.
 FUZZ="clang libclang-rt-14-dev"
 
-# systemd-analyze, which checks libvirt/hvmtrace@.service (systemd need not run).
-UNIT="systemd"
+# systemd-analyze, which checks libvirt/hvmtrace@.service, and systemd-nspawn, which boots the container whose
+# systemd runs libvirtd and the tracer's unit in e2e/libvirt_systemd.
+UNIT="systemd systemd-container"
 
 # Building patched QEMU 10.0 (make qemu) and running it under TCG in the tests.
 QEMU="dpkg-dev ninja-build python3-venv zlib1g-dev libglib2.0-dev libfdt-dev flex bison ccache lib32gcc-12-dev
