@@ -65,6 +65,11 @@ unshare --mount --propagation private -- sh -c '
 ' check "$T" "$BIN" || rc=$?
 [ $rc = 0 ] || { cat "$T/check.err"; fail "virt-xml --check where systemd runs: step $rc failed (4: /tmp accepted, 5: refused without systemd, 6: /run refused)"; }
 assert_contains "$T/check.err" "output directory $T/out is under /tmp, where the tracer's systemd unit hvmtrace@.service cannot keep a trace (PrivateTmp=yes"
+# the settings the refusals name are the unit's own
+for setting in PrivateTmp=yes ProtectHome=yes ProtectSystem=full; do
+	grep -qx "$setting" libvirt/hvmtrace@.service || fail "the unit has no $setting, which hvt_lv_check's refusals name"
+	strings "$BIN/hvmtrace" | grep -qF "$setting:" || fail "hvmtrace names no $setting in its refusals"
+done
 echo "ok: where systemd runs, virt-xml --check refuses an output under /tmp: $(cat "$T/check.err")"
 
 # ---- systemd-analyze verify: the unit with the drop-in loads without a word, and says what it will run
