@@ -38,7 +38,8 @@ static void check_request(const struct hvt_lv_domain *d)
 		if (t->chanmap || t->nchannels || !t->nextents || !t->mem_path || !t->iomem)
 			abort();
 		for (size_t i = 0; i < t->nextents; i++)
-			if (!t->extents[i].size || t->extents[i].start + t->extents[i].size < t->extents[i].start)
+			if (!t->extents[i].size ||
+			    t->extents[i].start + t->extents[i].size < t->extents[i].start)
 				abort();
 		/* extents that do not add up to <memory> are refused, never cut or padded */
 		if (hvt_lv_extents(d, &x, &n, &err) == 0) {
@@ -82,7 +83,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	fuzz_split(&ff, data, size);
 	if (hvt_lv_parse(ff.f[0], strlen(ff.f[0]), &d, &err) == 0) {
-		if (!d.name || !d.name[0] || strchr(d.name, '/') || !strcmp(d.name, ".") || !strcmp(d.name, ".."))
+		if (!d.name || !d.name[0] || strchr(d.name, '/') || !strcmp(d.name, ".") ||
+		    !strcmp(d.name, ".."))
 			abort(); /* the hook makes RUN_DIR/NAME as root */
 		if (d.traced) {
 			check_request(&d);
