@@ -556,14 +556,14 @@ static int check_output(const char *dir, struct hvt_err *e)
 {
 	char probe[4096];
 	struct stat st;
-	int fd;
+	int fd, rc;
 
 	if (stat(dir, &st))
 		return hvt_err_set(e, -errno, "output directory %s: %s", dir, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
 		return hvt_err_set(e, -ENOTDIR, "output directory %s is not a directory", dir);
-	if (hvt_lv_systemd_runs() && check_unit_can_write(dir, e))
-		return -EACCES;
+	if (hvt_lv_systemd_runs() && (rc = check_unit_can_write(dir, e)))
+		return rc;
 	/* Root passes access(W_OK) on a read-only mount: only creating a file tells. */
 	snprintf(probe, sizeof(probe), "%s/.hvmtrace-probe-XXXXXX", dir);
 	fd = mkstemp(probe);
