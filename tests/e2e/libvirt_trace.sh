@@ -45,19 +45,10 @@ ntraces() { traces | wc -l; }
 tracer_pid() { cat "$T/hvt/vm/tracer.pid" 2>/dev/null; }
 state_is() { [ "$("${VIRSH[@]}" domstate "$1" 2>/dev/null)" = "$2" ]; }
 running() { state_is vm running; }
-size_of() { stat -c %s "$1" 2>/dev/null || echo 0; }
 # waits re-evaluate their condition: these are the conditions
 ntraces_is() { [ "$(ntraces)" = "$1" ]; }
-grows() { [ "$(size_of "$1")" -gt "$2" ]; }
 # attached_is N: the hook's tracers have attached N times (tracer.log is appended to across starts)
 attached_is() { [ "$(grep -c 'attached to VM' "$T/hvt/vm/tracer.log" 2>/dev/null)" = "$1" ]; }
-# export_trace TRACE: its intervals as JSON Lines; sets N (how many) and RC (export's exit status: 0 complete,
-# 3 cut short after N intervals)
-export_trace() {
-	RC=0
-	"$BIN/hvmtrace" export --jsonl "$T/x.jsonl" "$1" 2>"$T/x.err" || RC=$?
-	N=$(wc -l <"$T/x.jsonl")
-}
 no_tracer_left() {
 	! pgrep -f "hvmtrace record --attach $T/hvt/vm/" >/dev/null || fail "a tracer of vm is still running: $(pgrep -af "hvmtrace record --attach $T/hvt/vm/")"
 	[ ! -e "$T/hvt/vm/supervisor.pid" ] || fail "the hook's supervisor is still there"
@@ -140,7 +131,6 @@ kill -0 "$tp" || fail "the tracer died when the daemon restarted"
 assert_eq "trace files after reconnect" 2 "$(ntraces)"
 echo "ok: libvirtd restarted; reconnect kept tracer $tp and its file"
 
-has_interval() { export_trace "$1" && [ "$N" -ge 1 ]; }
 wait_until "the second trace has no interval yet" "$qpid" has_interval "$second"
 tp=$(tracer_pid)
 [ -n "$tp" ] || fail "no tracer pid"

@@ -9,6 +9,7 @@
 # start_libvirtd [QEMU_CONF_LINES...]: starts the daemon; sets LV (its directories), VIRSH (an array: virsh
 #   talking to it) and LIBVIRTD_PID; the extra lines go into its qemu.conf. Stopped at exit by stop_libvirtd.
 # lv_install_hook FILE: installs FILE as $LV/etc/hooks/qemu.d/hvmtrace (before start_libvirtd).
+# size_of, grows, export_trace, has_interval: reading the hook's traces (below).
 
 need_libvirt() {
 	LIBVIRTD=$(command -v virtqemud || command -v libvirtd) || skip "no libvirt daemon (scripts/install-deps.sh installs it)"
@@ -83,6 +84,18 @@ restart_libvirtd() {
 qemu_pid_of() {
 	cat "$LV/run/qemu/$1.pid" 2>/dev/null
 }
+
+# The traces the hook's tracer writes, read with ${HVT:-$BIN/hvmtrace}: conditions for wait_until, and
+# export_trace TRACE, which exports its intervals as JSON Lines and sets N (how many) and RC (export's exit
+# status: 0 complete, 3 cut short after N intervals).
+size_of() { stat -c %s "$1" 2>/dev/null || echo 0; }
+grows() { [ "$(size_of "$1")" -gt "$2" ]; }
+export_trace() {
+	RC=0
+	"${HVT:-$BIN/hvmtrace}" export --jsonl "$T/x.jsonl" "$1" 2>"$T/x.err" || RC=$?
+	N=$(wc -l <"$T/x.jsonl")
+}
+has_interval() { export_trace "$1" && [ "$N" -ge 1 ]; }
 
 # lv_plain_array_domain NAME KERNEL INITRD SIZE PHASE: a plain domain (no tracing yet) of the built-in Linux
 # guest running the array program under TCG (-cpu max, as e2e/qemu_record_tcg), 512 MiB, its serial console on

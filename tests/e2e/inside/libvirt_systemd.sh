@@ -18,17 +18,8 @@ active() { [ "$(prop ActiveState)" = active ] && [ "$(prop MainPID)" != 0 ]; }
 inactive() { [ "$(prop ActiveState)" = inactive ]; }
 traces() { ls "$TRACES"/vm-*.hvt 2>/dev/null | sort; }
 ntraces_is() { [ "$(traces | wc -l)" = "$1" ]; }
-size_of() { stat -c %s "$1" 2>/dev/null || echo 0; }
-grows() { [ "$(size_of "$1")" -gt "$2" ]; }
 qemu_pid() { cat /run/libvirt/qemu/vm.pid 2>/dev/null; }
 record_pid() { cat /run/hvmtrace/vm/tracer.pid 2>/dev/null; }
-# export_trace TRACE: sets N (intervals) and RC (0 complete, 3 cut short)
-export_trace() {
-	RC=0
-	"$HVT" export --jsonl "$T/x.jsonl" "$1" 2>"$T/x.err" || RC=$?
-	N=$(wc -l <"$T/x.jsonl")
-}
-has_interval() { export_trace "$1" && [ "$N" -ge 1 ]; }
 status_field() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 
 [ "$(cat /proc/1/comm)" = systemd ] || fail "PID 1 is $(cat /proc/1/comm), not systemd"
