@@ -17,25 +17,39 @@ OPT = -O2
 endif
 LIBS_ALL = $(JSONC_LIBS) $(ZSTD_LIBS) $(CAPNG_LIBS) $(ISAL_LIBS) $(ROARING_LIBS) $(PFM_LIBS) $(MHD_LIBS) -lpthread -lm
 
-LIB_SRCS    = $(wildcard lib/*.c)
-TRACER_SRCS = $(wildcard tracer/*.c tracer/*.S)
+# Every folder is built by rule, never by a list of its objects: lib/<concern>/ is libhvmtrace; each engine
+# of the hvmtrace command (hvmtrace/<engine>/) is an archive under the subcommands (hvmtrace/*.c) that use
+# it; the test VMM's parts (tests/vmm/ but its main) are one archive for the VMM, tests and tools.
+# Private headers stay in their folder: lib/ is on the include path of lib's files only, hvmtrace/ of the
+# command's only, so a layer reaches another's internals only by a path that says so.
+LIB_SRCS     = $(wildcard lib/*/*.c)
+CMD_SRCS     = $(wildcard hvmtrace/*.c)
+ENGINES      = $(patsubst hvmtrace/%/,%,$(wildcard hvmtrace/*/))
 CHANMAP_SRCS = $(wildcard chanmap/*.c)
-PLOT_SRCS   = $(wildcard plot/*.c) tracer/trace_series.c tracer/trace_input.c
-VMM_SRCS    = $(wildcard tests/vmm/*.c) $(wildcard tests/vmm/*.S)
-UNIT_SRCS   = $(wildcard tests/unit/test_*.c)
-TOOL_SRCS   = $(wildcard tests/tools/*.c)
-BENCH_SRCS  = $(wildcard bench/*.c)
-GUEST_PVH   = $(patsubst tests/guest/%.S,$(BUILD)/guest/%.elf,$(wildcard tests/guest/*.S))
-GUEST_PROGS = $(patsubst tests/guest/%.c,$(BUILD)/guest/%,$(wildcard tests/guest/*.c))
+PLOT_SRCS    = $(wildcard plot/*.c)
+TESTVMM_SRCS = $(filter-out tests/vmm/main.c,$(wildcard tests/vmm/*.c tests/vmm/*.S))
+UNIT_SRCS    = $(wildcard tests/unit/test_*.c)
+TOOL_SRCS    = $(wildcard tests/tools/*.c)
+BENCH_SRCS   = $(wildcard bench/*.c)
+GUEST_PVH    = $(patsubst tests/guest/%.S,$(BUILD)/guest/%.elf,$(wildcard tests/guest/*.S))
+GUEST_PROGS  = $(patsubst tests/guest/%.c,$(BUILD)/guest/%,$(wildcard tests/guest/*.c))
 
 obj = $(patsubst %.S,$(BUILD)/obj/%.o,$(patsubst %.c,$(BUILD)/obj/%.o,$(1)))
 
-LIBHVT   = $(BUILD)/lib/libhvmtrace.a
+LIBHVT      = $(BUILD)/lib/libhvmtrace.a
+ENGINE_LIBS = $(patsubst %,$(BUILD)/lib/libhvt-%.a,$(ENGINES))
+TESTVMM     = $(BUILD)/lib/libtestvmm.a
 PROGRAMS = $(BUILD)/bin/hvmtrace $(BUILD)/bin/hvmtrace-plot $(BUILD)/bin/hvmtrace-vmm $(if $(CHANMAP_SRCS),$(BUILD)/bin/chanmap)
 UNITS    = $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
 TOOLS    = $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRCS))
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 PRELOADS = $(patsubst tests/preload/%.c,$(BUILD)/tests/preload/%.so,$(wildcard tests/preload/*.c))
+
+# What a test, tool, benchmark or fuzzer links: every archive, in one group so that their order does not
+# matter, and every library, as needed; the linker takes the members and libraries the program uses.
+TEST_ARCHIVES = $(ENGINE_LIBS) $(TESTVMM) $(LIBHVT)
+TEST_LINK     = -Wl,--start-group $(TEST_ARCHIVES) -Wl,--end-group -Wl,--as-needed $(CMOCKA_LIBS) $(LIBS_ALL) \
+		$(ZLIB_LIBS) $(VIRT_LIBS) $(XML_LIBS) $(CAIRO_LIBS)
 
 .PHONY: all tests check bench bench-parts install clean format format-check
 all: $(PROGRAMS) $(BENCHES)
@@ -44,9 +58,12 @@ tests: $(BUILD)/tests/lab/ad_check $(UNITS) $(TOOLS) $(PRELOADS) $(GUEST_PVH) $(
 config.mk: configure
 	./configure
 
+$(BUILD)/obj/lib/%.o: DIR_CFLAGS = -Ilib
+$(BUILD)/obj/hvmtrace/%.o: DIR_CFLAGS = -Ihvmtrace
+
 $(BUILD)/obj/%.o: %.c config.mk
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) $(OPT) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS_ALL) $(DIR_CFLAGS) $(OPT) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/obj/%.o: %.S config.mk
 	@mkdir -p $(@D)
@@ -56,9 +73,20 @@ $(LIBHVT): $(call obj,$(LIB_SRCS))
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/bin/hvmtrace: $(call obj,$(TRACER_SRCS)) $(LIBHVT)
+# One archive per engine of the hvmtrace command.
+.SECONDEXPANSION:
+$(BUILD)/lib/libhvt-%.a: $$(call obj,$$(wildcard hvmtrace/$$*/*.c hvmtrace/$$*/*.S))
 	@mkdir -p $(@D)
-	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL) $(ZLIB_LIBS) $(VIRT_LIBS) $(XML_LIBS)
+	rm -f $@ && ar rcs $@ $^
+
+$(TESTVMM): $(call obj,$(TESTVMM_SRCS))
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/bin/hvmtrace: $(call obj,$(CMD_SRCS)) $(ENGINE_LIBS) $(LIBHVT)
+	@mkdir -p $(@D)
+	$(CC) $(OPT) $(LDFLAGS) -o $@ $(call obj,$(CMD_SRCS)) -Wl,--start-group $(ENGINE_LIBS) $(LIBHVT) \
+		-Wl,--end-group $(LIBS_ALL) $(ZLIB_LIBS) $(VIRT_LIBS) $(XML_LIBS)
 
 # `hvmtrace plot` runs it: cairo stays out of hvmtrace, whose record mlockall()s every page it maps.
 $(BUILD)/bin/hvmtrace-plot: $(call obj,$(PLOT_SRCS)) $(LIBHVT)
@@ -66,58 +94,23 @@ $(BUILD)/bin/hvmtrace-plot: $(call obj,$(PLOT_SRCS)) $(LIBHVT)
 	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL) $(CAIRO_LIBS)
 
 # The HTML report's page and script, which the assembler includes (.incbin) and the compiler cannot list.
-$(BUILD)/obj/tracer/report_html_assets.o: tracer/report_page.html tracer/report_view.js
+$(BUILD)/obj/hvmtrace/report/report_html_assets.o: hvmtrace/report/report_page.html hvmtrace/report/report_view.js
 
 $(BUILD)/bin/chanmap: $(call obj,$(CHANMAP_SRCS)) $(LIBHVT)
 	@mkdir -p $(@D)
 	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL)
 
-$(BUILD)/bin/hvmtrace-vmm: $(call obj,$(VMM_SRCS)) $(LIBHVT)
+$(BUILD)/bin/hvmtrace-vmm: $(call obj,tests/vmm/main.c) $(TESTVMM) $(LIBHVT)
 	@mkdir -p $(@D)
 	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL)
 
-$(BUILD)/tests/unit/%: $(BUILD)/obj/tests/unit/%.o $(LIBHVT)
+$(BUILD)/tests/unit/%: $(BUILD)/obj/tests/unit/%.o $(TEST_ARCHIVES)
 	@mkdir -p $(@D)
-	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LIBS_ALL)
+	$(CC) $(OPT) $(LDFLAGS) -o $@ $< $(TEST_LINK)
 
-# The harvest modes' tests link the tracer's harvesters and the session they hang off.
-$(BUILD)/tests/unit/test_harvest: $(BUILD)/obj/tests/unit/test_harvest.o \
-				  $(call obj,$(wildcard tracer/harvest*.c) tracer/session.c tracer/bus_guard.c) $(LIBHVT)
+$(BUILD)/tests/tools/%: $(BUILD)/obj/tests/tools/%.o $(TEST_ARCHIVES)
 	@mkdir -p $(@D)
-	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LIBS_ALL)
-
-# What the pictures read (tracer/trace_series.c), tested on its own.
-$(BUILD)/tests/unit/test_trace_series: $(BUILD)/obj/tests/unit/test_trace_series.o \
-				       $(call obj,tracer/trace_series.c tracer/trace_input.c) $(LIBHVT)
-	@mkdir -p $(@D)
-	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LIBS_ALL)
-
-# The libvirt domain reader's test links it with libvirt and libxml2.
-$(BUILD)/tests/unit/test_libvirt_domain: $(BUILD)/obj/tests/unit/test_libvirt_domain.o \
-					 $(call obj,tracer/libvirt_domain.c) $(LIBHVT)
-	@mkdir -p $(@D)
-	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LIBS_ALL) $(VIRT_LIBS) $(XML_LIBS)
-
-# The test of the test VMM's phase hold, which qemu_phases shares.
-$(BUILD)/tests/unit/test_phase_hold: $(BUILD)/obj/tests/unit/test_phase_hold.o $(call obj,tests/vmm/phase_hold.c) $(LIBHVT)
-	@mkdir -p $(@D)
-	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LIBS_ALL)
-
-# The QEMU driver of the phase payload shares hvmtrace-vmm's scripts and phase log.
-$(BUILD)/tests/tools/qemu_phases: $(call obj,tests/tools/qemu_phases.c tests/vmm/script.c tests/vmm/phaselog.c \
-				  tests/vmm/phase_hold.c) \
-				  $(LIBHVT)
-	@mkdir -p $(@D)
-	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL)
-
-# It reads PNGs back through cairo.
-$(BUILD)/tests/tools/check_heatmap: $(BUILD)/obj/tests/tools/check_heatmap.o $(LIBHVT)
-	@mkdir -p $(@D)
-	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL) $(CAIRO_LIBS)
-
-$(BUILD)/tests/tools/%: $(BUILD)/obj/tests/tools/%.o $(LIBHVT)
-	@mkdir -p $(@D)
-	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL)
+	$(CC) $(OPT) $(LDFLAGS) -o $@ $< $(TEST_LINK)
 
 # Stand-ins preloaded into the programs under test (LD_PRELOAD): no sanitizers of their own, since the
 # programs they go into bring theirs.
@@ -164,20 +157,15 @@ FUZZERS = $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*
 fuzzers:
 	$(MAKE) BUILD=$(FUZZ_BUILD) SAN=1 CC=$(FUZZ_CC) SANITIZE='$(FUZZ_SAN)' fuzz-harnesses
 fuzz-harnesses: $(FUZZERS)
-$(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(LIBHVT)
+$(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(TEST_ARCHIVES)
 	@mkdir -p $(@D)
-	$(CC) $(OPT) -fsanitize=fuzzer $(LDFLAGS) -o $@ $^ $(LIBS_ALL)
-# The libvirt metadata harness links the domain reader, with libvirt and libxml2.
-$(BUILD)/fuzz/fuzz_libvirt_meta: $(BUILD)/obj/tests/fuzz/fuzz_libvirt_meta.o $(call obj,tracer/libvirt_domain.c) \
-				 $(LIBHVT)
-	@mkdir -p $(@D)
-	$(CC) $(OPT) -fsanitize=fuzzer $(LDFLAGS) -o $@ $^ $(LIBS_ALL) $(VIRT_LIBS) $(XML_LIBS)
+	$(CC) $(OPT) -fsanitize=fuzzer $(LDFLAGS) -o $@ $< $(TEST_LINK)
 fuzz: fuzzers
 	FUZZ_RUNS=$(FUZZ_RUNS) tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
-$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIBHVT)
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(TEST_ARCHIVES)
 	@mkdir -p $(@D)
-	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL)
+	$(CC) $(OPT) $(LDFLAGS) -o $@ $< $(TEST_LINK)
 
 # Patched QEMU 10.0 (qemu-patches/qemu/), built and cached outside the clone by scripts/build-qemu.sh.
 .PHONY: qemu
@@ -214,9 +202,9 @@ SYSTEMD_UNITS ?= /etc/systemd/system
 .PHONY: install-libvirt
 install-libvirt: install
 	install -d $(DESTDIR)$(LIBVIRT_HOOKS) $(DESTDIR)$(SYSTEMD_UNITS)
-	sed 's|@BINDIR@|$(PREFIX)/bin|g' libvirt/qemu-hook >$(DESTDIR)$(LIBVIRT_HOOKS)/hvmtrace
+	sed 's|@BINDIR@|$(PREFIX)/bin|g' hvmtrace/libvirt/qemu-hook >$(DESTDIR)$(LIBVIRT_HOOKS)/hvmtrace
 	chmod 0755 $(DESTDIR)$(LIBVIRT_HOOKS)/hvmtrace
-	sed 's|@BINDIR@|$(PREFIX)/bin|g' 'libvirt/hvmtrace@.service' >'$(DESTDIR)$(SYSTEMD_UNITS)/hvmtrace@.service'
+	sed 's|@BINDIR@|$(PREFIX)/bin|g' 'hvmtrace/libvirt/hvmtrace@.service' >'$(DESTDIR)$(SYSTEMD_UNITS)/hvmtrace@.service'
 
 clean:
 	rm -rf build

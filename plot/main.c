@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "plot.h"
-#include "../tracer/trace_input.h"
+#include "hvmtrace/trace_input.h"
 
 enum plot_kind { PLOT_HEATMAP, PLOT_BW, PLOT_WSS, PLOT_CDF };
 

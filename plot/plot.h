@@ -4,7 +4,7 @@
 #define TRACER_PLOT_H
 
 #include "plot_draw.h"
-#include "../tracer/trace_series.h"
+#include "hvmtrace/trace_series.h"
 
 struct plot_args {
 	const char *trace, *out;

@@ -17,7 +17,7 @@
 
 #include "hvmtrace/util.h"
 #include "plot.h"
-#include "../tracer/trace_input.h"
+#include "hvmtrace/trace_input.h"
 
 #define MAX_SEGS 64
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "plot.h"
-#include "../tracer/trace_input.h"
+#include "hvmtrace/trace_input.h"
 
 void plot_describe(const struct trace_series *s, char *buf, int len)
 {

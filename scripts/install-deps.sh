@@ -25,7 +25,7 @@ BENCH="linux-perf"
 # The libFuzzer harnesses (make fuzzers, make check): clang 14 and its fuzzer and sanitizer runtimes.
 FUZZ="clang libclang-rt-14-dev"
 
-# systemd-analyze, which checks libvirt/hvmtrace@.service, and systemd-nspawn, which boots the container whose
+# systemd-analyze, which checks hvmtrace/libvirt/hvmtrace@.service, and systemd-nspawn, which boots the container whose
 # systemd runs libvirtd and the tracer's unit in e2e/libvirt_systemd.
 UNIT="systemd systemd-container"
 

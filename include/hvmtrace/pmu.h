@@ -7,8 +7,8 @@
  * Discovery reads a sysfs tree (default "/sys"; tests pass recorded trees):
  *   Intel  bus/event_source/devices/uncore_imc_<N>   (matched exactly: never uncore_imc_free_running_<N>)
  *   AMD    bus/event_source/devices/amd_umc_<N>      (Zen 4 and later)
- * and the CPU model from a /proc/cpuinfo-format file. One table of generation facts (lib/pmu_gen.c) gives
- * the CAS encodings, the sub-channels to sum (GNR/SRF: SCH0 + SCH1) and box → (controller, channel).
+ * and the CPU model from a /proc/cpuinfo-format file. One table of generation facts (lib/bandwidth/pmu_gen.c)
+ * gives the CAS encodings, the sub-channels to sum (GNR/SRF: SCH0 + SCH1) and box → (controller, channel).
  * Each PMU's cpumask names one CPU per socket; every (PMU, socket) pair is one channel with the
  * docs/architecture.md §3.6 id "s<socket>.mc<controller>.ch<channel>".
  *

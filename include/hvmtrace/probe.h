@@ -3,11 +3,12 @@
  * The channel probe (docs/architecture.md §2.10, docs/hardware-notes.md §5), behind a small interface so one
  * algorithm runs against three sources of numbers:
  *   - hardware: the memory-controller PMU (lib/pmu) and memory we may touch (hugetlb pages, /dev/mem
- *     reservations) — lib/probe_hw.c, the thin part only real hosts reach;
- *   - a MODEL memory controller (address → channel function plus background noise) — lib/probe_model.c;
+ *     reservations) — lib/chanmap/probe_hw.c, the thin part only real hosts reach;
+ *   - a MODEL memory controller (address → channel function plus background noise) —
+ * lib/chanmap/probe_model.c;
  *   - a probe log (a recorded probe session, `chanmap probe --log`) replayed window by window —
  *     lib/probe_log.c.
- * The algorithm (lib/probe.c): calibrate the background in idle windows, size the touch so the signal
+ * The algorithm (lib/chanmap/probe.c): calibrate the background in idle windows, size the touch so the signal
  * stands well above it, sample one block per coarse step, bisect every change down to the granule, drive a
  * write window per range found to cross-check the write counters, and report interleaving.
  * Used by the chanmap program and the tests.

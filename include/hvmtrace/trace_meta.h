@@ -4,7 +4,7 @@
  * `hvmtrace record` fills one and the trace writer stores it as JSON; the reader turns the JSON back into
  * this type, checking every field, and the commands read the type, never the JSON.
  *
- * The fields are described once, by a table in lib/trace_meta.c (in the spirit of the feature table of
+ * The fields are described once, by a table in lib/format/trace_meta.c (in the spirit of the feature table of
  * Linux perf's perf.data header): each row gives an item's JSON key, its type, where it lives in the struct,
  * its range, and whether it is required or optional. Adding an item is a field here, its enum entry, one
  * row there and a line in docs/formats.md.

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer harness: PMU discovery over a sysfs tree (lib/pmu_discover.c, lib/pmu_encode.c): the PMU's
- * name, type, cpumask, format/ and events/ files, the CPUs' package ids and /proc/cpuinfo.
+ * libFuzzer harness: PMU discovery over a sysfs tree (lib/bandwidth/pmu_discover.c,
+ * lib/bandwidth/pmu_encode.c): the PMU's name, type, cpumask, format/ and events/ files, the CPUs' package
+ * ids and /proc/cpuinfo.
  *
  * Input, cut at NUL bytes, one field per file (a missing field: the file is absent):
  *   0 the PMU's name in bus/event_source/devices ("uncore_imc_0", "amd_umc_3", …)

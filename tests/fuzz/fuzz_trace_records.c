@@ -10,7 +10,7 @@
  * file header is added first. tests/fuzz/corpus/trace_records/ holds the fixtures in this form
  * (tests/fuzz/hvt2records.py).
  */
-#include "../../lib/trace_format.h"
+#include "../../lib/format/trace_format.h"
 #include "fuzz_common.h"
 #include "fuzz_trace_read.h"
 

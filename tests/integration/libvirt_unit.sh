@@ -1,5 +1,5 @@
 #!/bin/bash
-# The tracer's systemd unit, libvirt/hvmtrace@.service (docs/libvirt.md §4), as far as it can be checked
+# The tracer's systemd unit, hvmtrace/libvirt/hvmtrace@.service (docs/libvirt.md §4), as far as it can be checked
 # without systemd running (this host has none): Debian's systemd-analyze verify loads the unit as
 # `make install-libvirt` installs it, instantiated for a domain, with the runtime drop-in the hook's systemd
 # route writes, and reports nothing about them; its dump shows the drop-in's CPU affinity and run
@@ -18,7 +18,7 @@ command -v unshare >/dev/null || skip "no unshare"
 [ "$(id -u)" = 0 ] || skip "needs root (a private mount namespace)"
 
 mkdir -p "$T/units" "$T/hvt" "$T/bin" "$T/out"
-sed "s|@BINDIR@|$BIN|" libvirt/hvmtrace@.service >"$T/units/hvmtrace@.service"
+sed "s|@BINDIR@|$BIN|" hvmtrace/libvirt/hvmtrace@.service >"$T/units/hvmtrace@.service"
 # verify UNIT...: systemd-analyze verify with $T/units first on the unit path; its output, without what it
 # says about other units (libvirtd.service, named in After=, may be newer than this systemd), in $T/verify
 verify() {
@@ -67,7 +67,7 @@ unshare --mount --propagation private -- sh -c '
 assert_contains "$T/check.err" "output directory $T/out is under /tmp, where the tracer's systemd unit hvmtrace@.service cannot keep a trace (PrivateTmp=yes"
 # the settings the refusals name are the unit's own
 for setting in PrivateTmp=yes ProtectHome=yes ProtectSystem=full; do
-	grep -qx "$setting" libvirt/hvmtrace@.service || fail "the unit has no $setting, which hvt_lv_check's refusals name"
+	grep -qx "$setting" hvmtrace/libvirt/hvmtrace@.service || fail "the unit has no $setting, which hvt_lv_check's refusals name"
 	strings "$BIN/hvmtrace" | grep -qF "$setting:" || fail "hvmtrace names no $setting in its refusals"
 done
 echo "ok: where systemd runs, virt-xml --check refuses an output under /tmp: $(cat "$T/check.err")"
@@ -92,7 +92,7 @@ printf '[Service]\nCPUAffinty=1\n' >"$T/units/hvmtrace@vm.service.d/typo.conf"
 verify hvmtrace@vm.service
 assert_contains "$T/verify" "Unknown key 'CPUAffinty'"
 rm "$T/units/hvmtrace@vm.service.d/typo.conf"
-sed "s|@BINDIR@|$T/nowhere|" libvirt/hvmtrace@.service >"$T/units/broken@.service"
+sed "s|@BINDIR@|$T/nowhere|" hvmtrace/libvirt/hvmtrace@.service >"$T/units/broken@.service"
 verify broken@vm.service && fail "systemd-analyze verify passed a unit whose ExecStart does not exist"
 assert_contains "$T/verify" "is not executable"
 echo "ok: systemd-analyze verify reports a misspelt key and a missing command"

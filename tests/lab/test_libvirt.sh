@@ -24,7 +24,7 @@ lvroot=$(scripts/lab-libvirt-root.sh -q) || fail "libvirt for L1 (scripts/lab-li
 # installs it, calling /bin/hvmtrace.
 mkdir -p "$T/qemu"
 strip -o "$T/qemu/qemu-system-x86_64" "$QEMU" && cp -r "$(dirname "$QEMU")/optionrom" "$T/qemu/" || fail "QEMU's files"
-sed "s|@BINDIR@|/bin|" libvirt/qemu-hook >"$T/qemu-hook"
+sed "s|@BINDIR@|/bin|" hvmtrace/libvirt/qemu-hook >"$T/qemu-hook"
 
 for k in ${LAB_KERNELS:-6.1 6.12}; do
 	lab_prepare "$k"

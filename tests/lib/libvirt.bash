@@ -156,8 +156,8 @@ EOC
 	chmod 644 "$CHANMAP" "$IOMEM"
 }
 
-# lv_hook: the hook as make install-libvirt installs it (libvirt/qemu-hook), calling this build's hvmtrace.
+# lv_hook: the hook as make install-libvirt installs it (hvmtrace/libvirt/qemu-hook), calling this build's hvmtrace.
 lv_hook() {
-	sed "s|@BINDIR@|$BIN|" libvirt/qemu-hook >"$T/hook"
+	sed "s|@BINDIR@|$BIN|" hvmtrace/libvirt/qemu-hook >"$T/hook"
 	lv_install_hook "$T/hook"
 }

@@ -137,7 +137,7 @@ int main(int argc, char **argv)
 			"check_heatmap: --geometry: no 'area x=.. y=.. w=.. h=..; gfn ..; time ..' in it\n");
 		return 2;
 	}
-	/* The colours of tracer/plot.h at full intensity (mix() rounds each channel). */
+	/* The colours of plot/plot.h at full intensity (mix() rounds each channel). */
 	want = !strcmp(colour, "written") ? 0xcc1a1a : !strcmp(colour, "accessed") ? 0x2666cc : 0xffffff;
 	img = cairo_image_surface_create_from_png(png);
 	if (cairo_surface_status(img)) {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lib/trace_format.h"
+#include "../../lib/format/trace_format.h"
 
 int main(int argc, char **argv)
 {

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lib/trace_format.h"
+#include "../../lib/format/trace_format.h"
 
 static uint8_t *slurp(FILE *f, size_t *len)
 {

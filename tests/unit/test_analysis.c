@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for the analyses (lib/analysis_*.c) on traces written through the trace writer whose answers
+ * Unit tests for the analyses (lib/analysis/) on traces written through the trace writer whose answers
  * are known by construction: a write-heavy block, a read-mostly block, a cold block, a mixed block and a
  * block whose accessed set steps up halfway (a phase). Sliding windows are checked against a brute-force
  * union of bitmaps on random traces, over seeds and window sizes.

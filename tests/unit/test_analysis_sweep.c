@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The analyses' per-page sweep (lib/analysis_sweep.c) against a plain model: every page's count and last
- * interval in 64-bit integers, the gaps counted page by page. Each instruction set the CPU has, and epochs
- * from 1 interval (a flush before every interval) to the largest, over random runs: short and long, at the
- * slot's ends, touching pages in many intervals and with many different histories, for 20 seeds.
+ * The analyses' per-page sweep (lib/analysis/analysis_sweep.c) against a plain model: every page's count and
+ * last interval in 64-bit integers, the gaps counted page by page. Each instruction set the CPU has, and
+ * epochs from 1 interval (a flush before every interval) to the largest, over random runs: short and long, at
+ * the slot's ends, touching pages in many intervals and with many different histories, for 20 seeds.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "../../lib/analysis_sweep.h"
+#include "../../lib/analysis/analysis_sweep.h"
 
 #define NPAGES 3000
 #define BASE   5000 /* GFN of the first page */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests for the attach protocol (lib/attach_*.c) over socketpairs and real listening sockets. */
+/* Unit tests for the attach protocol (lib/protocol/) over socketpairs and real listening sockets. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>

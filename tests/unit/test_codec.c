@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for lib/pageset_codec.c: round trips of the sets the tracer produces, with both codecs, and
- * hostile input (truncations, byte flips, crafted streams) that must give -EINVAL, never a crash or a read
- * out of bounds (run under ASan).
+ * Unit tests for lib/format/pageset_codec.c: round trips of the sets the tracer produces, with both codecs,
+ * and hostile input (truncations, byte flips, crafted streams) that must give -EINVAL, never a crash or a
+ * read out of bounds (run under ASan).
  */
 #include <errno.h>
 #include <math.h>

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for the energy what-if (lib/analysis_energy.c, lib/energy_model.c) on traces written through
- * the trace writer whose bytes and pages are known by construction: a block written in every interval
- * (write-heavy), a block written in one interval of five (not), a read-only block, and per-interval bytes
- * that grow with the interval. The expected bytes and joules are worked out here from the construction and
- * the model's figures, not from the code under test. Also: the defaults' derivations (docs/energy.md), the
- * model file's overrides and its bad input.
+ * Unit tests for the energy what-if (lib/analysis/analysis_energy.c, lib/analysis/energy_model.c) on traces
+ * written through the trace writer whose bytes and pages are known by construction: a block written in every
+ * interval (write-heavy), a block written in one interval of five (not), a read-only block, and per-interval
+ * bytes that grow with the interval. The expected bytes and joules are worked out here from the construction
+ * and the model's figures, not from the code under test. Also: the defaults' derivations (docs/energy.md),
+ * the model file's overrides and its bad input.
  */
 #include <errno.h>
 #include <math.h>

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for the tracer's harvest modes (tracer/harvest*.c) and what the session hands them: the table,
- * and each mode's attach, layout, VMM-message, after-end and close hooks, over a socketpair playing the VMM.
+ * Unit tests for the tracer's harvest modes (hvmtrace/record/harvest*.c) and what the session hands them: the
+ * table, and each mode's attach, layout, VMM-message, after-end and close hooks, over a socketpair playing
+ * the VMM.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "../../tracer/harvest.h"
+#include "../../hvmtrace/record/harvest.h"
 #include "hvmtrace/util.h"
 
 #define PAGE 4096ull

@@ -12,8 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../lib/trace_format.h"
-#include "../../lib/trace_runs.h"
+#include "../../lib/format/trace_format.h"
+#include "../../lib/format/trace_decode.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/interval_json.h"
 #include "hvmtrace/util.h"

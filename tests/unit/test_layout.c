@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests for lib/layout.c: validation, JSON round trips, copies, GFN lookup and bitmap geometry. */
+/* Unit tests for lib/format/layout.c: validation, JSON round trips, copies, GFN lookup and bitmap geometry.
+ */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests for lib/pageset.c: every operation against a one-byte-per-page reference model. */
+/* Unit tests for lib/format/pageset.c: every operation against a one-byte-per-page reference model. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The channel probe against the MODEL memory controller (lib/probe_model.c: an address → channel function
- * plus background noise; not hardware) and against recorded session logs: every channel's ranges must come
- * out exactly as the model's truth, to the 64 MiB granule.
+ * The channel probe against the MODEL memory controller (lib/chanmap/probe_model.c: an address → channel
+ * function plus background noise; not hardware) and against recorded session logs: every channel's ranges
+ * must come out exactly as the model's truth, to the 64 MiB granule.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The channel probe swept over noise seeds on the MODEL memory controller (lib/probe_model.c; not
+ * The channel probe swept over noise seeds on the MODEL memory controller (lib/chanmap/probe_model.c; not
  * hardware): every host shape at a quiet and a noisy background (and the noisy one with per-channel
  * backgrounds, bursts lasting several windows and write bursts: "rough"), seeds 1-100 each. Every run ends in
  * one of three ways, judged per 64 MiB granule against the model's truth: exact       every granule claimed,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for the trace file (lib/trace_*.c): round trips over two layout generations, and what the
+ * Unit tests for the trace file (lib/format/trace_*.c): round trips over two layout generations, and what the
  * reader recovers from torn, truncated, corrupted and foreign files. The records are located by a small
  * parser written here from docs/formats.md, independent of the library's.
  */
@@ -27,7 +27,7 @@
 #include "hvmtrace/trace.h"
 #include "hvmtrace/trace_runs.h"
 #include "hvmtrace/util.h"
-#include "../../lib/trace_format.h"
+#include "../../lib/format/trace_format.h"
 
 #define NIV      24 /* intervals in the fixture */
 #define SWITCH   12 /* intervals 0..SWITCH-1 use generation 1, the rest generation 2 */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for tracer/trace_series.c, what the pictures read: the --range/--from/--to arguments, the RAM
- * of every layout merged, and the selection of intervals and pages on a trace written here through the
+ * Unit tests for lib/analysis/trace_series.c, what the pictures read: the --range/--from/--to arguments, the
+ * RAM of every layout merged, and the selection of intervals and pages on a trace written here through the
  * trace writer, whose answers are known by construction.
  */
 #include <setjmp.h>
@@ -16,8 +16,8 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "../../tracer/trace_input.h"
-#include "../../tracer/trace_series.h"
+#include "hvmtrace/trace_input.h"
+#include "hvmtrace/trace_series.h"
 #include "hvmtrace/error.h"
 
 #define NIV 6

@@ -4,8 +4,8 @@
  * line counts once it is complete, and each interval is judged as check_phases judges it, with one
  * simplification on the safe side: the phase has not ended yet, so an interval whose harvest ended before
  * now ends before the phase does.
- * Only each line's head is kept and read: the times come first (lib/interval_json.c writes its keys in a
- * fixed order), while the page ranges after them run to hundreds of kilobytes an interval, more than a JSON
+ * Only each line's head is kept and read: the times come first (lib/format/interval_json.c writes its keys in
+ * a fixed order), while the page ranges after them run to hundreds of kilobytes an interval, more than a JSON
  * parser in the nested lab's L1 (TCG, sanitizers) reads in the time the tracer takes to write them.
  */
 #include <errno.h>

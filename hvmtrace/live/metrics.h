@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * record --metrics: the run's figures as Prometheus metrics over HTTP (docs/metrics.md). The harvest thread
+ * adds each interval (metrics_add, a short critical section); a separate server thread answers scrapes from
+ * a copy, so scrapes never wait for a harvest nor delay one.
+ */
+#ifndef HVT_LIVE_METRICS_H
+#define HVT_LIVE_METRICS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hvmtrace/error.h"
+#include "hvmtrace/layout.h"
+#include "hvmtrace/trace.h"
+#include "hvmtrace/trace_meta.h"
+
+struct metrics;
+
+/* What stays fixed for the run, from the trace's metadata (channels: ids and sockets, in interval order). */
+struct metrics_run {
+	const char *vm, *vmm, *mode;
+	uint64_t interval_ns;
+	uint32_t page_size;
+	bool accessed_available;
+	const struct hvt_meta_channels *channels; /* may be empty */
+};
+
+/*
+ * Parses "PORT", "ADDR:PORT" or "[ADDR6]:PORT" (numeric addresses; 127.0.0.1 when none is given), binds and
+ * listens (port 0: any free one), and starts the server thread. The address actually bound is written to
+ * url ("http://127.0.0.1:9464/metrics").
+ */
+struct metrics *metrics_start(const char *spec, const struct metrics_run *run, char *url, size_t urllen,
+			      struct hvt_err *err);
+
+/* Checks a --metrics value without binding: 0, or -EINVAL with the reason. */
+int metrics_check_spec(const char *spec, struct hvt_err *err);
+
+/* Adds one recorded interval; trace_bytes is the trace file's size after it. */
+void metrics_add(struct metrics *m, const struct hvt_interval *iv, const struct hvt_layout *l,
+		 uint64_t trace_bytes);
+
+/* Stops the server thread and frees everything. NULL is fine. */
+void metrics_stop(struct metrics *m);
+
+#endif

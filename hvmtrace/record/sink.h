@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/* Output sinks of `hvmtrace record`: the trace file, JSON Lines, and the terminal summary. */
+#ifndef HVT_RECORD_SINK_H
+#define HVT_RECORD_SINK_H
+
+#include <stdio.h>
+
+#include "hvmtrace/error.h"
+#include "hvmtrace/layout.h"
+#include "hvmtrace/trace.h"
+
+struct json_object;
+
+struct sink {
+	const char *name;
+	/* A layout generation the following intervals refer to (called before its first interval). */
+	int (*layout)(struct sink *k, const struct hvt_layout *l, struct hvt_err *err);
+	int (*interval)(struct sink *k, const struct hvt_interval *iv, const struct hvt_layout *l,
+			struct hvt_err *err);
+	/* Finishes the output and frees the sink, even on error. */
+	int (*close)(struct sink *k, struct hvt_err *err);
+};
+
+struct sink *sink_trace_open(const char *path, const struct hvt_trace_meta *meta, struct hvt_err *err);
+struct sink *sink_jsonl_open(const char *path, struct hvt_err *err); /* "-" is stdout */
+struct sink *sink_summary_open(FILE *f);
+
+#endif

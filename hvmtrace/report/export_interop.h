@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hvmtrace export's forms for other tools (docs/analyses.md, "Exports"): DAMON aggregated-access trace lines
+ * as damo reads them from `perf script`, pcm-memory's -csv layout, and raw per-interval bitmaps in KVM's
+ * dirty-log layout.
+ */
+#ifndef HVT_REPORT_EXPORT_INTEROP_H
+#define HVT_REPORT_EXPORT_INTEROP_H
+
+#include <stdio.h>
+
+#include "hvmtrace/trace.h"
+#include "hvmtrace/trace_runs.h"
+
+/* 0, or -1 after saying (one line) why the trace has no pcm-memory form: no bandwidth, or only totals. */
+int export_pcm_csv_check(const struct hvt_trace_meta *m, const char *path);
+/* What comes before the intervals. */
+void export_pcm_csv_header(FILE *f, const struct hvt_trace_meta *m);
+void export_raw_header(FILE *f);
+
+void export_damo_interval(FILE *f, const struct hvt_iv_runs *ir, const struct hvt_layout *l);
+void export_pcm_csv_interval(FILE *f, const struct hvt_interval *iv, const struct hvt_trace_meta *m);
+/* Writes the bitmaps as it goes, a buffer at a time: its output is a bit per page of every slot, whatever
+ * the trace holds, but its memory is not. */
+void export_raw_interval(FILE *f, const struct hvt_iv_runs *ir, const struct hvt_layout *l);
+
+#endif

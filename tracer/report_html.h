@@ -1,9 +1,0 @@
-/* SPDX-License-Identifier: MIT */
-/* hvmtrace report --html: the interactive memory display, one self-contained file (docs/plots.md). */
-#ifndef TRACER_REPORT_HTML_H
-#define TRACER_REPORT_HTML_H
-
-/* Writes the page for trace to out; returns the exit status of report (enum trace_cmd_exit). */
-int report_html(const char *trace, const char *out);
-
-#endif
