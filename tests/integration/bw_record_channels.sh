@@ -7,17 +7,16 @@
 # cpu-clock makes the reads checkable: a channel's read CAS over a window is that window's nanoseconds, so
 # the recorded deltas must add up to the time the intervals cover.
 source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/vmm.bash"
 [ "$(id -u)" = 0 ] || skip "needs root (CPU-wide perf events at perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid))"
 [ "$(nproc)" -ge 2 ] || skip "the stand-in tree needs CPUs 0 and 1"
 command -v jq >/dev/null || skip "jq is not installed (scripts/install-deps.sh)"
 SYSFS=tests/fixtures/sysfs/standin/sys
 
-"$TOOLS/fakepeer" "$T/f.sock" devmem >"$T/peer.out" 2>&1 &
-BG_PIDS+=($!)
-wait_socket "$T/f.sock"
+start_fakepeer "$T/f.sock" devmem
 "$BIN/hvmtrace" record --attach "$T/f.sock" --cpu $TRACER_CPU --interval 100ms --duration 1s \
 	--sysfs-root "$SYSFS" -o "$T/t.hvt" --jsonl "$T/rec.jsonl" 2>"$T/err" ||
-	fail "record failed: $(cat "$T/err" "$T/peer.out")"
+	fail "record failed: $(cat "$T/err" "$T/f.out")"
 cat "$T/err"
 assert_contains "$T/err" "bandwidth from pmu-stand-in (STAND-IN: not DRAM traffic)"
 

@@ -3,16 +3,10 @@
 # truncated traces, a VMM that disconnects mid-interval, a socket that is not a VMM, a wrong protocol
 # version, a busy VMM, a peer of another uid, a socket we may not open.
 source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/vmm.bash"
 HVT=$BIN/hvmtrace
-FAKE=$TOOLS/fakepeer
 
-fake() { # starts fakepeer on $T/f.sock with the given mode
-	rm -f "$T/f.sock"
-	"$FAKE" "$T/f.sock" "$@" >"$T/fake.out" 2>&1 &
-	FAKE_PID=$!
-	BG_PIDS+=("$FAKE_PID")
-	wait_socket "$T/f.sock"
-}
+fake() { start_fakepeer "$T/f.sock" "$@"; } # fakepeer in the given mode on $T/f.sock
 
 # --- a VMM that vanishes in the middle of an interval: the trace keeps the 3 it answered, closed properly.
 fake disconnect 3
@@ -32,7 +26,7 @@ fake silent
 expect 2 "no hello within" "$HVT" record --attach "$T/f.sock" -o "$T/x.hvt"
 fake version
 expect 2 "speaks attach protocol 1" "$HVT" record --attach "$T/f.sock" -o "$T/x.hvt"
-wait "$FAKE_PID" || fail "the tracer did not tell the VMM why it left: $(cat "$T/fake.out")"
+wait "$FAKE_PID" || fail "the tracer did not tell the VMM why it left: $(cat "$T/f.out")"
 fake busy
 expect 2 "busy" "$HVT" record --attach "$T/f.sock" -o "$T/x.hvt"
 expect 2 "$T/none.sock" "$HVT" record --attach "$T/none.sock" -o "$T/x.hvt"

@@ -5,6 +5,7 @@
 # trace T to 0 bytes; `record -o F --jsonl F` was accepted); an export that fails leaves the file that was
 # there (it used to truncate it first); JSON Lines and CSV are created 0600 like traces.
 source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/vmm.bash"
 HVT=$BIN/hvmtrace
 CM=$BIN/chanmap
 FIX=tests/fixtures/trace
@@ -67,9 +68,7 @@ done
 "$HVT" export --jsonl /dev/stdout "$T/t.hvt" | cmp - "$T/good.jsonl" || fail "export to /dev/stdout differs"
 
 # --- record's JSON Lines: 0600 like its trace (a peer that answers 3 harvests, then hangs up)
-"$TOOLS/fakepeer" "$T/f.sock" disconnect 3 >"$T/fake.out" 2>&1 &
-BG_PIDS+=($!)
-wait_socket "$T/f.sock"
+start_fakepeer "$T/f.sock" disconnect 3
 expect 1 "closed the connection" "$HVT" record --attach "$T/f.sock" --interval 100ms -o "$T/r.hvt" --jsonl "$T/r.jsonl"
 assert_eq "mode of record's trace" 600 "$(stat -c %a "$T/r.hvt")"
 assert_eq "mode of record's JSON Lines" 600 "$(stat -c %a "$T/r.jsonl")"

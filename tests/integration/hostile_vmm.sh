@@ -4,16 +4,10 @@
 # written while the tracer reads them, a frame that arrives in pieces across a pause, a VMM that closes
 # during attach, a hello with an absurd slot size, and a hello of JSON null.
 source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/vmm.bash"
 HVT=$BIN/hvmtrace
-FAKE=$TOOLS/fakepeer
 
-fake() { # starts fakepeer on $T/f.sock with the given mode
-	rm -f "$T/f.sock"
-	"$FAKE" "$T/f.sock" "$@" >"$T/fake.out" 2>&1 &
-	FAKE_PID=$!
-	BG_PIDS+=("$FAKE_PID")
-	wait_socket "$T/f.sock"
-}
+fake() { start_fakepeer "$T/f.sock" "$@"; } # fakepeer in the given mode on $T/f.sock
 
 # kept TRACE JSONL N: the trace is closed, exports equal to the JSON Lines written alongside, and holds the
 # N intervals before the failure, page i of interval i.

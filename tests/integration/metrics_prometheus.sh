@@ -5,6 +5,7 @@
 # The VMM is fakepeer's devmem VM (page i of harvest i written) with the stand-in PMU tree for per-channel
 # bytes (see bw_record_channels.sh).
 source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/vmm.bash"
 [ "$(id -u)" = 0 ] || skip "needs root (CPU-wide perf events for the stand-in channels)"
 [ "$(nproc)" -ge 2 ] || skip "the stand-in tree needs CPUs 0 and 1"
 for c in prometheus promtool curl jq ss; do
@@ -15,9 +16,7 @@ done
 expect 2 "--metrics: '1.2.3' is not a numeric IPv4 or IPv6 address" "$BIN/hvmtrace" record --attach "$T/no.sock" --metrics 1.2.3:5
 expect 2 "--metrics: '99999' is not a port number (0-65535)" "$BIN/hvmtrace" record --attach "$T/no.sock" --metrics 99999
 
-"$TOOLS/fakepeer" "$T/f.sock" devmem >"$T/peer.out" 2>&1 &
-BG_PIDS+=($!)
-wait_socket "$T/f.sock"
+start_fakepeer "$T/f.sock" devmem
 "$BIN/hvmtrace" record --attach "$T/f.sock" --cpu $TRACER_CPU --interval 200ms --metrics 0 \
 	--sysfs-root tests/fixtures/sysfs/standin/sys -o "$T/t.hvt" --jsonl "$T/rec.jsonl" 2>"$T/rec.err" &
 REC=$!

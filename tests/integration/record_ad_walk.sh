@@ -5,6 +5,7 @@
 # (tests/preload/fake_kvm_ad.c, preloaded into the tracer) plays each kernel and logs the flags it is asked
 # for.
 source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/vmm.bash"
 HVT=$BIN/hvmtrace
 SHIM=$ROOT/$BUILD/tests/preload/fake_kvm_ad.so
 [ -f "$SHIM" ] || fail "$SHIM is not built (make tests)"
@@ -16,9 +17,7 @@ record_with() {
 	local name=$1 kernel=$2
 	shift 2
 	rm -f "$T/$name.sock" "$T/$name.flags"
-	"$TOOLS/fakepeer" "$T/$name.sock" ad >"$T/$name.peer" 2>&1 &
-	BG_PIDS+=("$!")
-	wait_socket "$T/$name.sock"
+	start_fakepeer "$T/$name.sock" ad
 	FAKE_KVM_AD_KERNEL=$kernel FAKE_KVM_AD_FLAGS_LOG=$T/$name.flags LD_PRELOAD=$PRELOAD \
 		"$HVT" record --attach "$T/$name.sock" --mode ad --interval 100ms --duration 500ms -q \
 		-o "$T/$name.hvt" --jsonl "$T/$name.jsonl" "$@" 2>"$T/$name.err" ||

@@ -4,6 +4,7 @@
 # but not accessed. Every such page must be recorded as accessed and counted in its interval, the first one
 # warned about once, and the count must reach the trace, its exports and the report.
 source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/vmm.bash"
 HVT=$BIN/hvmtrace
 SHIM=$ROOT/$BUILD/tests/preload/fake_kvm_ad.so
 [ -f "$SHIM" ] || fail "$SHIM is not built (make tests)"
@@ -11,9 +12,7 @@ SHIM=$ROOT/$BUILD/tests/preload/fake_kvm_ad.so
 PRELOAD="$(ldd "$HVT" | awk '/libasan/ { print $3 }') $SHIM"
 
 rm -f "$T/f.sock"
-"$TOOLS/fakepeer" "$T/f.sock" ad >"$T/fake.out" 2>&1 &
-BG_PIDS+=("$!")
-wait_socket "$T/f.sock"
+start_fakepeer "$T/f.sock" ad
 LD_PRELOAD=$PRELOAD "$HVT" record --attach "$T/f.sock" --mode ad --interval 100ms --duration 1s -q \
 	-o "$T/t.hvt" --jsonl "$T/rec.jsonl" 2>"$T/err" || fail "record failed: $(cat "$T/err")"
 

@@ -4,12 +4,11 @@
 # trace ends with an interval that records the refusal (no sets: what the guest wrote is unknown).
 # The VMM is fakepeer (tests/tools), which plugs a slot at 1 TiB in before the 4th harvest.
 source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/vmm.bash"
 
 hotplug() { # SIZE: fakepeer on $T/f.sock plugging SIZE in
 	rm -f "$T/f.sock"
-	"$TOOLS/fakepeer" "$T/f.sock" hotplug "$1" >"$T/fake.out" 2>&1 &
-	BG_PIDS+=($!)
-	wait_socket "$T/f.sock"
+	start_fakepeer "$T/f.sock" hotplug "$1"
 }
 
 # Within the budget: generation 2 is traced, the plugged slot's pages among the written ones.

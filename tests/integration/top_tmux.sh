@@ -4,6 +4,7 @@
 # quits on q. The VMs are fakepeer's (page i of harvest i written: 1 page per interval), one with stand-in
 # channels (tests/fixtures/sysfs/standin) and one without bandwidth.
 source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/vmm.bash"
 [ "$(id -u)" = 0 ] || skip "needs root (CPU-wide perf events for the stand-in channels)"
 command -v tmux >/dev/null || skip "tmux is not installed (scripts/install-deps.sh)"
 export HVMTRACE_RUN_DIR=$T/run
@@ -11,9 +12,7 @@ export HVMTRACE_RUN_DIR=$T/run
 recorder() { # NAME INTERVAL [record options]: fakepeer and a recorder with --metrics, in the background
 	local name=$1 iv=$2
 	shift 2
-	"$TOOLS/fakepeer" "$T/$name.sock" devmem >"$T/$name.peer" 2>&1 &
-	BG_PIDS+=($!)
-	wait_socket "$T/$name.sock"
+	start_fakepeer "$T/$name.sock" devmem
 	"$BIN/hvmtrace" record --attach "$T/$name.sock" --interval "$iv" --metrics 0 -o "$T/$name.hvt" \
 		--jsonl "$T/$name.jsonl" "$@" 2>"$T/$name.err" &
 	BG_PIDS+=($!)

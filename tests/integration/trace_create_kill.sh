@@ -6,6 +6,7 @@
 # opened with O_TRUNC before anything was written). Both through the library (tests/tools/synth_trace) and
 # through `hvmtrace record`.
 source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/vmm.bash"
 HVT=$BIN/hvmtrace
 KILLER=$ROOT/$BUILD/tests/preload/kill_at_write.so
 [ -f "$KILLER" ] || fail "$KILLER is not built (make tests)"
@@ -37,9 +38,7 @@ killed() {
 killed synth_trace "$TOOLS/synth_trace" -o "$TR" --guest 1G --intervals 5 --runs 10
 
 rm -f "$T/f.sock"
-"$TOOLS/fakepeer" "$T/f.sock" disconnect 3 >"$T/fake.out" 2>&1 &
-BG_PIDS+=("$!")
-wait_socket "$T/f.sock"
+start_fakepeer "$T/f.sock" disconnect 3
 killed record "$HVT" record --attach "$T/f.sock" --interval 100ms --duration 300ms -q -o "$TR"
 kill "${BG_PIDS[-1]}" 2>/dev/null
 

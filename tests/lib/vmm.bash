@@ -10,6 +10,18 @@ start_vmm() {
 	wait_socket "$sock"
 }
 
+# start_fakepeer SOCK MODE ARGS...: tests/tools/fakepeer (a scripted, misbehaving VMM) in MODE on SOCK, in the
+# background, its output in SOCK's name with .out; sets FAKE_PID.
+start_fakepeer() {
+	local sock=$1
+	shift
+	rm -f "$sock"
+	"$TOOLS/fakepeer" "$sock" "$@" >"${sock%.sock}.out" 2>&1 &
+	FAKE_PID=$!
+	BG_PIDS+=("$FAKE_PID")
+	wait_socket "$sock"
+}
+
 # trace_phases INTERVAL PHASE_TIME MIN_INSIDE: traces the phases4 payload from start to end and checks it
 # page by page against the VMM's phase log; the JSON Lines written while recording must equal the trace's
 # export. Each phase lasts PHASE_TIME and until the tracer has harvested MIN_INSIDE whole intervals inside
