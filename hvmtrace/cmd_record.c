@@ -26,6 +26,7 @@
 #include "hvmtrace/version.h"
 #include "hvmtrace/vm_bandwidth.h"
 #include "libvirt/libvirt_domain.h"
+#include "libvirt/libvirt_lookup.h"
 #include "record/session.h"
 #include "record/sink.h"
 
