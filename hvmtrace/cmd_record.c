@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "hvmtrace/error.h"
+#include "hvmtrace/trace.h"
 #include "record/harvest.h"
 #include "record/host.h"
 #include "hvmtrace/files.h"

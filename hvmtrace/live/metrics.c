@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hvmtrace/error.h"
+#include "hvmtrace/trace.h"
+#include "hvmtrace/trace_meta.h"
 #include "hvmtrace/util.h"
 #include "hvmtrace/version.h"
 #include "metrics.h"
