@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "commands.h"
+#include "hvmtrace/util.h"
 #include "report/export_interop.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/files.h"

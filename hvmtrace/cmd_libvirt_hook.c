@@ -21,9 +21,12 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "libvirt/devmem_helper.h"
+#include "hvmtrace/error.h"
 #include "hvmtrace/options.h"
 #include "hvmtrace/util.h"
+#include "libvirt/claims.h"
+#include "libvirt/devmem_helper.h"
+#include "libvirt/host_checks.h"
 #include "libvirt/libvirt_domain.h"
 
 #define XML_MAX           (16u << 20)

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "hvmtrace/error.h"
+#include "hvmtrace/trace.h"
 #include "record/harvest.h"
 #include "record/host.h"
 #include "hvmtrace/files.h"
@@ -26,6 +28,7 @@
 #include "hvmtrace/version.h"
 #include "hvmtrace/vm_bandwidth.h"
 #include "libvirt/libvirt_domain.h"
+#include "libvirt/libvirt_lookup.h"
 #include "record/session.h"
 #include "record/sink.h"
 
@@ -769,14 +772,40 @@ static int block_stop_signals(void)
 	return signalfd(-1, &set, SFD_CLOEXEC);
 }
 
+/* The closing lines of a run that started: how busy the tracer was, and what was recorded. */
+static void report_end(const struct recorder *r, int status)
+{
+	const struct record_opts *o = r->o;
+
+	if (r->busy_intervals)
+		fprintf(
+		    stderr,
+		    "hvmtrace record: warning: in %llu interval%s the tracer needed more than 50 %% of its CPU\n",
+		    (unsigned long long)r->busy_intervals, r->busy_intervals == 1 ? "" : "s");
+	fprintf(stderr, "hvmtrace record: %llu intervals recorded (%llu deadlines missed)%s%s; %s\n",
+		(unsigned long long)r->intervals, (unsigned long long)r->missed_total,
+		o->output ? " to " : "", o->output ? o->output : "",
+		r->s.end_reason[0] ? r->s.end_reason
+		: status           ? "stopped by the error above"
+				   : "stopped");
+}
+
+/*
+ * One cleanup path (`out`) for every exit once the stop signals are blocked: a step that fails has set the
+ * reason the VMM's bye gives (and the status, where it is not RECORD_USAGE) and jumps to `fail`, which
+ * prints err, or straight to `out` when it printed its own line. Every release is harmless on what was not
+ * taken.
+ */
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts o;
-	struct recorder r = {.o = &o, .sigfd = -1};
+	struct recorder r = {.o = &o, .s = {.sock = -1}, .sigfd = -1};
 	struct hvt_err err = {{0}};
 	const struct harvester *h;
+	const char *bye = "error"; /* the reason the VMM is given */
+	bool ran = false;          /* the run started: its end is reported */
 	char ivs[32];
-	int rc, status, cpu;
+	int rc, status = RECORD_USAGE, cpu;
 
 	rc = parse_args(argc, argv, &o);
 	if (rc != HVT_OPTS_RUN)
@@ -799,44 +828,34 @@ int cmd_record(int argc, char **argv)
 		if (!rc && !d.traced)
 			rc = hvt_err_set(&err, -EINVAL,
 					 "domain '%s' has no <hvmtrace:trace> (hvmtrace virt-xml)", o.domain);
-		if (rc) {
-			fprintf(stderr, "hvmtrace record: %s\n", err.msg);
-			return RECORD_USAGE;
-		}
+		if (rc)
+			goto fail;
 		hvt_lv_path(&d, "qemu/vm.sock", domain_sock, sizeof(domain_sock));
 		o.attach = domain_sock;
 		if (o.vmm_uid < 0)
 			o.vmm_uid = (int)d.uid;
 		hvt_lv_free(&d);
 	}
-	rc = session_connect(&r.s, o.attach, o.vmm_uid, &err);
-	if (rc) {
-		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
-		session_close(&r.s, "error");
-		return RECORD_USAGE;
-	}
+	if (session_connect(&r.s, o.attach, o.vmm_uid, &err))
+		goto fail;
 	if (o.mode == HVT_MODE_NONE)
 		o.mode = harvester_auto_mode(r.s.hello.modes);
 	h = harvester_for_mode(o.mode);
 	if (!(r.s.hello.modes & HVT_MODE_BIT(o.mode)) || !h) {
 		report_mode_unavailable(&r.s, o.mode);
-		session_close(&r.s, "mode not available");
-		return RECORD_USAGE;
+		bye = "mode not available";
+		goto out;
 	}
 
 	cpu = choose_cpu(&r, &err);
-	if (pin_to_cpu(cpu, &err)) {
-		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
-		session_close(&r.s, "bad cpu");
-		return RECORD_USAGE;
-	}
+	bye = "bad cpu";
+	if (pin_to_cpu(cpu, &err))
+		goto fail;
 	/* Before attaching: locking a large reserve takes a while, and the first interval starts at attach.
 	 */
-	if (lock_budget(&r, h, &err)) {
-		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
-		session_close(&r.s, "not enough locked memory");
-		return RECORD_USAGE;
-	}
+	bye = "not enough locked memory";
+	if (lock_budget(&r, h, &err))
+		goto fail;
 	r.s.ad_walk_full = o.ad_walk_full;
 	rc = session_attach(&r.s, h, o.harvest_cpu >= 0 ? o.harvest_cpu : cpu, &err);
 	if (!rc && h->start)
@@ -844,33 +863,24 @@ int cmd_record(int argc, char **argv)
 	if (rc) {
 		/* Nothing is recorded yet, and no trace was opened: a VMM that went away is not usable. */
 		fprintf(stderr, "hvmtrace record: %s; nothing recorded\n", err.msg);
-		session_close(&r.s, "attach failed");
-		return RECORD_USAGE;
+		bye = "attach failed";
+		goto out;
 	}
-	if (open_bandwidth(&r, &err)) {
-		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
-		session_close(&r.s, "bandwidth fallback not available");
-		return RECORD_USAGE;
-	}
-	if (start_metrics(&r, &err)) {
-		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
-		hvt_vm_bw_close(r.bw);
-		session_close(&r.s, "cannot serve metrics");
-		return RECORD_USAGE;
-	}
-	if (open_sinks(&r, &err, cpu)) {
-		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
-		close_sinks(&r, &err);
-		session_close(&r.s, "cannot write output");
-		return RECORD_USAGE;
-	}
+	bye = "bandwidth fallback not available";
+	if (open_bandwidth(&r, &err))
+		goto fail;
+	bye = "cannot serve metrics";
+	if (start_metrics(&r, &err))
+		goto fail;
+	bye = "cannot write output";
+	if (open_sinks(&r, &err, cpu))
+		goto fail;
 	/* Everything that needed privilege (the socket, outputs, memory locking) is done. */
 	r.cpu_at_last_ns = process_cpu_ns();
+	bye = "cannot drop privileges";
 	if (drop_all_capabilities(&err)) {
-		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
-		close_sinks(&r, &err);
-		session_close(&r.s, "cannot drop privileges");
-		return RECORD_FAILED;
+		status = RECORD_FAILED;
+		goto fail;
 	}
 
 	hvt_format_duration(o.interval_ns, ivs, sizeof(ivs));
@@ -881,11 +891,16 @@ int cmd_record(int argc, char **argv)
 	    "hvmtrace record: attached to VM '%s' (pid %d, %s) in %s mode; interval %s; tracer on CPU %d, %s\n",
 	    r.s.hello.vm_name, (int)r.s.vmm_pid, r.s.hello.vmm, hvt_mode_name(r.s.mode), ivs, cpu, harvester);
 
+	ran = true;
 	status = run(&r, &err);
-	if (status)
-		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
-	session_close(&r.s, status ? "tracer error" : "tracer stopped");
-	if (close_sinks(&r, &err)) {
+	bye = status ? "tracer error" : "tracer stopped";
+	if (!status)
+		goto out;
+fail:
+	fprintf(stderr, "hvmtrace record: %s\n", err.msg);
+out:
+	session_close(&r.s, bye);
+	if (close_sinks(&r, &err) && ran) {
 		fprintf(stderr, "hvmtrace record: %s\n", err.msg);
 		status = RECORD_FAILED;
 	}
@@ -893,17 +908,8 @@ int cmd_record(int argc, char **argv)
 	metrics_stop(r.metrics);
 	if (r.announced[0])
 		unlink(r.announced);
-	if (r.busy_intervals)
-		fprintf(
-		    stderr,
-		    "hvmtrace record: warning: in %llu interval%s the tracer needed more than 50 %% of its CPU\n",
-		    (unsigned long long)r.busy_intervals, r.busy_intervals == 1 ? "" : "s");
-	fprintf(stderr, "hvmtrace record: %llu intervals recorded (%llu deadlines missed)%s%s; %s\n",
-		(unsigned long long)r.intervals, (unsigned long long)r.missed_total, o.output ? " to " : "",
-		o.output ? o.output : "",
-		r.s.end_reason[0] ? r.s.end_reason
-		: status          ? "stopped by the error above"
-				  : "stopped");
+	if (ran)
+		report_end(&r, status);
 	close(r.sigfd);
 	return status;
 }

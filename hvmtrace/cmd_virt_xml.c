@@ -20,6 +20,9 @@
 #include "commands.h"
 #include "hvmtrace/options.h"
 #include "hvmtrace/util.h"
+#include "hvmtrace/chanmap.h"
+#include "hvmtrace/error.h"
+#include "libvirt/host_checks.h"
 #include "libvirt/libvirt_domain.h"
 
 #define XML_MAX (16u << 20)

@@ -12,9 +12,13 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "claims.h"
 #include "devmem_helper.h"
 #include "hvmtrace/attach.h"
+#include "hvmtrace/chanmap.h"
+#include "hvmtrace/error.h"
 #include "hvmtrace/iomem.h"
+#include "libvirt_domain.h"
 
 #define REQUEST_MAX  65536
 #define READ_TIMEOUT 5000 /* ms for the whole request, once connected */

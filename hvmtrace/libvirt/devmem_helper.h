@@ -7,8 +7,8 @@
 #ifndef HVT_LIBVIRT_DEVMEM_HELPER_H
 #define HVT_LIBVIRT_DEVMEM_HELPER_H
 
-#include "hvmtrace/error.h"
-#include "libvirt_domain.h"
+struct hvt_err;
+struct hvt_lv_domain;
 
 /* Listens on `sock` (owned by the domain's QEMU user, mode 0600) and serves one request of a peer running as
  * that user, or gives up after timeout_ms. Returns 0 when the fds were handed over; otherwise the reason

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A libvirt domain's tracing request (<hvmtrace:trace> in its <metadata>; docs/libvirt.md and
- * docs/libvirt-trace.rng) and the facts of the domain that tracing depends on, read from its XML. Shared by
- * `hvmtrace virt-xml`, the libvirt hook and `record --domain`.
+ * docs/libvirt-trace.rng) and the facts of the domain that tracing depends on, read from its XML
+ * (domain_xml.c; libvirt_domain.c what follows from them). Shared by `hvmtrace virt-xml`, the libvirt hook
+ * and `record --domain`. Beside it: the host checks (host_checks.h), the claims on host memory (claims.h)
+ * and the domain's XML from libvirt (libvirt_lookup.h).
  */
 #ifndef HVT_LIBVIRT_LIBVIRT_DOMAIN_H
 #define HVT_LIBVIRT_LIBVIRT_DOMAIN_H
@@ -12,8 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hvmtrace/chanmap.h"
-#include "hvmtrace/error.h"
+struct hvt_err;
+struct hvt_range;
 
 #define HVT_LV_NS        "urn:x-hvmtrace:libvirt:trace:1"
 #define HVT_LV_NS_PREFIX "hvmtrace"
@@ -66,32 +68,10 @@ void hvt_lv_free(struct hvt_lv_domain *d);
  * ranges in order up to the domain's memory (as the devmem backend takes them). */
 int hvt_lv_extents(const struct hvt_lv_domain *d, struct hvt_range **out, size_t *n, struct hvt_err *e);
 
-/* Checks the request against this host: the chanmap and its channels, the extents against the iomem
- * (reserved, no System RAM, not claimed), the tracer CPU (exists, no vCPU or emulator pinned to it), the
- * output directory (writable, by the tracer's unit too where systemd runs), and no other running domain's
- * claim on the same memory. One line in e. */
-int hvt_lv_check(const struct hvt_lv_domain *d, struct hvt_err *e);
-
-/* Whether the hook takes its systemd route (the tracer as hvmtrace@NAME.service): /run/systemd/system exists
- * and HVMTRACE_NO_SYSTEMD is not set. Where it does, hvt_lv_check also refuses an output directory the
- * unit's sandbox hides or makes read-only (/tmp, /home, /etc, ...). */
-bool hvt_lv_systemd_runs(void);
-
 /* RUN_DIR/NAME[/leaf] into buf. */
 void hvt_lv_path(const struct hvt_lv_domain *d, const char *leaf, char *buf, size_t len);
 
-/* The domain's claim on its extents (RUN_DIR/NAME/claim): written by the hook at start with owner the
- * libvirt daemon starting the domain, given to QEMU as owner by the devmem helper (hvt_lv_claim_owner),
- * removed at release; others' claims are what hvt_lv_check compares with. A claim whose owner (pid and
- * start time) is gone is stale: hvt_lv_check ignores it and hvt_lv_claim takes it over. */
-int hvt_lv_claim(const struct hvt_lv_domain *d, pid_t owner, struct hvt_err *e);
-int hvt_lv_claim_owner(const struct hvt_lv_domain *d, pid_t owner, struct hvt_err *e);
-void hvt_lv_unclaim(const struct hvt_lv_domain *d);
-
 /* Parses a libvirt cpuset ("0-3,^2,6") into set; -EINVAL for junk. */
 int hvt_lv_parse_cpuset(const char *s, cpu_set_t *set);
-
-/* The domain NAME's live XML through the libvirt API (uri NULL: libvirt's default), parsed. */
-int hvt_lv_lookup(const char *uri, const char *name, struct hvt_lv_domain *d, struct hvt_err *e);
 
 #endif

@@ -10,10 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hvmtrace/error.h"
+#include "hvmtrace/trace.h"
+#include "hvmtrace/trace_meta.h"
 #include "hvmtrace/util.h"
 #include "hvmtrace/version.h"
 #include "metrics.h"
-#include "metrics_int.h"
+#include "metrics_http.h"
 
 /* Harvest durations, seconds: from 100 µs (a small dirty-log guest) to 10 s (a TiB guest in the lab). */
 static const double buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
@@ -47,8 +50,10 @@ struct metrics {
 	uint32_t page_size;
 	bool accessed_available;
 	uint64_t scrapes; /* answered, this one included; under lock */
-	struct MHD_Daemon *http;
+	struct metrics_http *http;
 };
+
+static metrics_render_fn render_text; /* the server's callback, below */
 
 /* A label value, escaped as the exposition formats want (backslash, double quote, newline). */
 static void escape(char *dst, size_t len, const char *src)
@@ -93,7 +98,7 @@ struct metrics *metrics_start(const char *spec, const struct metrics_run *run, c
 		d->socket = (c->present & (1ull << HVT_MCH_SOCKET)) ? c->socket : -1;
 		d->split = c->reads_writes_split;
 	}
-	m->http = metrics_http_start(spec, m, url, urllen, err);
+	m->http = metrics_http_start(spec, render_text, m, url, urllen, err);
 	if (!m->http) {
 		pthread_mutex_destroy(&m->lock);
 		free(m);
@@ -166,7 +171,7 @@ struct out {
 	bool om; /* OpenMetrics */
 };
 
-static void put(struct out *o, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void put(struct out *o, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -303,8 +308,10 @@ static void render(struct out *o, const struct metrics *m, const struct figures 
 		put(o, "# EOF\n");
 }
 
-char *metrics_render(struct metrics *m, bool openmetrics, size_t *len)
+/* A scrape, counted: the exposition text of a copy of the figures. */
+static char *render_text(void *ctx, bool openmetrics, size_t *len)
 {
+	struct metrics *m = ctx;
 	struct figures *f = malloc(sizeof(*f));
 	struct out o = {.om = openmetrics};
 

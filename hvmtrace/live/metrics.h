@@ -8,12 +8,13 @@
 #define HVT_LIVE_METRICS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-#include "hvmtrace/error.h"
-#include "hvmtrace/layout.h"
-#include "hvmtrace/trace.h"
-#include "hvmtrace/trace_meta.h"
+struct hvt_err;
+struct hvt_interval;
+struct hvt_layout;
+struct hvt_meta_channels;
 
 struct metrics;
 

@@ -18,12 +18,18 @@
 #include <unistd.h>
 
 #include "hvmtrace/error.h"
-#include "metrics_int.h"
+#include "metrics_http.h"
 
 #define METRICS_PATH "/metrics"
 /* The text formats, as Prometheus negotiates them (its Accept header lists OpenMetrics first). */
 #define CT_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"
 #define CT_TEXT        "text/plain; version=0.0.4; charset=utf-8"
+
+struct metrics_http {
+	struct MHD_Daemon *d;
+	metrics_render_fn *render;
+	void *ctx;
+};
 
 /* "PORT", "ADDR:PORT" or "[ADDR6]:PORT", numeric, into a socket address; 127.0.0.1 when no address. */
 int metrics_parse_spec(const char *spec, struct sockaddr_storage *ss, socklen_t *sslen, struct hvt_err *err)
@@ -87,7 +93,7 @@ static enum MHD_Result answer(struct MHD_Connection *c, unsigned status, const c
 static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 			     const char *version, const char *upload, size_t *upload_size, void **ctx)
 {
-	struct metrics *m = cls;
+	const struct metrics_http *h = cls;
 	static const char not_allowed[] = "only GET " METRICS_PATH "\n",
 			  not_found[] = "not found: try " METRICS_PATH "\n";
 
@@ -117,34 +123,33 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *ur
 	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
 	bool om = accept && strstr(accept, "application/openmetrics-text");
 	size_t len;
-	char *text = metrics_render(m, om, &len); /* counts the scrape */
+	char *text = h->render(h->ctx, om, &len);
 	if (!text)
 		return MHD_NO;
 	return answer(c, MHD_HTTP_OK, om ? CT_OPENMETRICS : CT_TEXT, text, len, MHD_RESPMEM_MUST_FREE);
 }
 
-struct MHD_Daemon *metrics_http_start(const char *spec, struct metrics *m, char *url, size_t urllen,
-				      struct hvt_err *err)
+/* The listening socket for spec, its URL written to url; -1 with err set. */
+static int listen_at(const char *spec, char *url, size_t urllen, struct hvt_err *err)
 {
 	struct sockaddr_storage ss;
 	socklen_t sslen;
 	char host[INET6_ADDRSTRLEN];
-	struct MHD_Daemon *d;
 	int one = 1, fd;
 
 	if (metrics_parse_spec(spec, &ss, &sslen, err))
-		return NULL;
+		return -1;
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		hvt_err_set(err, -errno, "--metrics %s: socket: %s", spec, strerror(errno));
-		return NULL;
+		return -1;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&ss, sslen) || listen(fd, 64) ||
 	    getsockname(fd, (struct sockaddr *)&ss, &sslen)) {
 		hvt_err_set(err, -errno, "--metrics %s: cannot listen there: %s", spec, strerror(errno));
 		close(fd);
-		return NULL;
+		return -1;
 	}
 	if (ss.ss_family == AF_INET) {
 		struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
@@ -155,22 +160,45 @@ struct MHD_Daemon *metrics_http_start(const char *spec, struct metrics *m, char 
 		inet_ntop(AF_INET6, &v6->sin6_addr, host, sizeof(host));
 		snprintf(url, urllen, "http://[%s]:%u%s", host, ntohs(v6->sin6_port), METRICS_PATH);
 	}
-	/* One thread, a few connections, short timeouts: a scrape storm costs this thread, not the harvest.
-	 */
-	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG, 0, NULL,
-			     NULL, serve, m, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, 32u,
-			     MHD_OPTION_CONNECTION_TIMEOUT, 5u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-			     (size_t)16384, MHD_OPTION_THREAD_STACK_SIZE, (size_t)(256 * 1024),
-			     MHD_OPTION_END);
-	if (!d) {
-		hvt_err_set(err, -EIO, "--metrics %s: libmicrohttpd would not start its server", spec);
-		close(fd);
-	}
-	return d;
+	return fd;
 }
 
-void metrics_http_stop(struct MHD_Daemon *d)
+struct metrics_http *metrics_http_start(const char *spec, metrics_render_fn *render, void *ctx, char *url,
+					size_t urllen, struct hvt_err *err)
 {
-	if (d)
-		MHD_stop_daemon(d);
+	struct metrics_http *h = calloc(1, sizeof(*h));
+	int fd;
+
+	if (!h) {
+		hvt_err_set(err, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	*h = (struct metrics_http){.render = render, .ctx = ctx};
+	fd = listen_at(spec, url, urllen, err);
+	if (fd < 0) {
+		free(h);
+		return NULL;
+	}
+	/* One thread, a few connections, short timeouts: a scrape storm costs this thread, not the harvest.
+	 */
+	h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG, 0, NULL,
+				NULL, serve, h, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
+				32u, MHD_OPTION_CONNECTION_TIMEOUT, 5u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+				(size_t)16384, MHD_OPTION_THREAD_STACK_SIZE, (size_t)(256 * 1024),
+				MHD_OPTION_END);
+	if (!h->d) {
+		hvt_err_set(err, -EIO, "--metrics %s: libmicrohttpd would not start its server", spec);
+		close(fd);
+		free(h);
+		return NULL;
+	}
+	return h;
+}
+
+void metrics_http_stop(struct metrics_http *h)
+{
+	if (!h)
+		return;
+	MHD_stop_daemon(h->d);
+	free(h);
 }

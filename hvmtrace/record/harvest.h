@@ -9,10 +9,15 @@
 #define HVT_RECORD_HARVEST_H
 
 #include <stddef.h>
+#include <stdint.h>
 
-#include "hvmtrace/options.h"
-#include "hvmtrace/trace.h"
-#include "session.h"
+#include "hvmtrace/options.h" /* struct hvt_opt_choice, of harvester_mode_choices */
+#include "hvmtrace/tracking_mode.h"
+
+struct hvt_err;
+struct hvt_interval;
+struct hvt_msg;
+struct session;
 
 struct harvester {
 	enum hvt_mode mode;

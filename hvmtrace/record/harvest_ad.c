@@ -15,8 +15,14 @@
 #include <unistd.h>
 
 #include "harvest.h"
+#include "hvmtrace/attach.h"
+#include "hvmtrace/error.h"
 #include "hvmtrace/kvm_ad.h"
+#include "hvmtrace/layout.h"
+#include "hvmtrace/pageset.h"
+#include "hvmtrace/trace.h"
 #include "hvmtrace/util.h"
+#include "session.h"
 
 /* How long a harvest that met changed memslots waits for the VMM's new layout, and, once one came, for the
  * rest of its burst (firmware remaps memory several times in a row). */

@@ -15,7 +15,13 @@
 
 #include "bus_guard.h"
 #include "harvest.h"
+#include "hvmtrace/attach.h"
+#include "hvmtrace/error.h"
+#include "hvmtrace/layout.h"
+#include "hvmtrace/pageset.h"
+#include "hvmtrace/trace.h"
 #include "hvmtrace/util.h"
+#include "session.h"
 
 /* How long the guest's end waits for the VMM to answer our request for its last interval. */
 #define FINAL_TIMEOUT_MS 5000

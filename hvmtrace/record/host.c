@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "host.h"
+#include "hvmtrace/error.h"
 #include "hvmtrace/util.h"
 
 int vcpu_allowed_cpus(pid_t pid, const int32_t *tids, unsigned ntids, cpu_set_t *set, struct hvt_err *err)

@@ -6,9 +6,10 @@
 
 #include <sched.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
-#include "hvmtrace/error.h"
+struct hvt_err;
 
 /* The CPUs any of the given threads of pid may run on (from /proc/PID/task/TID/status). */
 int vcpu_allowed_cpus(pid_t pid, const int32_t *tids, unsigned ntids, cpu_set_t *set, struct hvt_err *err);

@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 
+#include "hvmtrace/error.h"
 #include "hvmtrace/util.h"
 #include "mem_budget.h"
 

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "hvmtrace/error.h"
+struct hvt_err;
 
 struct mem_budget_in {
 	uint64_t max_guest_bytes; /* the largest guest RAM (all slots) the run accepts */

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "harvest.h"
+#include "hvmtrace/error.h"
 #include "hvmtrace/util.h"
 #include "hvmtrace/version.h"
 #include "session.h"

@@ -7,9 +7,9 @@
 #include <stddef.h>
 
 #include "hvmtrace/attach.h"
-#include "hvmtrace/error.h"
 
 struct harvester;
+struct hvt_err;
 
 struct session {
 	int sock;

@@ -5,10 +5,10 @@
 
 #include <stdio.h>
 
-#include "hvmtrace/error.h"
-#include "hvmtrace/layout.h"
-#include "hvmtrace/trace.h"
-
+struct hvt_err;
+struct hvt_interval;
+struct hvt_layout;
+struct hvt_trace_meta;
 struct json_object;
 
 struct sink {

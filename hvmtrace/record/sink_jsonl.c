@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hvmtrace/error.h"
 #include "hvmtrace/interval_json.h"
 #include "sink.h"
 

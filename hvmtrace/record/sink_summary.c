@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* One line per interval on a terminal: time since the trace began, written pages and MiB. */
+#include <stdint.h>
 #include <stdlib.h>
 
+#include "hvmtrace/layout.h"
+#include "hvmtrace/trace.h"
 #include "sink.h"
 
 struct summary_sink {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include <stdlib.h>
 
+#include "hvmtrace/error.h"
+#include "hvmtrace/trace.h"
 #include "sink.h"
 
 struct trace_sink {

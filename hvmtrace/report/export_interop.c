@@ -2,11 +2,17 @@
 /* hvmtrace export --damo, --pcm-csv and --raw (export_interop.h; the mappings are in docs/analyses.md). */
 #include <endian.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "export_interop.h"
+#include "hvmtrace/layout.h"
+#include "hvmtrace/pageset.h"
+#include "hvmtrace/trace.h"
+#include "hvmtrace/trace_meta.h"
+#include "hvmtrace/trace_runs.h"
 
 /* ---- damo ---- */
 

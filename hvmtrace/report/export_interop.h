@@ -9,8 +9,10 @@
 
 #include <stdio.h>
 
-#include "hvmtrace/trace.h"
-#include "hvmtrace/trace_runs.h"
+struct hvt_interval;
+struct hvt_iv_runs;
+struct hvt_layout;
+struct hvt_trace_meta;
 
 /* 0, or -1 after saying (one line) why the trace has no pcm-memory form: no bandwidth, or only totals. */
 int export_pcm_csv_check(const struct hvt_trace_meta *m, const char *path);

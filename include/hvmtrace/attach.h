@@ -69,6 +69,7 @@
 #include <sys/types.h>
 
 #include "layout.h"
+#include "tracking_mode.h" /* enum hvt_mode: the modes hello offers and attach asks for */
 
 struct hvt_err;
 
@@ -95,16 +96,6 @@ static inline uint64_t hvt_bitmap_seq_done(uint64_t harvest_seq)
 {
 	return 2 * harvest_seq;
 }
-
-enum hvt_mode {
-	HVT_MODE_NONE = 0,
-	HVT_MODE_DIRTY_LOG = 1, /* "dirty-log": written pages only, harvested by a thread in the VMM */
-	HVT_MODE_AD = 2,        /* "ad": accessed and written pages, harvested by the tracer (KVM patch) */
-};
-#define HVT_MODE_BIT(m) (1u << (m))
-
-const char *hvt_mode_name(enum hvt_mode m);         /* "dirty-log", "ad", "none" */
-enum hvt_mode hvt_mode_from_name(const char *name); /* HVT_MODE_NONE when unknown */
 
 enum hvt_msg_type {
 	HVT_MSG_HELLO = 1,

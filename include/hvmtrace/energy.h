@@ -11,9 +11,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "analysis.h"
-
+struct hvt_analysis;
+struct hvt_class_thresholds;
 struct hvt_err;
+struct hvt_trace_reader;
 
 enum hvt_mem_tech { HVT_TECH_DRAM, HVT_TECH_MRAM, HVT_TECH_PCM, HVT_TECH_COUNT };
 

@@ -10,11 +10,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "layout.h"
-#include "trace.h"
-#include "trace_runs.h"
-#include "util.h" /* hvt_format_wall, the form of "wall_start" */
-
+struct hvt_interval;
+struct hvt_iv_runs;
+struct hvt_layout;
 struct json_object;
 
 struct hvt_json_opts {

@@ -7,7 +7,7 @@
  *   - a MODEL memory controller (address → channel function plus background noise) —
  * lib/chanmap/probe_model.c;
  *   - a probe log (a recorded probe session, `chanmap probe --log`) replayed window by window —
- *     lib/probe_log.c.
+ *     lib/chanmap/probe_log.c.
  * The algorithm (lib/chanmap/probe.c): calibrate the background in idle windows, size the touch so the signal
  * stands well above it, sample one block per coarse step, bisect every change down to the granule, drive a
  * write window per range found to cross-check the write counters, and report interleaving.
@@ -81,6 +81,8 @@ void hvt_probe_default_params(struct hvt_probe_params *p);
  */
 int hvt_probe_run(struct hvt_probe_backend *b, const struct hvt_probe_params *p, FILE *progress, FILE *log,
 		  struct hvt_chanmap *out, struct hvt_probe_stats *st, struct hvt_err *e);
+
+/* ---- what every backend shares (probe_backend.c) ---- */
 
 /* For a backend's constructor: a backend with these hooks whose ctx is ctx_size zeroed bytes; NULL when out
  * of memory (message in e). */

@@ -3,8 +3,6 @@
 #ifndef HVMTRACE_TRACE_INPUT_H
 #define HVMTRACE_TRACE_INPUT_H
 
-#include <stdbool.h>
-
 #include "hvmtrace/trace.h"
 #include "hvmtrace/trace_runs.h"
 

@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "attach.h"
+#include "tracking_mode.h"
 
 struct json_object;
 struct hvt_err;

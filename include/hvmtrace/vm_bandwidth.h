@@ -10,11 +10,11 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "layout.h"
-#include "trace.h"
-#include "trace_meta.h"
+#include "trace_meta.h" /* enum hvt_bw_source */
 
 struct hvt_err;
+struct hvt_interval;
+struct hvt_layout;
 
 struct hvt_vm_bw_opts {
 	const char *sysfs_root;   /* PMU tree (NULL: /sys) */

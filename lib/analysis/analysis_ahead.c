@@ -6,6 +6,7 @@
 #include "analysis_ahead.h"
 #include "format/trace_format.h"
 #include "format/trace_decode.h"
+#include "hvmtrace/analysis.h"
 
 bool hvt_ahead_selected(const struct hvt_selection *sel, uint64_t seq, uint64_t t0, uint64_t ts, uint64_t te,
 			bool *past)

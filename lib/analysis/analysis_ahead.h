@@ -13,9 +13,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "hvmtrace/analysis.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/trace_runs.h"
+
+struct hvt_selection;
 
 #define HVT_AHEAD_SLOTS 4
 

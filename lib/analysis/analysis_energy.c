@@ -8,8 +8,10 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "hvmtrace/analysis.h"
 #include "hvmtrace/energy.h"
 #include "hvmtrace/error.h"
+#include "hvmtrace/pageset.h"
 
 struct heavy_walk {
 	const struct hvt_analysis *a;

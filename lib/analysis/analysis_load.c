@@ -19,7 +19,6 @@
 #include "analysis_sweep.h"
 #include "hvmtrace/analysis.h"
 #include "hvmtrace/error.h"
-#include "format/trace_format.h"
 #include "format/trace_decode.h"
 
 struct loader {

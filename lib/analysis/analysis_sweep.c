@@ -20,6 +20,7 @@
 #endif
 
 #include "analysis_sweep.h"
+#include "hvmtrace/pageset.h"
 
 #define PREFETCH_AHEAD 16 /* runs */
 #define CHUNK          16 /* pages per step */

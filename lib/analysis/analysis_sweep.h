@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hvmtrace/pageset.h"
+struct hvt_run;
 
 #define HVT_SWEEP_MAX_EPOCH 32768u
 

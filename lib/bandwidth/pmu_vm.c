@@ -8,6 +8,7 @@
 #include "hvmtrace/error.h"
 #include "hvmtrace/pmu.h"
 #include "hvmtrace/resctrl.h"
+#include "hvmtrace/trace.h"
 #include "hvmtrace/util.h"
 #include "hvmtrace/vm_bandwidth.h"
 

@@ -6,6 +6,11 @@
 #include <string.h>
 
 #include "hvmtrace/interval_json.h"
+#include "hvmtrace/layout.h"
+#include "hvmtrace/pageset.h"
+#include "hvmtrace/trace.h"
+#include "hvmtrace/trace_runs.h"
+#include "hvmtrace/util.h"
 
 static int by_gpa(const void *a, const void *b, void *layout)
 {

@@ -3,8 +3,8 @@
 #ifndef HVMTRACE_LIB_ATTACH_JSON_H
 #define HVMTRACE_LIB_ATTACH_JSON_H
 
-#include "hvmtrace/attach.h"
-
+struct hvt_err;
+struct hvt_msg;
 struct json_object;
 
 /* The message as a JSON object, or NULL with -EINVAL in *rc (unknown type, invalid layout). */

@@ -15,12 +15,7 @@
 #include "hvmtrace/attach.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/layout.h"
-
-static const char *const mode_names[] = {
-    [HVT_MODE_NONE] = "none",
-    [HVT_MODE_DIRTY_LOG] = "dirty-log",
-    [HVT_MODE_AD] = "ad",
-};
+#include "hvmtrace/tracking_mode.h"
 
 static const char *const type_names[] = {
     [HVT_MSG_HELLO] = "hello",   [HVT_MSG_ATTACH] = "attach",   [HVT_MSG_ATTACHED] = "attached",
@@ -29,21 +24,6 @@ static const char *const type_names[] = {
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
-
-const char *hvt_mode_name(enum hvt_mode m)
-{
-	if ((unsigned)m < NELEM(mode_names) && mode_names[m])
-		return mode_names[m];
-	return "none";
-}
-
-enum hvt_mode hvt_mode_from_name(const char *name)
-{
-	for (unsigned i = 1; name && i < NELEM(mode_names); i++)
-		if (!strcmp(name, mode_names[i]))
-			return (enum hvt_mode)i;
-	return HVT_MODE_NONE;
-}
 
 const char *hvt_msg_type_name(enum hvt_msg_type t)
 {
@@ -123,9 +103,9 @@ static void hello_to_json(struct json_object *o, const struct hvt_msg_hello *h)
 	json_object_object_add(o, "vm", vm);
 	put_str(o, "accel", h->accel);
 	put_u64(o, "page_size", h->page_size);
-	for (unsigned m = 1; m < NELEM(mode_names); m++)
+	for (unsigned m = 1; m < HVT_MODE_NMODES; m++)
 		if (h->modes & HVT_MODE_BIT(m))
-			json_object_array_add(modes, json_object_new_string(mode_names[m]));
+			json_object_array_add(modes, json_object_new_string(hvt_mode_name((enum hvt_mode)m)));
 	json_object_object_add(o, "modes", modes);
 	put_i64(o, "default_cpu", h->default_cpu);
 	for (uint32_t i = 0; i < h->nvcpu_tids && i < HVT_ATTACH_MAX_VCPUS; i++)

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer harness: a libvirt domain's XML as the libvirt hook (as root), `virt-xml` and `record --domain`
- * read it (hvmtrace/libvirt/libvirt_domain.c, docs/libvirt.md §1). Input: the domain XML, then, after a NUL
+ * read it (hvmtrace/libvirt/domain_xml.c, docs/libvirt.md §1). Input: the domain XML, then, after a NUL
  * byte, a libvirt cpuset. What parses must be what docs/libvirt-trace.rng allows: a domain name usable as one
  * path component, an interval of 1 ms or more, a tracer CPU in range, absolute directories, a known
  * mode, and RAM that is either channels of a chanmap or extents that neither are empty nor wrap.
  */
 #include "fuzz_common.h"
+#include "hvmtrace/chanmap.h"
+#include "hvmtrace/error.h"
 #include "../../hvmtrace/libvirt/libvirt_domain.h"
 
 static void check_request(const struct hvt_lv_domain *d)

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "../../lib/analysis/analysis_sweep.h"
+#include "hvmtrace/pageset.h"
 
 #define NPAGES 3000
 #define BASE   5000 /* GFN of the first page */

@@ -20,6 +20,11 @@
 #include <cmocka.h>
 
 #include "../../hvmtrace/record/harvest.h"
+#include "../../hvmtrace/record/session.h"
+#include "hvmtrace/attach.h"
+#include "hvmtrace/error.h"
+#include "hvmtrace/layout.h"
+#include "hvmtrace/trace.h"
 #include "hvmtrace/util.h"
 
 #define PAGE 4096ull

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* A libvirt domain's tracing request as the hook, virt-xml and record --domain read it
- * (hvmtrace/libvirt/libvirt_domain.c, docs/libvirt.md §1): values, defaults, refusals naming what is wrong,
- * cpusets, and the RAM's extents from a chanmap or given. */
+ * (hvmtrace/libvirt/domain_xml.c and libvirt_domain.c, docs/libvirt.md §1): values, defaults, refusals naming
+ * what is wrong, cpusets, and the RAM's extents from a chanmap or given. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hvmtrace/chanmap.h"
+#include "hvmtrace/error.h"
 #include "../../hvmtrace/libvirt/libvirt_domain.h"
 
 #define NS "xmlns:hvmtrace='" HVT_LV_NS "'"

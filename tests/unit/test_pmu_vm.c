@@ -17,6 +17,8 @@
 #include <time.h>
 
 #include "hvmtrace/error.h"
+#include "hvmtrace/layout.h"
+#include "hvmtrace/trace.h"
 #include "hvmtrace/vm_bandwidth.h"
 
 #define STANDIN "tests/fixtures/sysfs/standin/sys"

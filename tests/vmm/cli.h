@@ -6,8 +6,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "hvmtrace/options.h"
-
 struct vmm_options {
 	uint64_t low_ram, high_ram;
 	const char *payload;

@@ -17,6 +17,7 @@
 #include "guest_abi.h"
 #include "guest_image.h"
 #include "hvmtrace/error.h"
+#include "hvmtrace/options.h"
 #include "hvmtrace/util.h"
 #include "phase_hold.h"
 #include "phaselog.h"

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/* The host checks (host_checks.c): whether this host can trace a libvirt domain as its request asks. */
+#ifndef HVT_LIBVIRT_HOST_CHECKS_H
+#define HVT_LIBVIRT_HOST_CHECKS_H
+
+#include <stdbool.h>
+
+struct hvt_err;
+struct hvt_lv_domain;
+
+/* Checks the request against this host: the chanmap and its channels, the extents against the iomem
+ * (reserved, no System RAM, not claimed), the tracer CPU (exists, no vCPU or emulator pinned to it), the
+ * output directory (writable, by the tracer's unit too where systemd runs), and no other running domain's
+ * claim on the same memory. One line in e. */
+int hvt_lv_check(const struct hvt_lv_domain *d, struct hvt_err *e);
+
+/* Whether the hook takes its systemd route (the tracer as hvmtrace@NAME.service): /run/systemd/system exists
+ * and HVMTRACE_NO_SYSTEMD is not set. Where it does, hvt_lv_check also refuses an output directory the
+ * unit's sandbox hides or makes read-only (/tmp, /home, /etc, ...). */
+bool hvt_lv_systemd_runs(void);
+
+#endif
