@@ -52,6 +52,9 @@ TEST_LINK     = -Wl,--start-group $(TEST_ARCHIVES) -Wl,--end-group -Wl,--as-need
 		$(ZLIB_LIBS) $(VIRT_LIBS) $(XML_LIBS) $(CAIRO_LIBS)
 
 .PHONY: all tests check bench bench-parts install clean format format-check
+# Objects are made on the way to archives and programs; make would delete them as intermediate files and
+# rebuild every one next time.
+.SECONDARY:
 all: $(PROGRAMS) $(BENCHES)
 tests: $(BUILD)/tests/lab/ad_check $(UNITS) $(TOOLS) $(PRELOADS) $(GUEST_PVH) $(GUEST_PROGS)
 
