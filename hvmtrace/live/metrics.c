@@ -166,7 +166,7 @@ struct out {
 	bool om; /* OpenMetrics */
 };
 
-static void put(struct out *o, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void put(struct out *o, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
