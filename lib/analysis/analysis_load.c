@@ -20,7 +20,7 @@
 #include "hvmtrace/analysis.h"
 #include "hvmtrace/error.h"
 #include "format/trace_format.h"
-#include "format/trace_decode.h"
+#include "format/pageset_runs.h"
 
 struct loader {
 	struct hvt_analysis *a;
