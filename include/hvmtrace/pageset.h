@@ -25,6 +25,17 @@ struct hvt_run {
 	uint64_t count;
 };
 
+/*
+ * Page sets as runs, the form readers take (a bitmap costs a bit per page of its slot whatever it holds):
+ * ascending, disjoint and not adjacent within one set. Page i of a set is base + i, where the appender
+ * chose base (the trace reader: the slot's first GFN, trace_runs.h). pages is the runs' total.
+ */
+struct hvt_runs {
+	struct hvt_run *v;
+	size_t n, cap;
+	uint64_t pages;
+};
+
 static inline uint64_t hvt_pageset_nwords(uint64_t npages)
 {
 	return (npages + 63) / 64;

@@ -14,14 +14,8 @@
 
 #include "trace.h"
 
-/* Runs of pages as GFNs: ascending, disjoint, not adjacent within a slot. A run never crosses a slot's
- * end, and the runs of one slot are consecutive (slots do not overlap). */
-struct hvt_runs {
-	struct hvt_run *v;
-	size_t n, cap;
-	uint64_t pages;
-};
-
+/* An interval as runs (struct hvt_runs, pageset.h) of GFNs: every slot's runs together, ascending. A run
+ * never crosses a slot's end, and the runs of one slot are consecutive (slots do not overlap). */
 struct hvt_iv_runs {
 	struct hvt_interval hdr; /* fixed fields and channels; written/accessed are NULL */
 	struct hvt_runs set[2];  /* [0] written, [1] accessed; empty when the flags say absent */

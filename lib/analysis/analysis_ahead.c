@@ -51,11 +51,8 @@ static bool read_one(struct hvt_ahead *q, uint64_t i, uint64_t *t0, struct hvt_a
 		it->kind = past ? HVT_AHEAD_PAST : HVT_AHEAD_SKIPPED;
 		return !past;
 	}
-	it->rc = hvt_iv_runs_decode(&it->ir, it->layout, payload, len, &it->err);
-	if (!it->rc)
-		it->rc = hvt_trace_check_interval_meta(q->r, &it->ir.hdr, &it->err);
+	it->rc = hvt_trace_decode_runs(q->r, i, payload, len, it->layout, &it->ir, &it->err);
 	if (it->rc) {
-		hvt_trace_interval_err(q->r, i, it->rc, &it->err);
 		it->kind = HVT_AHEAD_ERROR;
 		return false;
 	}

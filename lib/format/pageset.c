@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "hvmtrace/pageset.h"
+#include "pageset_runs.h"
 
 #define ALL_ONES (~(uint64_t)0)
 
@@ -92,6 +93,22 @@ void hvt_pageset_set_range(struct hvt_pageset *s, uint64_t first, uint64_t count
 	s->words[w0] |= lo_mask;
 	memset(&s->words[w0 + 1], 0xff, (w1 - w0 - 1) * sizeof(uint64_t));
 	s->words[w1] |= hi_mask;
+}
+
+void hvt_pageset_set_runs(struct hvt_pageset *s, const struct hvt_runs *r, size_t begin, size_t end,
+			  uint64_t base)
+{
+	for (size_t i = begin; i < end; i++) {
+		uint64_t first = r->v[i].first - base, count = r->v[i].count;
+		unsigned bit = (unsigned)(first % 64);
+
+		/* most runs of a scattered set fit in one word: set those inline, leave the rest to set_range
+		 */
+		if (bit + count <= 64)
+			s->words[first / 64] |= (count == 64 ? ALL_ONES : ((uint64_t)1 << count) - 1) << bit;
+		else
+			hvt_pageset_set_range(s, first, count);
+	}
 }
 
 bool hvt_pageset_test(const struct hvt_pageset *s, uint64_t page)

@@ -2,7 +2,7 @@
 /*
  * The two on-disk encodings of a page set (docs/formats.md, "Page-set encoding"). Decoders treat their
  * input as hostile: they never read past it, accept only the canonical form the encoders produce, and refuse
- * any page at or past the slot's end.
+ * any page at or past the slot's end. They decode into runs (pageset_runs.h); a bitmap is filled from those.
  */
 #include <errno.h>
 #include <limits.h>
@@ -15,7 +15,7 @@
 
 #include "hvmtrace/error.h"
 #include "hvmtrace/pageset.h"
-#include "trace_decode.h"
+#include "pageset_runs.h"
 
 /* Chosen by bench/pageset_codec.c; the figures and the reasoning are in docs/formats.md. */
 const enum hvt_codec hvt_codec_default = HVT_CODEC_ZSTD_RUNS;
@@ -63,23 +63,8 @@ static int roaring_encode(const struct hvt_pageset *s, uint8_t **out, size_t *ou
 	return 0;
 }
 
-/* Most runs of a scattered set fit in one word: set those inline, leave the rest to set_range. */
-static inline void set_run(struct hvt_pageset *s, uint64_t first, uint64_t count)
-{
-	unsigned bit = (unsigned)(first % 64);
-
-	if (bit + count <= 64) {
-		uint64_t mask = count == 64 ? ~(uint64_t)0 : (((uint64_t)1 << count) - 1) << bit;
-
-		s->words[first / 64] |= mask;
-	} else {
-		hvt_pageset_set_range(s, first, count);
-	}
-}
-
-/* Where decoded runs go: into a bitmap, or (out != NULL) appended to a run list as GFNs base + page. */
+/* Where decoded runs go: appended to out as base + page, for a set of npages pages. */
 struct run_sink {
-	struct hvt_pageset *s;
 	struct hvt_runs *out;
 	uint64_t base;
 	uint64_t npages;
@@ -87,10 +72,6 @@ struct run_sink {
 
 static inline int sink_run(struct run_sink *k, uint64_t first, uint64_t count)
 {
-	if (!k->out) {
-		set_run(k->s, first, count);
-		return 0;
-	}
 	return hvt_runs_push(k->out, k->base + first, count);
 }
 
@@ -400,19 +381,6 @@ static int decode_into(struct run_sink *k, enum hvt_codec c, const uint8_t *in, 
 	return hvt_err_set(err, -EINVAL, "unknown page-set codec %d", (int)c);
 }
 
-int hvt_pageset_decode(struct hvt_pageset *s, enum hvt_codec c, const uint8_t *in, size_t inlen,
-		       struct hvt_err *err)
-{
-	struct run_sink k = {.s = s, .npages = s->npages};
-	int rc;
-
-	hvt_pageset_clear(s);
-	rc = decode_into(&k, c, in, inlen, err);
-	if (rc)
-		hvt_pageset_clear(s); /* no half-decoded set escapes */
-	return rc;
-}
-
 int hvt_pageset_decode_runs(struct hvt_runs *out, uint64_t base, uint64_t npages, enum hvt_codec c,
 			    const uint8_t *in, size_t inlen, struct hvt_err *err)
 {
@@ -429,4 +397,18 @@ int hvt_pageset_decode_runs(struct hvt_runs *out, uint64_t base, uint64_t npages
 		pages += out->v[i].count;
 	out->pages += pages;
 	return 0;
+}
+
+/* The runs, set in the bitmap: no half-decoded set escapes, as the runs are only set once all are read. */
+int hvt_pageset_decode(struct hvt_pageset *s, enum hvt_codec c, const uint8_t *in, size_t inlen,
+		       struct hvt_err *err)
+{
+	struct hvt_runs runs = {0};
+	int rc = hvt_pageset_decode_runs(&runs, 0, s->npages, c, in, inlen, err);
+
+	hvt_pageset_clear(s);
+	if (!rc)
+		hvt_pageset_set_runs(s, &runs, 0, runs.n, 0);
+	free(runs.v);
+	return rc;
 }

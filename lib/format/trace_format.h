@@ -17,9 +17,7 @@
 
 #include <isa-l/crc.h>
 
-struct hvt_interval;
-struct hvt_layout;
-struct hvt_err;
+#include "hvmtrace/trace.h"
 
 /* File header: magic[8], u32 version, u32 flags. */
 #define HVT_FILE_MAGIC       "HVMTRACE"
@@ -54,6 +52,18 @@ enum hvt_rec_type {
 #define HVT_IV_SET_HDR_SIZE 16
 #define HVT_IV_KNOWN_FLAGS  0x1ffu
 #define HVT_IV_SET_FLAGS    0x3u /* HVT_IV_WRITTEN | HVT_IV_ACCESSED: the sets a slot block holds */
+
+/* Where tracer_cpu_ns lies in the fixed part of an interval with these flags. */
+static inline size_t hvt_iv_cpu_offset(uint32_t flags)
+{
+	return HVT_IV_FIXED_SIZE + ((flags & HVT_IV_WNA_COUNTED) ? HVT_IV_WNA_SIZE : 0);
+}
+
+/* The size of the fixed part of an interval with these flags. */
+static inline size_t hvt_iv_fixed_size(uint32_t flags)
+{
+	return hvt_iv_cpu_offset(flags) + ((flags & HVT_IV_TRACER_CPU) ? HVT_IV_CPU_SIZE : 0);
+}
 
 /* INDEX payload: u64 nlayouts, u64 nintervals, then the entries. */
 #define HVT_INDEX_HEADER_SIZE   16
@@ -196,7 +206,7 @@ static inline uint32_t hvt_rec_crc(const uint8_t *hdr, const void *payload, size
 	return hvt_crc32c(hvt_crc32c(0, h, sizeof(h)), payload, len);
 }
 
-/* ---- INTERVAL payload (lib/format/trace_interval.c) ---- */
+/* ---- INTERVAL payload (lib/format/trace_interval.c, trace_interval_decode.c) ---- */
 
 /* Appends the payload of iv, an interval of layout l, to b. -EINVAL (with a message) if iv does not fit l. */
 int hvt_interval_encode(const struct hvt_interval *iv, const struct hvt_layout *l, struct hvt_buf *b,
@@ -213,15 +223,8 @@ struct hvt_interval_head {
 int hvt_interval_parse_head(const uint8_t *payload, size_t len, struct hvt_interval_head *h,
 			    struct hvt_err *err);
 
-/* Decodes a payload for layout l into iv (initialised here; finalised again on error). */
-/* The fixed part of an INTERVAL payload into iv (scalars only, no sets), its flags checked; *fixed is its
- * size and *nch the channel count that follows. Shared by hvt_interval_decode and the run reader. */
-int hvt_interval_decode_fixed(struct hvt_interval *iv, const uint8_t *payload, size_t len, size_t *fixed,
-			      uint32_t *nch, struct hvt_err *err);
-/* The channel entries that follow the fixed part into iv->channels, grown with realloc when nch exceeds *cap
- * (its room: 0 with channels NULL), each checked. Shared by hvt_interval_decode and the run reader. */
-int hvt_interval_decode_channels(struct hvt_interval *iv, struct hvt_cursor *c, uint32_t nch, size_t *cap,
-				 struct hvt_err *err);
+/* Decodes a payload for layout l into iv (initialised here; finalised again on error): the runs of
+ * hvt_iv_runs_decode (trace_decode.h), set in bitmaps. */
 int hvt_interval_decode(struct hvt_interval *iv, const struct hvt_layout *l, const uint8_t *payload,
 			size_t len, struct hvt_err *err);
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* struct hvt_interval: its lifetime, and its INTERVAL record payload (docs/formats.md). */
+/* struct hvt_interval: its lifetime, and its encoding as an INTERVAL record payload (docs/formats.md; the
+ * decoder is trace_interval_decode.c). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,18 +88,6 @@ int hvt_interval_close_written_in_accessed(struct hvt_interval *iv)
 
 /* ---- payload ---- */
 
-static size_t fixed_size(uint32_t flags)
-{
-	return HVT_IV_FIXED_SIZE + ((flags & HVT_IV_WNA_COUNTED) ? HVT_IV_WNA_SIZE : 0) +
-	       ((flags & HVT_IV_TRACER_CPU) ? HVT_IV_CPU_SIZE : 0);
-}
-
-/* Where tracer_cpu_ns lies in the fixed part. */
-static size_t cpu_offset(uint32_t flags)
-{
-	return HVT_IV_FIXED_SIZE + ((flags & HVT_IV_WNA_COUNTED) ? HVT_IV_WNA_SIZE : 0);
-}
-
 /* CRoaring cannot hold page indexes of 2^32 and more: such slots always use zstd-runs. */
 static enum hvt_codec codec_for(uint64_t npages)
 {
@@ -167,7 +156,7 @@ int hvt_interval_encode(const struct hvt_interval *iv, const struct hvt_layout *
 {
 	uint32_t sets = iv->flags & HVT_IV_SET_FLAGS;
 	uint32_t nch = (iv->flags & HVT_IV_BANDWIDTH) ? iv->nchannels : 0;
-	size_t fixed = fixed_size(iv->flags);
+	size_t fixed = hvt_iv_fixed_size(iv->flags);
 	uint8_t *p;
 	int rc;
 
@@ -219,7 +208,7 @@ int hvt_interval_encode(const struct hvt_interval *iv, const struct hvt_layout *
 	if (iv->flags & HVT_IV_WNA_COUNTED)
 		hvt_put_le64(p + HVT_IV_FIXED_SIZE, iv->written_not_accessed);
 	if (iv->flags & HVT_IV_TRACER_CPU)
-		hvt_put_le64(p + cpu_offset(iv->flags), iv->tracer_cpu_ns);
+		hvt_put_le64(p + hvt_iv_cpu_offset(iv->flags), iv->tracer_cpu_ns);
 	p += fixed;
 	for (uint32_t i = 0; i < nch; i++, p += HVT_IV_CHANNEL_SIZE) {
 		hvt_put_le32(p, iv->channels[i].channel);
@@ -238,205 +227,4 @@ int hvt_interval_encode(const struct hvt_interval *iv, const struct hvt_layout *
 			return hvt_err_prefix(err, rc, "slot %u accessed: ", i);
 	}
 	return 0;
-}
-
-int hvt_interval_parse_head(const uint8_t *payload, size_t len, struct hvt_interval_head *h,
-			    struct hvt_err *err)
-{
-	if (len < HVT_IV_FIXED_SIZE)
-		return hvt_err_set(err, -EINVAL,
-				   "interval payload of %zu bytes is shorter than its fixed part", len);
-	h->seq = hvt_get_le64(payload);
-	h->t_start_ns = hvt_get_le64(payload + 8);
-	h->generation = hvt_get_le64(payload + 40);
-	h->nslots = hvt_get_le32(payload + 64);
-	return 0;
-}
-
-static int decode_set(struct hvt_cursor *c, struct hvt_pageset *s, struct hvt_err *err)
-{
-	uint32_t codec = hvt_cursor_u32(c);
-	uint32_t len = hvt_cursor_u32(c);
-	uint64_t count = hvt_cursor_u64(c), got;
-	const uint8_t *bytes = hvt_cursor_take(c, len);
-	int rc;
-
-	if (!bytes)
-		return hvt_err_set(err, -EINVAL, "set runs past the end of the payload");
-	rc = hvt_pageset_decode(s, (enum hvt_codec)codec, bytes, len, err);
-	if (rc)
-		return rc;
-	got = hvt_pageset_count(s);
-	if (got != count)
-		return hvt_err_set(err, -EINVAL, "set holds %llu pages, its header says %llu",
-				   (unsigned long long)got, (unsigned long long)count);
-	return 0;
-}
-
-int hvt_interval_decode_channels(struct hvt_interval *iv, struct hvt_cursor *c, uint32_t nch, size_t *cap,
-				 struct hvt_err *err)
-{
-	/* bound the allocation by what the payload can hold before trusting the count */
-	if (nch > c->left / HVT_IV_CHANNEL_SIZE)
-		return hvt_err_set(err, -EINVAL, "%u channels run past the end of the payload", nch);
-	if (nch > *cap) {
-		struct hvt_channel_bytes *v = realloc(iv->channels, nch * sizeof(*v));
-
-		if (!v)
-			return hvt_err_set(err, -ENOMEM, "out of memory");
-		iv->channels = v;
-		*cap = nch;
-	}
-	iv->nchannels = nch;
-	for (uint32_t i = 0; i < nch; i++) {
-		iv->channels[i].channel = hvt_cursor_u32(c);
-		if (hvt_cursor_u32(c) != 0)
-			return hvt_err_set(err, -EINVAL, "channel %u: reserved field is not zero", i);
-		iv->channels[i].read_bytes = hvt_cursor_u64(c);
-		iv->channels[i].write_bytes = hvt_cursor_u64(c);
-		if ((iv->flags & HVT_IV_BW_TOTAL) && iv->channels[i].write_bytes)
-			return hvt_err_set(err, -EINVAL, "channel %u: total-bytes interval with write bytes",
-					   i);
-	}
-	return 0;
-}
-
-static int decode_body(struct hvt_interval *iv, struct hvt_cursor *c, uint32_t nch, struct hvt_err *err)
-{
-	uint32_t sets = iv->flags & HVT_IV_SET_FLAGS;
-	size_t cap = 0; /* iv->channels is NULL: hvt_interval_init */
-	int rc;
-
-	rc = hvt_interval_decode_channels(iv, c, nch, &cap, err);
-	if (rc)
-		return rc;
-	for (uint32_t i = 0; i < iv->nslots; i++) {
-		uint32_t present = hvt_cursor_u32(c);
-
-		if (c->bad)
-			return hvt_err_set(err, -EINVAL, "slot %u runs past the end of the payload", i);
-		if (present != sets)
-			return hvt_err_set(err, -EINVAL,
-					   "slot %u holds sets 0x%x, the interval flags say 0x%x", i, present,
-					   sets);
-		if ((sets & HVT_IV_WRITTEN) && (rc = decode_set(c, &iv->written[i], err)))
-			return hvt_err_prefix(err, rc, "slot %u written: ", i);
-		if ((sets & HVT_IV_ACCESSED) && (rc = decode_set(c, &iv->accessed[i], err)))
-			return hvt_err_prefix(err, rc, "slot %u accessed: ", i);
-	}
-	if (c->left)
-		return hvt_err_set(err, -EINVAL, "%zu bytes of junk after the last slot", c->left);
-	return 0;
-}
-
-/* The fixed part's fields that relate to each other (the sets' own checks are in decode_set). */
-static int check_ranges(const struct hvt_interval *iv, struct hvt_err *err)
-{
-	uint64_t written;
-
-	if (iv->t_end_ns < iv->t_start_ns)
-		return hvt_err_set(err, -EINVAL, "field t_end_ns: %llu is before t_start_ns %llu",
-				   (unsigned long long)iv->t_end_ns, (unsigned long long)iv->t_start_ns);
-	if (iv->flags & HVT_IV_WNA_COUNTED) {
-		written = hvt_interval_count_pages(iv->written, iv->nslots);
-		if (iv->written_not_accessed > written)
-			return hvt_err_set(
-			    err, -EINVAL,
-			    "field written_not_accessed: %llu is more than the %llu written pages",
-			    (unsigned long long)iv->written_not_accessed, (unsigned long long)written);
-	}
-	return 0;
-}
-
-int hvt_interval_decode_fixed(struct hvt_interval *iv, const uint8_t *payload, size_t len, size_t *fixed,
-			      uint32_t *nch, struct hvt_err *err)
-{
-	struct hvt_interval_head h = {0};
-	uint32_t flags;
-	int rc;
-
-	memset(iv, 0, sizeof(*iv));
-	rc = hvt_interval_parse_head(payload, len, &h, err);
-	if (rc)
-		return rc;
-	flags = hvt_get_le32(payload + 56);
-	*nch = hvt_get_le32(payload + 68);
-	if (flags & ~HVT_IV_KNOWN_FLAGS)
-		return hvt_err_set(err, -EINVAL, "unknown interval flags 0x%x", flags & ~HVT_IV_KNOWN_FLAGS);
-	if (*nch && !(flags & HVT_IV_BANDWIDTH))
-		return hvt_err_set(err, -EINVAL, "%u channels without the bandwidth flag", *nch);
-	if ((flags & HVT_IV_BW_TOTAL) && !(flags & HVT_IV_BANDWIDTH))
-		return hvt_err_set(err, -EINVAL, "flag BW_TOTAL without BANDWIDTH");
-	if ((flags & HVT_IV_WNA_COUNTED) && (flags & HVT_IV_SET_FLAGS) != HVT_IV_SET_FLAGS)
-		return hvt_err_set(err, -EINVAL, "flag WNA_COUNTED without both written and accessed sets");
-	if ((flags & HVT_IV_TRACER_BUSY) && !(flags & HVT_IV_TRACER_CPU))
-		return hvt_err_set(err, -EINVAL, "flag TRACER_BUSY without TRACER_CPU");
-	if ((flags & HVT_IV_LAYOUT_REFUSED) && ((flags & HVT_IV_SET_FLAGS) || !(flags & HVT_IV_FINAL)))
-		return hvt_err_set(err, -EINVAL,
-				   "flag LAYOUT_REFUSED on an interval with sets, or not final");
-	if (hvt_get_le64(payload + 16) < h.t_start_ns)
-		return hvt_err_set(err, -EINVAL, "field t_end_ns: %llu is before t_start_ns %llu",
-				   (unsigned long long)hvt_get_le64(payload + 16),
-				   (unsigned long long)h.t_start_ns);
-	*fixed = fixed_size(flags);
-	if (len < *fixed)
-		return hvt_err_set(err, -EINVAL,
-				   "interval payload of %zu bytes is shorter than its fixed part of %zu", len,
-				   *fixed);
-	iv->seq = h.seq;
-	iv->t_start_ns = h.t_start_ns;
-	iv->t_end_ns = hvt_get_le64(payload + 16);
-	iv->wall_start_ns = (int64_t)hvt_get_le64(payload + 24);
-	iv->harvest_ns = hvt_get_le64(payload + 32);
-	iv->generation = h.generation;
-	iv->lost_pages = hvt_get_le64(payload + 48);
-	iv->flags = flags;
-	iv->missed_deadlines = hvt_get_le32(payload + 60);
-	iv->nslots = h.nslots;
-	if (flags & HVT_IV_WNA_COUNTED)
-		iv->written_not_accessed = hvt_get_le64(payload + HVT_IV_FIXED_SIZE);
-	if (flags & HVT_IV_TRACER_CPU)
-		iv->tracer_cpu_ns = hvt_get_le64(payload + cpu_offset(flags));
-	return 0;
-}
-
-int hvt_interval_decode(struct hvt_interval *iv, const struct hvt_layout *l, const uint8_t *payload,
-			size_t len, struct hvt_err *err)
-{
-	struct hvt_cursor c = {.p = payload, .left = len};
-	struct hvt_interval head;
-	uint32_t nch;
-	size_t fixed;
-	int rc;
-
-	memset(iv, 0, sizeof(*iv));
-	rc = hvt_interval_decode_fixed(&head, payload, len, &fixed, &nch, err);
-	if (rc)
-		return rc;
-	if (head.generation != l->generation || head.nslots != l->nslots)
-		return hvt_err_set(err, -EINVAL,
-				   "interval has %u slots of generation %llu, the layout %u of %llu",
-				   head.nslots, (unsigned long long)head.generation, l->nslots,
-				   (unsigned long long)l->generation);
-	rc = hvt_interval_init(iv, l, head.flags);
-	if (rc)
-		return hvt_err_set(err, rc, "out of memory for the sets of %u slots", l->nslots);
-	hvt_cursor_take(&c, fixed);
-	iv->seq = head.seq;
-	iv->t_start_ns = head.t_start_ns;
-	iv->t_end_ns = head.t_end_ns;
-	iv->wall_start_ns = head.wall_start_ns;
-	iv->harvest_ns = head.harvest_ns;
-	iv->lost_pages = head.lost_pages;
-	iv->missed_deadlines = head.missed_deadlines;
-	iv->written_not_accessed = head.written_not_accessed;
-	iv->tracer_cpu_ns = head.tracer_cpu_ns;
-	rc = decode_body(iv, &c, nch, err);
-	if (!rc && (iv->flags & HVT_IV_WNA_COUNTED))
-		rc = check_written_in_accessed(iv, err);
-	if (!rc)
-		rc = check_ranges(iv, err);
-	if (rc)
-		hvt_interval_fini(iv);
-	return rc;
 }

@@ -586,21 +586,15 @@ int hvt_trace_check_interval_meta(const struct hvt_trace_reader *r, const struct
 int hvt_trace_read_interval(struct hvt_trace_reader *r, uint64_t i, struct hvt_interval *iv,
 			    struct hvt_err *err)
 {
-	const struct hvt_layout *l;
-	const uint8_t *payload;
-	size_t len;
+	struct hvt_iv_runs ir = {0};
 	int rc;
 
 	memset(iv, 0, sizeof(*iv));
-	rc = hvt_trace_read_payload(r, i, &payload, &len, &l, err);
-	if (rc)
-		return rc;
-	rc = hvt_interval_decode(iv, l, payload, len, err);
-	if (!rc && (rc = hvt_trace_check_interval_meta(r, iv, err)))
-		hvt_interval_fini(iv);
-	if (rc)
-		return hvt_trace_interval_err(r, i, rc, err);
-	return 0;
+	rc = hvt_trace_read_runs(r, i, &ir, err);
+	if (!rc && (rc = hvt_interval_from_runs(iv, &ir, hvt_trace_layout(r, ir.hdr.generation), err)))
+		hvt_trace_interval_err(r, i, rc, err);
+	hvt_iv_runs_fini(&ir);
+	return rc;
 }
 
 int hvt_trace_interval_err(const struct hvt_trace_reader *r, uint64_t i, int rc, struct hvt_err *err)

@@ -27,6 +27,7 @@
 #include "hvmtrace/trace.h"
 #include "hvmtrace/trace_runs.h"
 #include "hvmtrace/util.h"
+#include "../../lib/format/trace_decode.h"
 #include "../../lib/format/trace_format.h"
 
 #define NIV      24 /* intervals in the fixture */
@@ -1196,6 +1197,92 @@ static void test_runs_range(void **state)
 	}
 }
 
+/* The payload of b with flag WNA_COUNTED and its field (count) added, in out, of b->len + 8 bytes. */
+static void add_wna_field(uint8_t *out, const struct hvt_buf *b, uint64_t count)
+{
+	memcpy(out, b->p, HVT_IV_FIXED_SIZE);
+	memcpy(out + HVT_IV_FIXED_SIZE + 8, b->p + HVT_IV_FIXED_SIZE, b->len - HVT_IV_FIXED_SIZE);
+	hvt_put_le32(out + 56, hvt_get_le32(b->p + 56) | HVT_IV_WNA_COUNTED);
+	hvt_put_le64(out + HVT_IV_FIXED_SIZE, count);
+}
+
+/*
+ * A payload has one decoder, into runs (trace_decode.h); the bitmaps are those runs set slot by slot. With
+ * the slots out of guest-physical order the runs are sorted, and each slot's bitmap still gets its own
+ * pages. Both forms refuse a layout of another generation, and name the first slot in layout order whose
+ * written page is not accessed.
+ */
+static void test_one_decoder(void **state)
+{
+	struct hvt_layout l;
+	struct hvt_interval iv, out;
+	struct hvt_iv_runs ir = {0};
+	struct hvt_memslot lowest;
+	struct hvt_run run;
+	struct hvt_buf b = {0};
+	struct hvt_err err = {{0}};
+	uint8_t *bad;
+
+	(void)state;
+	assert_int_equal(hvt_layout_copy(&l, &layouts[1]), 0);
+	lowest = l.slots[0]; /* slot indexes 0, 1, 2 now descend in guest-physical space */
+	l.slots[0] = l.slots[2];
+	l.slots[2] = lowest;
+	assert_int_equal(hvt_layout_validate(&l, &err), 0);
+	assert_int_equal(hvt_interval_init(&iv, &l, HVT_IV_WRITTEN | HVT_IV_ACCESSED), 0);
+	iv.seq = 1;
+	for (uint32_t i = 0; i < l.nslots; i++) {
+		random_set(&iv.written[i]);
+		random_set(&iv.accessed[i]);
+		hvt_pageset_set(&iv.accessed[i], i + 1); /* every slot holds something */
+	}
+	assert_int_equal(hvt_interval_close_written_in_accessed(&iv), 0);
+	assert_int_equal(hvt_interval_encode(&iv, &l, &b, &err), 0);
+	assert_int_equal(hvt_interval_decode(&out, &l, b.p, b.len, &err), 0);
+	for (uint32_t i = 0; i < l.nslots; i++) {
+		assert_true(hvt_pageset_equal(&out.written[i], &iv.written[i]));
+		assert_true(hvt_pageset_equal(&out.accessed[i], &iv.accessed[i]));
+	}
+	assert_int_equal(out.written_not_accessed, iv.written_not_accessed);
+	hvt_interval_fini(&out);
+	assert_int_equal(hvt_iv_runs_decode(&ir, &l, b.p, b.len, &err), 0);
+	assert_int_equal(ir.set[1].pages, hvt_interval_count_pages(iv.accessed, l.nslots));
+	assert_true(hvt_pageset_next_run(&iv.accessed[2], &(uint64_t){0}, &run));
+	assert_int_equal(ir.set[1].v[0].first, run.first); /* slot 2 (at GFN 0), decoded last, comes first */
+	for (size_t k = 1; k < ir.set[1].n; k++)
+		assert_true(ir.set[1].v[k].first > ir.set[1].v[k - 1].first + ir.set[1].v[k - 1].count);
+
+	/* the layout of another generation */
+	l.generation++;
+	assert_int_equal(hvt_iv_runs_decode(&ir, &l, b.p, b.len, &err), -EINVAL);
+	assert_string_equal(err.msg, "interval has 3 slots of generation 5, the layout 3 of 6");
+	assert_int_equal(ir.set[0].n + ir.set[1].n, 0);
+	assert_int_equal(hvt_interval_decode(&out, &l, b.p, b.len, &err), -EINVAL);
+	assert_string_equal(err.msg, "interval has 3 slots of generation 5, the layout 3 of 6");
+	assert_null(out.written);
+	l.generation--;
+
+	/* written, not accessed, in slots 2 (sorted first) and 1: slot 1 is named */
+	hvt_interval_fini(&iv);
+	assert_int_equal(hvt_interval_init(&iv, &l, HVT_IV_WRITTEN | HVT_IV_ACCESSED), 0);
+	hvt_pageset_set(&iv.written[1], 7);
+	hvt_pageset_set(&iv.written[2], 3);
+	b.len = 0;
+	assert_int_equal(hvt_interval_encode(&iv, &l, &b, &err), 0);
+	bad = malloc(b.len + 8);
+	assert_non_null(bad);
+	add_wna_field(bad, &b, 0);
+	assert_int_equal(hvt_iv_runs_decode(&ir, &l, bad, b.len + 8, &err), -EINVAL);
+	assert_string_equal(err.msg, "slot 1: flag WNA_COUNTED, but a written page is not accessed");
+	assert_int_equal(hvt_interval_decode(&out, &l, bad, b.len + 8, &err), -EINVAL);
+	assert_string_equal(err.msg, "slot 1: flag WNA_COUNTED, but a written page is not accessed");
+	free(bad);
+	hvt_iv_runs_fini(&ir);
+	hvt_interval_fini(&iv);
+	hvt_layout_fini(&l);
+	free(b.p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1218,6 +1305,7 @@ int main(void)
 	    cmocka_unit_test(test_insane_fields),
 	    cmocka_unit_test(test_tracer_cost_fields),
 	    cmocka_unit_test(test_runs_range),
+	    cmocka_unit_test(test_one_decoder),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
