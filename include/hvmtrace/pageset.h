@@ -8,9 +8,11 @@
 #ifndef HVMTRACE_PAGESET_H
 #define HVMTRACE_PAGESET_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 struct hvt_err;
 
@@ -35,6 +37,23 @@ struct hvt_runs {
 	size_t n, cap;
 	uint64_t pages;
 };
+
+/* Appends a run (after the runs already there, as their order asks); 0 or -ENOMEM. Inline: the decoder
+ * and the analyses call it once per run. */
+static inline int hvt_runs_push(struct hvt_runs *r, uint64_t first, uint64_t count)
+{
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 1024;
+		struct hvt_run *v = realloc(r->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		r->v = v;
+		r->cap = cap;
+	}
+	r->v[r->n++] = (struct hvt_run){first, count};
+	return 0;
+}
 
 static inline uint64_t hvt_pageset_nwords(uint64_t npages)
 {

@@ -19,8 +19,6 @@
 #include "analysis_sweep.h"
 #include "hvmtrace/analysis.h"
 #include "hvmtrace/error.h"
-#include "format/pageset_runs.h"
-#include "format/trace_decode.h"
 
 struct loader {
 	struct hvt_analysis *a;

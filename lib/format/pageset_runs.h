@@ -7,28 +7,10 @@
 #ifndef HVMTRACE_LIB_PAGESET_RUNS_H
 #define HVMTRACE_LIB_PAGESET_RUNS_H
 
-#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
 
 #include "hvmtrace/pageset.h"
-
-/* Appends a run; 0 or -ENOMEM. */
-static inline int hvt_runs_push(struct hvt_runs *r, uint64_t first, uint64_t count)
-{
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 1024;
-		struct hvt_run *v = realloc(r->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		r->v = v;
-		r->cap = cap;
-	}
-	r->v[r->n++] = (struct hvt_run){first, count};
-	return 0;
-}
 
 /*
  * Decodes an encoded page set of npages pages (pageset.h) and appends its runs to out as base + page,

@@ -29,8 +29,8 @@ int hvt_trace_interval_err(const struct hvt_trace_reader *r, uint64_t i, int rc,
 int hvt_iv_runs_decode(struct hvt_iv_runs *ir, const struct hvt_layout *l, const uint8_t *payload, size_t len,
 		       struct hvt_err *err);
 
-/* Interval i of r, its payload and layout l given by hvt_trace_read_payload, into ir: hvt_iv_runs_decode, then
- * the META check, errors named as every reader names a bad interval. What hvt_trace_read_runs does after
+/* Interval i of r, its payload and layout l given by hvt_trace_read_payload, into ir: hvt_iv_runs_decode,
+ * then the META check, errors named as every reader names a bad interval. What hvt_trace_read_runs does after
  * reading, for readers that look at the payload before deciding to decode it. */
 int hvt_trace_decode_runs(const struct hvt_trace_reader *r, uint64_t i, const uint8_t *payload, size_t len,
 			  const struct hvt_layout *l, struct hvt_iv_runs *ir, struct hvt_err *err);

@@ -179,8 +179,8 @@ static int check_written_in_accessed(const struct hvt_iv_runs *ir, const struct 
 		hvt_runs_range(&ir->set[0], first, end, &w0, &w1);
 		hvt_runs_range(&ir->set[1], first, end, &a0, &a1);
 		if (!runs_subset(&ir->set[0], w0, w1, &ir->set[1], a0, a1))
-			return hvt_err_set(err, -EINVAL,
-					   "slot %u: flag WNA_COUNTED, but a written page is not accessed", i);
+			return hvt_err_set(
+			    err, -EINVAL, "slot %u: flag WNA_COUNTED, but a written page is not accessed", i);
 	}
 	return 0;
 }
