@@ -576,6 +576,11 @@ static int check_output(const char *dir, struct hvt_err *e)
 	return 0;
 }
 
+int hvt_lv_check_output(const char *dir, struct hvt_err *e)
+{
+	return check_output(dir, e);
+}
+
 static int check_iomem(const struct hvt_lv_domain *d, const struct hvt_range *x, size_t n, struct hvt_err *e)
 {
 	struct hvt_iomem io;

@@ -77,6 +77,10 @@ int hvt_lv_check(const struct hvt_lv_domain *d, struct hvt_err *e);
  * unit's sandbox hides or makes read-only (/tmp, /home, /etc, ...). */
 bool hvt_lv_systemd_runs(void);
 
+/* The output directory check of hvt_lv_check alone (hvmtrace doctor): a directory, writable (a file created
+ * and removed), and where systemd runs, one the tracer's unit can keep a trace in. */
+int hvt_lv_check_output(const char *dir, struct hvt_err *e);
+
 /* RUN_DIR/NAME[/leaf] into buf. */
 void hvt_lv_path(const struct hvt_lv_domain *d, const char *leaf, char *buf, size_t len);
 
