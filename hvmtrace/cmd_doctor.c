@@ -68,9 +68,12 @@ static int parse(int argc, char **argv, struct doctor_opts *o)
 	    HVT_OPT_FLAG(0, "no-selftest", &o->no_selftest, "do not run the bandwidth self-tests"),
 	    HVT_OPT_SIZE(0, "selftest-size", &e->selftest_bytes, 1ull << 20, 0, 4096, "SIZE",
 			 "bytes each self-test window moves (default: 8 × the LLC, 256M to 1G)"),
-	    HVT_OPT_PATH(0, "chanmap", &e->chanmap, "FILE", "the channel map (default /etc/hvmtrace/chanmap.json)"),
-	    HVT_OPT_PATH(0, "qemu", &e->qemu, "FILE", "the QEMU to check (default: qemu-system-x86_64 on PATH)"),
-	    HVT_OPT_PATH(0, "output-dir", &e->output_dir, "DIR", "where traces go (default /var/lib/hvmtrace)"),
+	    HVT_OPT_PATH(0, "chanmap", &e->chanmap, "FILE",
+			 "the channel map (default /etc/hvmtrace/chanmap.json)"),
+	    HVT_OPT_PATH(0, "qemu", &e->qemu, "FILE",
+			 "the QEMU to check (default: qemu-system-x86_64 on PATH)"),
+	    HVT_OPT_PATH(0, "output-dir", &e->output_dir, "DIR",
+			 "where traces go (default /var/lib/hvmtrace)"),
 	    HVT_OPT_HEADING("Other roots (tests):"),
 	    HVT_OPT_PATH(0, "sysfs-root", &e->sysfs_root, "DIR",
 			 "sysfs to read (default /sys; PMUs: its CPU is DIR/../proc/cpuinfo\n"
@@ -81,9 +84,11 @@ static int parse(int argc, char **argv, struct doctor_opts *o)
 	    HVT_OPT_PATH(0, "kernel-config", &e->kernel_config, "FILE",
 			 "kernel config, plain or gzip (default /boot/config-RELEASE, else\n"
 			 "PROC/config.gz)"),
-	    HVT_OPT_PATH(0, "mem-path", &e->mem_path, "FILE", "the physical memory device (default /dev/mem)"),
+	    HVT_OPT_PATH(0, "mem-path", &e->mem_path, "FILE",
+			 "the physical memory device (default /dev/mem)"),
 	    HVT_OPT_PATH(0, "kvm", &e->kvm_path, "FILE", "the KVM device (default /dev/kvm)"),
-	    HVT_OPT_PATH(0, "resctrl-root", &e->resctrl_root, "DIR", "resctrl mount (default /sys/fs/resctrl)"),
+	    HVT_OPT_PATH(0, "resctrl-root", &e->resctrl_root, "DIR",
+			 "resctrl mount (default /sys/fs/resctrl)"),
 	    HVT_OPT_PATH(0, "hooks-dir", &e->hooks_dir, "DIR",
 			 "libvirt's qemu hooks (default /etc/libvirt/hooks/qemu.d)"),
 	    HVT_OPT_PATH(0, "units-dir", &e->units_dir, "DIR", "systemd units (default /etc/systemd/system)"),
@@ -92,9 +97,10 @@ static int parse(int argc, char **argv, struct doctor_opts *o)
 	const struct hvt_cmdline cmd = {
 	    .prog = "hvmtrace doctor",
 	    .synopsis = "[options]",
-	    .about = "Checks what this host can trace: virtualisation, memory placement, the memory-controller\n"
-		     "counters (proven by a bandwidth self-test) and the rest of the chain, each finding with\n"
-		     "its evidence and its fix, then a verdict. Run it as root to see what record will see.",
+	    .about =
+		"Checks what this host can trace: virtualisation, memory placement, the memory-controller\n"
+		"counters (proven by a bandwidth self-test) and the rest of the chain, each finding with\n"
+		"its evidence and its fix, then a verdict. Run it as root to see what record will see.",
 	    .options = opts,
 	    .exits = exits,
 	    .usage_status = DOCTOR_USAGE,

@@ -28,7 +28,8 @@ enum doc_status {
 	DOC_SKIP, /* not checked, and why (nothing to check it on) */
 };
 
-/* A measured figure some checks carry (the self-tests): counted / moved bytes and the band it must fall in. */
+/* A measured figure some checks carry (the self-tests): counted / moved bytes and the band it must fall in.
+ */
 struct doc_figure {
 	bool set;
 	uint64_t moved, counted;
@@ -37,11 +38,11 @@ struct doc_figure {
 
 struct doc_check {
 	enum doc_group group;
-	char id[64];           /* stable key, e.g. "kvm.ad_harvest", "selftest.pmu.s0.mc1.ch0.read" */
+	char id[64]; /* stable key, e.g. "kvm.ad_harvest", "selftest.pmu.s0.mc1.ch0.read" */
 	enum doc_status status;
-	char what[512];        /* the finding, one sentence */
-	char evidence[768];    /* where it was read or measured */
-	char fix[512];         /* what to do about a NO or WARN; "" when nothing */
+	char what[512];     /* the finding, one sentence */
+	char evidence[768]; /* where it was read or measured */
+	char fix[512];      /* what to do about a NO or WARN; "" when nothing */
 	struct doc_figure fig;
 };
 
@@ -63,21 +64,21 @@ struct doc_report {
 
 /* Where the doctor looks: the running host by default; tests point these at recorded trees. */
 struct doc_env {
-	const char *sysfs_root;   /* "/sys" */
-	const char *proc_root;    /* "/proc" */
-	const char *iomem;        /* NULL: PROC/iomem */
-	const char *cmdline;      /* NULL: PROC/cmdline */
+	const char *sysfs_root;    /* "/sys" */
+	const char *proc_root;     /* "/proc" */
+	const char *iomem;         /* NULL: PROC/iomem */
+	const char *cmdline;       /* NULL: PROC/cmdline */
 	const char *kernel_config; /* NULL: /boot/config-RELEASE, else PROC/config.gz */
-	const char *mem_path;     /* "/dev/mem" */
-	const char *kvm_path;     /* "/dev/kvm" */
-	const char *chanmap;      /* NULL: /etc/hvmtrace/chanmap.json when it exists */
-	const char *resctrl_root; /* "/sys/fs/resctrl" */
-	const char *qemu;         /* NULL: qemu-system-x86_64 on PATH */
-	const char *output_dir;   /* "/var/lib/hvmtrace" */
-	const char *hooks_dir;    /* "/etc/libvirt/hooks/qemu.d" */
-	const char *units_dir;    /* "/etc/systemd/system" */
-	bool selftest;            /* run the bandwidth self-tests where counters exist */
-	uint64_t selftest_bytes;  /* 0: sized from the LLC */
+	const char *mem_path;      /* "/dev/mem" */
+	const char *kvm_path;      /* "/dev/kvm" */
+	const char *chanmap;       /* NULL: /etc/hvmtrace/chanmap.json when it exists */
+	const char *resctrl_root;  /* "/sys/fs/resctrl" */
+	const char *qemu;          /* NULL: qemu-system-x86_64 on PATH */
+	const char *output_dir;    /* "/var/lib/hvmtrace" */
+	const char *hooks_dir;     /* "/etc/libvirt/hooks/qemu.d" */
+	const char *units_dir;     /* "/etc/systemd/system" */
+	bool selftest;             /* run the bandwidth self-tests where counters exist */
+	uint64_t selftest_bytes;   /* 0: sized from the LLC */
 };
 
 void doc_env_defaults(struct doc_env *env);

@@ -80,7 +80,8 @@ static bool find_on_path(const char *name, char *buf, size_t len)
 	char *copy = strdup(path ? path : "/usr/bin:/bin"), *save = NULL;
 	bool found = false;
 
-	for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d && !found; d = strtok_r(NULL, ":", &save)) {
+	for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d && !found;
+	     d = strtok_r(NULL, ":", &save)) {
 		snprintf(buf, len, "%s/%s", d, name);
 		found = !access(buf, X_OK);
 	}
@@ -107,7 +108,9 @@ static void check_qemu(const struct doc_env *env, struct doc_report *r)
 		snprintf(path, sizeof(path), "%s", env->qemu);
 	else if (!find_on_path("qemu-system-x86_64", path, sizeof(path))) {
 		c = doc_add(r, DOC_CHAIN, "qemu.patched", DOC_NO, "no qemu-system-x86_64 on PATH");
-		doc_fix(c, "build the patched QEMU (make qemu; it prints its directory) and name it with --qemu or virt-xml --emulator");
+		doc_fix(
+		    c,
+		    "build the patched QEMU (make qemu; it prints its directory) and name it with --qemu or virt-xml --emulator");
 		return;
 	}
 	char *vargv[] = {path, "-version", NULL}, *targv[] = {path, "-object", "help", NULL};
@@ -117,7 +120,8 @@ static void check_qemu(const struct doc_env *env, struct doc_report *r)
 		rc = capture(targv, types, sizeof(types));
 	version[strcspn(version, "\n")] = 0;
 	if (rc) {
-		c = doc_add(r, DOC_CHAIN, "qemu.patched", DOC_NO, "%s cannot be run: %s", path, strerror(-rc));
+		c = doc_add(r, DOC_CHAIN, "qemu.patched", DOC_NO, "%s cannot be run: %s", path,
+			    strerror(-rc));
 		return;
 	}
 	bool devmem = has_line(types, "memory-backend-devmem"), obj = has_line(types, "hvmtrace");
@@ -127,7 +131,9 @@ static void check_qemu(const struct doc_env *env, struct doc_report *r)
 				  : "not patched: it has no hvmtrace object and no memory-backend-devmem");
 	doc_evidence(c, "%s -object help", path);
 	if (!(devmem && obj))
-		doc_fix(c, "build the patched QEMU 10.0 (make qemu) and pass it with --qemu (virt-xml --emulator for libvirt)");
+		doc_fix(
+		    c,
+		    "build the patched QEMU 10.0 (make qemu) and pass it with --qemu (virt-xml --emulator for libvirt)");
 }
 
 /* The running libvirt daemon (modular virtqemud or monolithic libvirtd): its pid and start (wall seconds). */
@@ -177,24 +183,30 @@ static void check_libvirt(const struct doc_env *env, struct doc_report *r)
 
 	virGetVersion(&lib, NULL, NULL);
 	pid = find_daemon(env, daemon, sizeof(daemon), &started);
-	c = doc_add(r, DOC_CHAIN, "libvirt", DOC_INFO, "libvirt %lu.%lu.%lu (the library hvmtrace uses); daemon: %s", lib / 1000000,
+	c = doc_add(r, DOC_CHAIN, "libvirt", DOC_INFO,
+		    "libvirt %lu.%lu.%lu (the library hvmtrace uses); daemon: %s", lib / 1000000,
 		    lib / 1000 % 1000, lib % 1000, pid ? daemon : "not running");
 	doc_evidence(c, "virGetVersion(); %s/*/comm", env->proc_root);
 	snprintf(hook, sizeof(hook), "%s/hvmtrace", env->hooks_dir);
 	if (stat(hook, &st)) {
-		c = doc_add(r, DOC_CHAIN, "libvirt.hook", DOC_NO, "the libvirt hook %s is not installed", hook);
+		c = doc_add(r, DOC_CHAIN, "libvirt.hook", DOC_NO, "the libvirt hook %s is not installed",
+			    hook);
 		doc_fix(c, "make install-libvirt");
 		return;
 	}
 	if (!(st.st_mode & S_IXUSR)) {
-		c = doc_add(r, DOC_CHAIN, "libvirt.hook", DOC_NO, "the libvirt hook %s is not executable", hook);
+		c = doc_add(r, DOC_CHAIN, "libvirt.hook", DOC_NO, "the libvirt hook %s is not executable",
+			    hook);
 		doc_fix(c, "chmod 0755 %s", hook);
 		return;
 	}
 	if (pid && started && started < st.st_mtime) {
 		c = doc_add(r, DOC_CHAIN, "libvirt.hook", DOC_WARN,
-			    "the hook %s is newer than the running %s: the daemon may not have found it", hook, daemon);
-		doc_evidence(c, "libvirt looks for hooks when the daemon starts (virHookInitialize in src/util/virhook.c) and calls the qemu hooks only if it found some then");
+			    "the hook %s is newer than the running %s: the daemon may not have found it",
+			    hook, daemon);
+		doc_evidence(
+		    c,
+		    "libvirt looks for hooks when the daemon starts (virHookInitialize in src/util/virhook.c) and calls the qemu hooks only if it found some then");
 		doc_fix(c, "restart the daemon: systemctl restart %s", daemon);
 		return;
 	}
@@ -213,18 +225,22 @@ static void check_host(const struct doc_env *env, struct doc_report *r)
 	doc_sys_path(env, "fs/cgroup", path, sizeof(path));
 	if (!statfs(path, &sf))
 		v = (unsigned long)sf.f_type == CGROUP2_SUPER_MAGIC ? "v2 (unified)"
-		    : (unsigned long)sf.f_type == TMPFS_MAGIC     ? "v1 (a tmpfs of v1 controllers; hybrid where fs/cgroup/unified is cgroup2)"
-								    : "unknown";
+		    : (unsigned long)sf.f_type == TMPFS_MAGIC
+			? "v1 (a tmpfs of v1 controllers; hybrid where fs/cgroup/unified is cgroup2)"
+			: "unknown";
 	c = doc_add(r, DOC_CHAIN, "cgroup", DOC_INFO, "cgroup %s; %s", v,
-		    hvt_lv_systemd_runs() ? "systemd runs: the hook starts the tracer as hvmtrace@DOMAIN.service"
-					  : "no systemd as PID 1: the hook supervises the tracer itself (docs/libvirt.md §4)");
+		    hvt_lv_systemd_runs()
+			? "systemd runs: the hook starts the tracer as hvmtrace@DOMAIN.service"
+			: "no systemd as PID 1: the hook supervises the tracer itself (docs/libvirt.md §4)");
 	doc_evidence(c, "statfs(%s); /run/systemd/system", path);
 	if (hvt_lv_check_output(env->output_dir, &e)) {
 		c = doc_add(r, DOC_CHAIN, "output", DOC_NO, "%s", e.msg);
-		doc_fix(c, "mkdir -p %s, or name another with --output-dir (and in <hvmtrace:trace output=…>)", env->output_dir);
+		doc_fix(c,
+			"mkdir -p %s, or name another with --output-dir (and in <hvmtrace:trace output=…>)",
+			env->output_dir);
 	} else {
-		c = doc_add(r, DOC_CHAIN, "output", DOC_YES, "output directory %s is writable%s", env->output_dir,
-			    hvt_lv_systemd_runs() ? ", by the tracer's unit too" : "");
+		c = doc_add(r, DOC_CHAIN, "output", DOC_YES, "output directory %s is writable%s",
+			    env->output_dir, hvt_lv_systemd_runs() ? ", by the tracer's unit too" : "");
 	}
 	doc_evidence(c, "a file created and removed there, as the hook's prepare check does");
 }

@@ -18,34 +18,48 @@
 #include "hvmtrace/pmu.h"
 #include "hvmtrace/util.h"
 
-#define IDLE_NS        (100ull * 1000 * 1000) /* the background window */
-#define MIN_BUFFER     (256ull << 20)
-#define MAX_BUFFER     (1ull << 30)
-#define STANDIN_PAGES  20000 /* faults per stand-in window: far above a quiet CPU's own in 100 ms */
-#define MAX_TARGETS    16
+#define IDLE_NS       (100ull * 1000 * 1000) /* the background window */
+#define MIN_BUFFER    (256ull << 20)
+#define MAX_BUFFER    (1ull << 30)
+#define STANDIN_PAGES 20000 /* faults per stand-in window: far above a quiet CPU's own in 100 ms */
+#define MAX_TARGETS   16
 
 static const struct st_band band = {ST_BAND_LO, ST_BAND_HI};
 
+/* How each source's traffic is made, per direction (docs/doctor.md says what inflates the counts). */
+static const char *const dram_method[2] = {
+    "reads: each line flushed, then loaded: one CAS read per line (page walks and prefetch add about 1 %)",
+    "writes: full-line non-temporal stores: one CAS write per line, no read for ownership",
+};
+static const char *const standin_method[2] = {
+    "reads: minor page faults counted as CAS reads, one per page faulted in",
+    "writes: page faults counted as CAS writes, one per page faulted in",
+};
+
 /* Records one target's two results as checks "selftest.SOURCE.TARGET.DIR". */
 static void report_result(struct doc_report *r, const char *source, const char *key, const char *label,
-			  const struct st_result *res)
+			  const char *const method[2], const struct st_result *res)
 {
 	for (int d = ST_READ; d <= ST_WRITE; d++) {
 		const struct st_result *x = &res[d];
 		char id[64];
-		enum doc_status s = x->outcome == ST_PASS ? DOC_YES : x->outcome == ST_NOISY ? DOC_WARN : DOC_NO;
+		enum doc_status s = x->outcome == ST_PASS    ? DOC_YES
+				    : x->outcome == ST_NOISY ? DOC_WARN
+							     : DOC_NO;
 		struct doc_check *c;
 
 		snprintf(id, sizeof(id), "selftest.%s.%s.%s", source, key, st_dir_name((enum st_dir)d));
-		c = doc_add(r, DOC_COUNTERS, id, s, "%s self-test, %s: %s", source, st_dir_name((enum st_dir)d), x->msg);
-		doc_evidence(c, "%s; %s", label,
-			     d == ST_READ ? "reads: each line flushed then loaded, one CAS read per line; prefetch and page walks add about 1 %"
-					  : "writes: full-line non-temporal stores, one CAS write per line, no write-allocate read");
-		c->fig = (struct doc_figure){true, x->moved, x->counted > 0 ? (uint64_t)x->counted : 0, x->ratio, band.lo, band.hi};
+		c = doc_add(r, DOC_COUNTERS, id, s, "%s self-test, %s: %s", source,
+			    st_dir_name((enum st_dir)d), x->msg);
+		doc_evidence(c, "%s; %s", label, method[d]);
+		c->fig = (struct doc_figure){true,     x->moved, x->counted > 0 ? (uint64_t)x->counted : 0,
+					     x->ratio, band.lo,  band.hi};
 		if (s == DOC_NO)
-			doc_fix(c, "%s", x->outcome == ST_OFF_TARGET
-					     ? "probe the channels again (chanmap probe): the map does not describe this host"
-					     : "the counters do not measure this host's DRAM traffic: check the PMU's event encodings (hvmtrace bw prints notes) and report it with this output");
+			doc_fix(
+			    c, "%s",
+			    x->outcome == ST_OFF_TARGET
+				? "probe the channels again (chanmap probe): the map does not describe this host"
+				: "the counters do not measure this host's DRAM traffic: check the PMU's event encodings (hvmtrace bw prints notes) and report it with this output");
 	}
 }
 
@@ -91,14 +105,17 @@ static void standin_tests(const struct hvt_pmu_host *h, struct st_pmu_source *p,
 
 		if (!socket_channels(h, (int)s, &t, &gen.cpu))
 			continue;
-		snprintf(t.label, sizeof(t.label), "STAND-IN: %" PRIu64 " page faults on CPU %d, counted by socket %u's software events",
+		snprintf(t.label, sizeof(t.label),
+			 "STAND-IN: %" PRIu64
+			 " page faults on CPU %d, counted by socket %u's software events",
 			 (uint64_t)STANDIN_PAGES, gen.cpu, s);
 		snprintf(key, sizeof(key), "s%u", s);
 		if (st_run(&p->src, &t, IDLE_NS, &band, res, &e)) {
-			doc_add(r, DOC_COUNTERS, "selftest.stand-in", DOC_NO, "stand-in self-test failed to run: %s", e.msg);
+			doc_add(r, DOC_COUNTERS, "selftest.stand-in", DOC_NO,
+				"stand-in self-test failed to run: %s", e.msg);
 			return;
 		}
-		report_result(r, "stand-in", key, t.label, res);
+		report_result(r, "stand-in", key, t.label, standin_method, res);
 	}
 }
 
@@ -120,16 +137,21 @@ static void dram_tests(const struct doc_env *env, const struct hvt_pmu_host *h, 
 		if (!doc_reservation_usable(x) || !ch)
 			continue;
 		t.in[0] = (unsigned)(ch - h->channels);
-		if (st_dram_devmem(&d, env->mem_path, x->start, x->size < bytes ? x->size : bytes, ch->cpu, &e)) {
-			doc_add(r, DOC_COUNTERS, "selftest.pmu", DOC_NO, "self-test on %s's reservation: %s", x->channel, e.msg);
+		if (st_dram_devmem(&d, env->mem_path, x->start, x->size < bytes ? x->size : bytes, ch->cpu,
+				   &e)) {
+			doc_add(r, DOC_COUNTERS, "selftest.pmu", DOC_NO, "self-test on %s's reservation: %s",
+				x->channel, e.msg);
 			continue;
 		}
-		snprintf(t.label, sizeof(t.label), "%" PRIu64 " MiB of memmap= reservation 0x%" PRIx64 " (channel %s) through %s, from CPU %d",
+		snprintf(t.label, sizeof(t.label),
+			 "%" PRIu64 " MiB of memmap= reservation 0x%" PRIx64
+			 " (channel %s) through %s, from CPU %d",
 			 d.bytes >> 20, x->start, x->channel, env->mem_path, ch->cpu);
 		if (!st_run(&p->src, &t, IDLE_NS, &band, res, &e))
-			report_result(r, "pmu", x->channel, t.label, res);
+			report_result(r, "pmu", x->channel, t.label, dram_method, res);
 		else
-			doc_add(r, DOC_COUNTERS, "selftest.pmu", DOC_NO, "self-test on %s: %s", x->channel, e.msg);
+			doc_add(r, DOC_COUNTERS, "selftest.pmu", DOC_NO, "self-test on %s: %s", x->channel,
+				e.msg);
 		st_dram_free(&d);
 		ran++;
 	}
@@ -143,43 +165,55 @@ static void dram_tests(const struct doc_env *env, const struct hvt_pmu_host *h, 
 		if (!socket_channels(h, (int)s, &t, &cpu))
 			continue;
 		if (st_dram_anon(&d, bytes, cpu, &e)) {
-			doc_add(r, DOC_COUNTERS, "selftest.pmu", DOC_NO, "self-test on socket %u: %s", s, e.msg);
+			doc_add(r, DOC_COUNTERS, "selftest.pmu", DOC_NO, "self-test on socket %u: %s", s,
+				e.msg);
 			st_dram_free(&d);
 			continue;
 		}
-		snprintf(t.label, sizeof(t.label), "a %" PRIu64 " MiB anonymous buffer first touched from CPU %d, counted on socket %u's channels together (the buffer's channels are not known without a reservation)",
-			 bytes >> 20, cpu, s);
+		snprintf(
+		    t.label, sizeof(t.label),
+		    "a %" PRIu64
+		    " MiB anonymous buffer first touched from CPU %d, counted on socket %u's channels together (the buffer's channels are not known without a reservation)",
+		    bytes >> 20, cpu, s);
 		snprintf(key, sizeof(key), "s%u", s);
 		if (!st_run(&p->src, &t, IDLE_NS, &band, res, &e))
-			report_result(r, "pmu", key, t.label, res);
+			report_result(r, "pmu", key, t.label, dram_method, res);
 		else
-			doc_add(r, DOC_COUNTERS, "selftest.pmu", DOC_NO, "self-test on socket %u: %s", s, e.msg);
+			doc_add(r, DOC_COUNTERS, "selftest.pmu", DOC_NO, "self-test on socket %u: %s", s,
+				e.msg);
 		st_dram_free(&d);
 	}
 }
 
-static void judge_discovery(const struct doc_env *env, const struct hvt_pmu_host *h, int rc, const struct hvt_err *e,
-			    struct doc_report *r)
+static void judge_discovery(const struct doc_env *env, const struct hvt_pmu_host *h, int rc,
+			    const struct hvt_err *e, struct doc_report *r)
 {
 	struct doc_check *c;
 	unsigned inferred = 0;
 
 	if (rc) {
 		c = doc_add(r, DOC_COUNTERS, "pmu.discovery", DOC_NO, "no memory-controller PMU: %s", e->msg);
-		doc_evidence(c, "%s/bus/event_source/devices: no uncore_imc_<N> or amd_umc_<N>", env->sysfs_root);
-		doc_fix(c, "%s", rc == -ENODEV ? "on a server, modprobe intel_uncore (AMD Zen 4: Linux >= 6.7); VMs and client CPUs have none"
-					       : "see the message");
+		doc_evidence(c, "%s/bus/event_source/devices: no uncore_imc_<N> or amd_umc_<N>",
+			     env->sysfs_root);
+		doc_fix(
+		    c, "%s",
+		    rc == -ENODEV
+			? "on a server, modprobe intel_uncore (AMD Zen 4: Linux >= 6.7); VMs and client CPUs have none"
+			: "see the message");
 		return;
 	}
 	for (unsigned i = 0; i < h->nchannels; i++)
 		inferred += h->channels[i].inferred;
 	c = doc_add(r, DOC_COUNTERS, "pmu.discovery", h->stand_in ? DOC_WARN : DOC_YES,
-		    "%s%u channels on %u sockets (%s, %s…), CAS events %s%s", h->stand_in ? "STAND-IN (software events, not DRAM): " : "",
-		    h->nchannels, h->nsockets, hvt_pmu_gen_name(h->gen), h->nchannels ? h->channels[0].pmu : "",
-		    h->nchannels && h->channels[0].read[0].alias[0] ? "from the kernel's aliases" : "packed from the generation table",
+		    "%s%u channels on %u sockets (%s, %s…), CAS events %s%s",
+		    h->stand_in ? "STAND-IN (software events, not DRAM): " : "", h->nchannels, h->nsockets,
+		    hvt_pmu_gen_name(h->gen), h->nchannels ? h->channels[0].pmu : "",
+		    h->nchannels && h->channels[0].read[0].alias[0] ? "from the kernel's aliases"
+								    : "packed from the generation table",
 		    inferred ? "; box → channel numbering inferred" : "");
 	doc_evidence(c, "%s (docs/bandwidth.md); first channel %s: read %s, write %s%s%s", h->sysfs_root,
-		     h->nchannels ? h->channels[0].id : "-", h->nchannels ? h->channels[0].read[0].terms : "-",
+		     h->nchannels ? h->channels[0].id : "-",
+		     h->nchannels ? h->channels[0].read[0].terms : "-",
 		     h->nchannels ? h->channels[0].write[0].terms : "-", h->note[0] ? "; " : "", h->note);
 	if (h->stand_in)
 		doc_fix(c, "this is a test tree (--sysfs-root), not this host's memory controllers");
@@ -196,7 +230,9 @@ static void judge_paranoid(const struct doc_env *env, struct doc_report *r)
 		level = atoi(buf);
 	c = doc_add(r, DOC_COUNTERS, "perf.paranoid", DOC_INFO,
 		    "kernel.perf_event_paranoid is %d: CPU-wide counters need %s", level,
-		    level >= 3 ? "CAP_SYS_ADMIN (Debian's level 3)" : level > 0 ? "CAP_PERFMON or CAP_SYS_ADMIN" : "no capability");
+		    level >= 3  ? "CAP_SYS_ADMIN (Debian's level 3)"
+		    : level > 0 ? "CAP_PERFMON or CAP_SYS_ADMIN"
+				: "no capability");
 	doc_evidence(c, "%s; docs/hardware-notes.md §1.6", path);
 }
 
@@ -213,23 +249,30 @@ static void mbm_test(const struct doc_env *env, uint64_t bytes, struct doc_repor
 
 	snprintf(path, sizeof(path), "%s/info/L3_MON", env->resctrl_root);
 	if (stat(path, &st)) {
-		c = doc_add(r, DOC_COUNTERS, "resctrl.mbm", DOC_SKIP, "resctrl MBM is not available: %s does not exist", path);
-		doc_fix(c, "where the CPU has cqm_mbm_total: mount -t resctrl resctrl %s (only the labelled fallback --bw-fallback resctrl uses it)",
-			env->resctrl_root);
+		c = doc_add(r, DOC_COUNTERS, "resctrl.mbm", DOC_SKIP,
+			    "resctrl MBM is not available: %s does not exist", path);
+		doc_fix(
+		    c,
+		    "where the CPU has cqm_mbm_total: mount -t resctrl resctrl %s (only the labelled fallback --bw-fallback resctrl uses it)",
+		    env->resctrl_root);
 		return;
 	}
 	if (st_resctrl_source_open(&p, env->resctrl_root, &e)) {
-		c = doc_add(r, DOC_COUNTERS, "resctrl.mbm", DOC_NO, "resctrl MBM cannot count for this process: %s", e.msg);
+		c = doc_add(r, DOC_COUNTERS, "resctrl.mbm", DOC_NO,
+			    "resctrl MBM cannot count for this process: %s", e.msg);
 		return;
 	}
 	t.nin = p.src.n < ST_MAX_TARGET ? p.src.n : ST_MAX_TARGET;
 	for (unsigned i = 0; i < t.nin; i++)
 		t.in[i] = i;
 	if (!st_dram_anon(&d, bytes, 0, &e)) {
-		snprintf(t.label, sizeof(t.label), "a %" PRIu64 " MiB anonymous buffer from CPU 0, counted as this process's RMID over every L3 domain (totals: reads and writes not split)",
-			 bytes >> 20);
+		snprintf(
+		    t.label, sizeof(t.label),
+		    "a %" PRIu64
+		    " MiB anonymous buffer from CPU 0, counted as this process's RMID over every L3 domain (totals: reads and writes not split)",
+		    bytes >> 20);
 		if (!st_run(&p.src, &t, IDLE_NS, &band, res, &e))
-			report_result(r, "resctrl", "total", t.label, res);
+			report_result(r, "resctrl", "total", t.label, dram_method, res);
 		else
 			doc_add(r, DOC_COUNTERS, "resctrl.mbm", DOC_NO, "resctrl self-test: %s", e.msg);
 	} else
@@ -256,13 +299,15 @@ void doc_check_counters(const struct doc_env *env, struct doc_report *r)
 	judge_discovery(env, &h, rc, &e, r);
 	judge_paranoid(env, r);
 	if (!env->selftest) {
-		doc_add(r, DOC_COUNTERS, "selftest", DOC_SKIP, "bandwidth self-tests not run (--no-selftest)");
+		doc_add(r, DOC_COUNTERS, "selftest", DOC_SKIP,
+			"bandwidth self-tests not run (--no-selftest)");
 	} else if (!rc) {
 		struct st_pmu_source p;
 
 		sched_getaffinity(0, sizeof(saved), &saved);
 		if (st_pmu_source_open(&p, &h, &e)) {
-			struct doc_check *c = doc_add(r, DOC_COUNTERS, "pmu.open", DOC_NO, "the counters cannot be opened: %s", e.msg);
+			struct doc_check *c = doc_add(r, DOC_COUNTERS, "pmu.open", DOC_NO,
+						      "the counters cannot be opened: %s", e.msg);
 			doc_fix(c, "run as root, or lower kernel.perf_event_paranoid");
 		} else {
 			if (h.stand_in)
@@ -279,7 +324,8 @@ void doc_check_counters(const struct doc_env *env, struct doc_report *r)
 		}
 		sched_setaffinity(0, sizeof(saved), &saved);
 	} else {
-		doc_add(r, DOC_COUNTERS, "selftest.pmu", DOC_SKIP, "PMU self-test not run: no memory-controller PMU to count with");
+		doc_add(r, DOC_COUNTERS, "selftest.pmu", DOC_SKIP,
+			"PMU self-test not run: no memory-controller PMU to count with");
 	}
 	if (env->selftest) {
 		sched_getaffinity(0, sizeof(saved), &saved);

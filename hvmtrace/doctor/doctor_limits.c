@@ -26,7 +26,8 @@ static const struct {
 	const char *why;
 } needed[] = {
     {"CAP_DAC_OVERRIDE", CAP_DAC_OVERRIDE, "reach QEMU's socket in its 0700 directory"},
-    {"CAP_SYS_ADMIN", CAP_SYS_ADMIN, "perf counters at perf_event_paranoid 3, physical addresses in /proc/iomem"},
+    {"CAP_SYS_ADMIN", CAP_SYS_ADMIN,
+     "perf counters at perf_event_paranoid 3, physical addresses in /proc/iomem"},
     {"CAP_PERFMON", CAP_PERFMON, "perf counters at perf_event_paranoid 1-2"},
     {"CAP_IPC_LOCK", CAP_IPC_LOCK, "lock the run's memory beyond RLIMIT_MEMLOCK"},
     {"CAP_SETPCAP", CAP_SETPCAP, "clear the bounding set when it drops its capabilities"},
@@ -115,11 +116,15 @@ static void judge_memlock(const struct doc_placement_facts *f, struct doc_report
 	hvt_format_size(need, need_s, sizeof(need_s));
 	limit_text(f->memlock_cur, cur_s, sizeof(cur_s));
 	limit_text(f->memlock_max, max_s, sizeof(max_s));
-	c = doc_add(r, DOC_PLACEMENT, "memlock", fits ? DOC_YES : DOC_WARN,
-		    "record can lock its memory: a 64 GiB guest in mode ad needs about %s of working memory locked%s",
-		    need_s, f->cap_ipc_lock ? " (CAP_IPC_LOCK held)" : fits ? " (within RLIMIT_MEMLOCK)" : ", more than RLIMIT_MEMLOCK allows this process");
-	doc_evidence(c, "RLIMIT_MEMLOCK %s (hard %s); the unit sets LimitMEMLOCK=%s; mem_budget_working()", cur_s, max_s,
-		     f->unit_memlock[0] ? f->unit_memlock : "(unit not installed)");
+	c = doc_add(
+	    r, DOC_PLACEMENT, "memlock", fits ? DOC_YES : DOC_WARN,
+	    "record can lock its memory: a 64 GiB guest in mode ad needs about %s of working memory locked%s",
+	    need_s,
+	    f->cap_ipc_lock ? " (CAP_IPC_LOCK held)"
+	    : fits          ? " (within RLIMIT_MEMLOCK)"
+			    : ", more than RLIMIT_MEMLOCK allows this process");
+	doc_evidence(c, "RLIMIT_MEMLOCK %s (hard %s); the unit sets LimitMEMLOCK=%s; mem_budget_working()",
+		     cur_s, max_s, f->unit_memlock[0] ? f->unit_memlock : "(unit not installed)");
 	if (!fits)
 		doc_fix(c, "run record as root, or raise the limit (ulimit -l, LimitMEMLOCK= in a unit)");
 }
@@ -133,24 +138,32 @@ static void judge_caps(const struct doc_placement_facts *f, struct doc_report *r
 
 	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++) {
 		if (!held[i] && !(needed[i].cap == CAP_PERFMON && f->cap_sys_admin))
-			at += (size_t)snprintf(missing + at, sizeof(missing) - at, "%s%s (%s)", at ? ", " : "",
-					       needed[i].name, needed[i].why);
+			at += (size_t)snprintf(missing + at, sizeof(missing) - at, "%s%s (%s)",
+					       at ? ", " : "", needed[i].name, needed[i].why);
 		if (f->unit_installed && !strstr(f->unit_caps, needed[i].name) && uat < sizeof(unit_missing))
 			uat += (size_t)snprintf(unit_missing + uat, sizeof(unit_missing) - uat, "%s%s",
 						uat ? ", " : "", needed[i].name);
 	}
 	c = doc_add(r, DOC_PLACEMENT, "caps", missing[0] ? DOC_WARN : DOC_YES,
-		    "as this user, record holds %s", missing[0] ? "too few capabilities" : "every capability it needs until it drops them");
-	doc_evidence(c, "effective capabilities of this process (libcap-ng); CAP_SYS_RAWIO for /dev/mem is the devmem helper's and QEMU's, not record's");
+		    "as this user, record holds %s",
+		    missing[0] ? "too few capabilities" : "every capability it needs until it drops them");
+	doc_evidence(
+	    c,
+	    "effective capabilities of this process (libcap-ng); CAP_SYS_RAWIO for /dev/mem is the devmem helper's and QEMU's, not record's");
 	if (missing[0])
 		doc_fix(c, "run record as root; missing: %s", missing);
 	if (!f->unit_installed) {
-		c = doc_add(r, DOC_CHAIN, "unit.installed", DOC_NO, "the tracer's systemd unit hvmtrace@.service is not installed");
-		doc_fix(c, "make install-libvirt (needed where systemd runs; elsewhere the hook supervises the tracer)");
+		c = doc_add(r, DOC_CHAIN, "unit.installed", DOC_NO,
+			    "the tracer's systemd unit hvmtrace@.service is not installed");
+		doc_fix(
+		    c,
+		    "make install-libvirt (needed where systemd runs; elsewhere the hook supervises the tracer)");
 		return;
 	}
 	c = doc_add(r, DOC_CHAIN, "unit.installed", unit_missing[0] ? DOC_NO : DOC_YES,
-		    "hvmtrace@.service is installed%s%s", unit_missing[0] ? "; its CapabilityBoundingSet lacks " : " and grants record what it needs",
+		    "hvmtrace@.service is installed%s%s",
+		    unit_missing[0] ? "; its CapabilityBoundingSet lacks "
+				    : " and grants record what it needs",
 		    unit_missing);
 	doc_evidence(c, "CapabilityBoundingSet=%s", f->unit_caps);
 	if (unit_missing[0])
@@ -164,9 +177,11 @@ void doc_limits_judge(const struct doc_placement_facts *f, struct doc_report *r)
 
 	hvt_format_size(f->huge_size, size, sizeof(size));
 	c = doc_add(r, DOC_PLACEMENT, "hugepages", DOC_INFO,
-		    "%" PRIu64 " hugetlb pages of %s reserved (%" PRIu64 " free); transparent huge pages: %s", f->huge_total,
-		    size, f->huge_free, f->thp[0] ? f->thp : "unknown");
-	doc_evidence(c, "/proc/meminfo; guest RAM on /dev/mem is mapped with 4 KiB pages whatever these say; chanmap probe --hugetlb can use hugetlb pages instead of a reservation");
+		    "%" PRIu64 " hugetlb pages of %s reserved (%" PRIu64 " free); transparent huge pages: %s",
+		    f->huge_total, size, f->huge_free, f->thp[0] ? f->thp : "unknown");
+	doc_evidence(
+	    c,
+	    "/proc/meminfo; guest RAM on /dev/mem is mapped with 4 KiB pages whatever these say; chanmap probe --hugetlb can use hugetlb pages instead of a reservation");
 	judge_memlock(f, r);
 	judge_caps(f, r);
 }

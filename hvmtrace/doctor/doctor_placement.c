@@ -92,7 +92,8 @@ static pid_t mapped_by(const struct doc_env *env, uint64_t start, uint64_t size)
 		while (!found && fgets(line, sizeof(line), m)) {
 			uint64_t lo, hi, off;
 
-			if (strstr(line, " /dev/mem") && sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64, &lo, &hi, &off) == 3 &&
+			if (strstr(line, " /dev/mem") &&
+			    sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64, &lo, &hi, &off) == 3 &&
 			    off < start + size && start < off + (hi - lo))
 				found = pid;
 		}
@@ -217,24 +218,34 @@ static void judge_devmem(const struct doc_env *env, const struct doc_placement_f
 
 	if (!f->mem_exists) {
 		c = doc_add(r, DOC_PLACEMENT, "devmem", DOC_NO, "%s does not exist%s", env->mem_path,
-			    f->devmem_cfg == 'n' ? ": this kernel is built without it (CONFIG_DEVMEM is not set)" : "");
-		doc_fix(c, "boot a kernel with CONFIG_DEVMEM=y (Debian's has it), or place guest RAM without hvmtrace's devmem backend (no per-channel bandwidth)");
+			    f->devmem_cfg == 'n'
+				? ": this kernel is built without it (CONFIG_DEVMEM is not set)"
+				: "");
+		doc_fix(
+		    c,
+		    "boot a kernel with CONFIG_DEVMEM=y (Debian's has it), or place guest RAM without hvmtrace's devmem backend (no per-channel bandwidth)");
 	} else if (f->mem_errno) {
 		c = doc_add(r, DOC_PLACEMENT, "devmem", DOC_NO, "%s cannot be opened: %s%s", env->mem_path,
 			    strerror(f->mem_errno), locked ? " (the kernel is locked down)" : "");
-		doc_fix(c, "%s", locked ? "lockdown (Secure Boot) refuses /dev/mem whatever iomem= says: turn Secure Boot off, or use the devdax route (docs/hardware-notes.md §9)"
-				       : "run as root (opening /dev/mem needs CAP_SYS_RAWIO)");
+		doc_fix(
+		    c, "%s",
+		    locked
+			? "lockdown (Secure Boot) refuses /dev/mem whatever iomem= says: turn Secure Boot off, or use the devdax route (docs/hardware-notes.md §9)"
+			: "run as root (opening /dev/mem needs CAP_SYS_RAWIO)");
 	} else {
 		c = doc_add(r, DOC_PLACEMENT, "devmem", DOC_YES, "%s opens", env->mem_path);
 	}
-	doc_evidence(c, "kernel config %s: CONFIG_DEVMEM=%c CONFIG_STRICT_DEVMEM=%c CONFIG_IO_STRICT_DEVMEM=%c; iomem=relaxed %s; lockdown %s",
-		     f->config_source[0] ? f->config_source : "(not found)", f->devmem_cfg ? f->devmem_cfg : '?',
-		     f->strict_devmem ? f->strict_devmem : '?', f->io_strict_devmem ? f->io_strict_devmem : '?',
-		     f->iomem_relaxed ? "given" : "not given", f->lockdown[0] ? f->lockdown : "(no lockdown LSM)");
+	doc_evidence(
+	    c,
+	    "kernel config %s: CONFIG_DEVMEM=%c CONFIG_STRICT_DEVMEM=%c CONFIG_IO_STRICT_DEVMEM=%c; iomem=relaxed %s; lockdown %s",
+	    f->config_source[0] ? f->config_source : "(not found)", f->devmem_cfg ? f->devmem_cfg : '?',
+	    f->strict_devmem ? f->strict_devmem : '?', f->io_strict_devmem ? f->io_strict_devmem : '?',
+	    f->iomem_relaxed ? "given" : "not given", f->lockdown[0] ? f->lockdown : "(no lockdown LSM)");
 	if (f->mem_exists && f->strict_devmem == 'y')
-		doc_add(r, DOC_PLACEMENT, "devmem.strict", DOC_INFO,
-			"STRICT_DEVMEM%s lets /dev/mem map a memmap= reservation: it is neither System RAM nor claimed by a driver (docs/hardware-notes.md §7.1); iomem=relaxed is not needed",
-			f->io_strict_devmem == 'y' ? " with IO_STRICT_DEVMEM" : "");
+		doc_add(
+		    r, DOC_PLACEMENT, "devmem.strict", DOC_INFO,
+		    "STRICT_DEVMEM%s lets /dev/mem map a memmap= reservation: it is neither System RAM nor claimed by a driver (docs/hardware-notes.md §7.1); iomem=relaxed is not needed",
+		    f->io_strict_devmem == 'y' ? " with IO_STRICT_DEVMEM" : "");
 }
 
 static void judge_reservation(const struct doc_placement_facts *f, const struct doc_reservation *x,
@@ -246,27 +257,39 @@ static void judge_reservation(const struct doc_placement_facts *f, const struct 
 	hvt_memmap_format(x->start, x->size, arg, sizeof(arg));
 	snprintf(id, sizeof(id), "memmap.0x%" PRIx64, x->start);
 	if (x->iomem_problem[0]) {
-		c = doc_add(r, DOC_PLACEMENT, id, DOC_NO, "memmap=%s is not usable: %s", arg, x->iomem_problem);
-		doc_fix(c, "%s", f->iomem_hidden ? "run as root: /proc/iomem hides addresses from others"
-						 : "reserve RAM that nothing else claims (chanmap reserve prints a good range)");
+		c = doc_add(r, DOC_PLACEMENT, id, DOC_NO, "memmap=%s is not usable: %s", arg,
+			    x->iomem_problem);
+		doc_fix(c, "%s",
+			f->iomem_hidden
+			    ? "run as root: /proc/iomem hides addresses from others"
+			    : "reserve RAM that nothing else claims (chanmap reserve prints a good range)");
 	} else if (!x->mappable) {
-		c = doc_add(r, DOC_PLACEMENT, id, DOC_NO, "memmap=%s is Reserved and not busy, but could not be mapped through /dev/mem", arg);
+		c = doc_add(r, DOC_PLACEMENT, id, DOC_NO,
+			    "memmap=%s is Reserved and not busy, but could not be mapped through /dev/mem",
+			    arg);
 		doc_fix(c, "see /dev/mem above");
 	} else {
-		c = doc_add(r, DOC_PLACEMENT, id, DOC_YES, "memmap=%s is Reserved, not busy and mapped through /dev/mem%s", arg,
+		c = doc_add(r, DOC_PLACEMENT, id, DOC_YES,
+			    "memmap=%s is Reserved, not busy and mapped through /dev/mem%s", arg,
 			    x->mapped_by ? " (a process maps it now: a running VM)" : "");
 	}
-	doc_evidence(c, "/proc/cmdline and /proc/iomem, with the extent rules of include/hvmtrace/iomem.h; one page mapped read-only%s",
-		     x->mapped_by ? "; /proc/PID/maps shows it mapped" : "");
+	doc_evidence(
+	    c,
+	    "/proc/cmdline and /proc/iomem, with the extent rules of include/hvmtrace/iomem.h; one page mapped read-only%s",
+	    x->mapped_by ? "; /proc/PID/maps shows it mapped" : "");
 	if (!f->chanmap_path[0] || f->chanmap_error[0])
 		return;
 	snprintf(id, sizeof(id), "chanmap.0x%" PRIx64, x->start);
 	if (x->channel[0])
-		c = doc_add(r, DOC_PLACEMENT, id, DOC_YES, "memmap=%s lies in channel %s of the chanmap", arg, x->channel);
+		c = doc_add(r, DOC_PLACEMENT, id, DOC_YES, "memmap=%s lies in channel %s of the chanmap", arg,
+			    x->channel);
 	else {
-		c = doc_add(r, DOC_PLACEMENT, id, DOC_NO, "memmap=%s does not lie in one channel of the chanmap: %s", arg,
+		c = doc_add(r, DOC_PLACEMENT, id, DOC_NO,
+			    "memmap=%s does not lie in one channel of the chanmap: %s", arg,
 			    x->chanmap_problem);
-		doc_fix(c, "reserve a range chanmap reserve prints for the channel you want, or probe again (chanmap probe)");
+		doc_fix(
+		    c,
+		    "reserve a range chanmap reserve prints for the channel you want, or probe again (chanmap probe)");
 	}
 	doc_evidence(c, "%s, as chanmap verify -m checks it", f->chanmap_path);
 }
@@ -277,21 +300,29 @@ void doc_placement_judge(const struct doc_env *env, const struct doc_placement_f
 
 	judge_devmem(env, f, r);
 	if (!f->nres) {
-		c = doc_add(r, DOC_PLACEMENT, "memmap", DOC_NO, "no memmap=SIZE$START reservation on the kernel command line");
-		doc_fix(c, "probe the channels (chanmap probe), reserve one (chanmap reserve --channel ID prints the argument and its GRUB spelling) and reboot");
+		c = doc_add(r, DOC_PLACEMENT, "memmap", DOC_NO,
+			    "no memmap=SIZE$START reservation on the kernel command line");
+		doc_fix(
+		    c,
+		    "probe the channels (chanmap probe), reserve one (chanmap reserve --channel ID prints the argument and its GRUB spelling) and reboot");
 		doc_evidence(c, "%s", env->cmdline ? env->cmdline : "/proc/cmdline");
 	}
 	for (size_t i = 0; i < f->nres; i++)
 		judge_reservation(f, &f->res[i], r);
 	if (!f->chanmap_path[0]) {
-		c = doc_add(r, DOC_PLACEMENT, "chanmap", DOC_NO, "no channel map: none given (--chanmap) and none at " DEFAULT_CHANMAP);
-		doc_fix(c, "chanmap probe -o " DEFAULT_CHANMAP " (as root, on an idle host booted with a big memmap=)");
+		c = doc_add(r, DOC_PLACEMENT, "chanmap", DOC_NO,
+			    "no channel map: none given (--chanmap) and none at " DEFAULT_CHANMAP);
+		doc_fix(c, "chanmap probe -o " DEFAULT_CHANMAP
+			   " (as root, on an idle host booted with a big memmap=)");
 	} else if (f->chanmap_error[0]) {
-		c = doc_add(r, DOC_PLACEMENT, "chanmap", DOC_NO, "the channel map cannot be read: %s", f->chanmap_error);
+		c = doc_add(r, DOC_PLACEMENT, "chanmap", DOC_NO, "the channel map cannot be read: %s",
+			    f->chanmap_error);
 		doc_fix(c, "probe again: chanmap probe -o %s", f->chanmap_path);
 	} else {
-		c = doc_add(r, DOC_PLACEMENT, "chanmap", strncmp(f->chanmap_source, "hardware", 8) ? DOC_WARN : DOC_YES,
-			    "channel map %s: %u channels, source %s", f->chanmap_path, f->chanmap_channels, f->chanmap_source);
+		c = doc_add(r, DOC_PLACEMENT, "chanmap",
+			    strncmp(f->chanmap_source, "hardware", 8) ? DOC_WARN : DOC_YES,
+			    "channel map %s: %u channels, source %s", f->chanmap_path, f->chanmap_channels,
+			    f->chanmap_source);
 		if (strncmp(f->chanmap_source, "hardware", 8))
 			doc_fix(c, "this map was not measured on hardware: probe this host (chanmap probe)");
 	}

@@ -16,7 +16,7 @@
 /* One memmap=SIZE$START of the kernel command line, as /proc/iomem and the chanmap see it. */
 struct doc_reservation {
 	uint64_t start, size;
-	char iomem_problem[512];  /* "" when it meets the extent rules (include/hvmtrace/iomem.h) */
+	char iomem_problem[512];       /* "" when it meets the extent rules (include/hvmtrace/iomem.h) */
 	char channel[HVT_CHANNEL_MAX]; /* the chanmap channel holding it, "" when none or no map */
 	char chanmap_problem[512];
 	pid_t mapped_by; /* a process that maps it through /dev/mem now (a VM), or 0 */
@@ -27,8 +27,8 @@ struct doc_reservation {
 struct doc_placement_facts {
 	char config_source[512]; /* the config file read, "" when none */
 	char devmem_cfg, strict_devmem, io_strict_devmem;
-	bool iomem_relaxed;      /* iomem=relaxed on the command line */
-	char lockdown[80];       /* /sys/kernel/security/lockdown, "" when absent */
+	bool iomem_relaxed; /* iomem=relaxed on the command line */
+	char lockdown[80];  /* /sys/kernel/security/lockdown, "" when absent */
 	bool mem_exists;
 	int mem_errno; /* opening the memory file failed: errno; 0 it opened */
 	bool iomem_hidden;
@@ -49,7 +49,8 @@ struct doc_placement_facts {
 };
 
 void doc_placement_gather(const struct doc_env *env, struct doc_placement_facts *f);
-void doc_placement_judge(const struct doc_env *env, const struct doc_placement_facts *f, struct doc_report *r);
+void doc_placement_judge(const struct doc_env *env, const struct doc_placement_facts *f,
+			 struct doc_report *r);
 
 /* Huge pages, locked-memory limits, capabilities, as root and under the systemd unit (doctor_limits.c). */
 void doc_limits_gather(const struct doc_env *env, struct doc_placement_facts *f);

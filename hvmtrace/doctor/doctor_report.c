@@ -11,7 +11,7 @@
 
 static const char *const status_names[] = {"yes", "no", "warn", "info", "skip"};
 static const char *const group_names[] = {"virtualisation", "memory placement", "counters",
-					   "the rest of the chain"};
+					  "the rest of the chain"};
 static const char *const cap_names[] = {"dirty-log", "ad", "bandwidth"};
 static const char *const cap_titles[] = {
     "written sets (dirty-log)",

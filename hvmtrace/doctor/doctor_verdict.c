@@ -86,14 +86,20 @@ int doc_verdict(struct doc_report *r, unsigned needed)
 		else if (missing)
 			snprintf(r->v.because[k], sizeof(r->v.because[k]), "%s was not checked", missing);
 		else if (k == DOC_CAP_DIRTY_LOG)
-			snprintf(r->v.because[k], sizeof(r->v.because[k]), "KVM answers and QEMU is patched%s",
-				 doc_find(r, "kvm.pvm") ? " (KVM here is PVM: it runs what its emulation of kernel mode allows)" : "");
-		else if (k == DOC_CAP_AD)
-			snprintf(r->v.because[k], sizeof(r->v.because[k]), "KVM offers KVM_CAP_AD_HARVEST and QEMU is patched");
-		else
 			snprintf(r->v.because[k], sizeof(r->v.because[k]),
-				 "a memory-controller PMU counts, /dev/mem maps a reservation the chanmap places on a channel%s",
-				 any_prefix(r, "selftest.pmu.") ? ", and the self-test's counts are in their band" : "");
+				 "KVM answers and QEMU is patched%s",
+				 doc_find(r, "kvm.pvm")
+				     ? " (KVM here is PVM: it runs what its emulation of kernel mode allows)"
+				     : "");
+		else if (k == DOC_CAP_AD)
+			snprintf(r->v.because[k], sizeof(r->v.because[k]),
+				 "KVM offers KVM_CAP_AD_HARVEST and QEMU is patched");
+		else
+			snprintf(
+			    r->v.because[k], sizeof(r->v.because[k]),
+			    "a memory-controller PMU counts, /dev/mem maps a reservation the chanmap places on a channel%s",
+			    any_prefix(r, "selftest.pmu.") ? ", and the self-test's counts are in their band"
+							   : "");
 		if (!r->v.yes[k] && (needed & (1u << k)))
 			status = 1;
 	}

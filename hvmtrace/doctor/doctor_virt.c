@@ -148,20 +148,22 @@ static void judge_cpu(const struct doc_virt_facts *f, struct doc_report *r)
 	struct doc_check *c;
 
 	if (f->vmx || f->svm) {
-		c = doc_add(r, DOC_VIRT, "cpu.virt", DOC_YES, "%s CPU with %s", f->vendor[0] ? f->vendor : "an x86",
-			    f->vmx ? "VMX (Intel VT-x)" : "SVM (AMD-V)");
+		c = doc_add(r, DOC_VIRT, "cpu.virt", DOC_YES, "%s CPU with %s",
+			    f->vendor[0] ? f->vendor : "an x86", f->vmx ? "VMX (Intel VT-x)" : "SVM (AMD-V)");
 	} else {
 		c = doc_add(r, DOC_VIRT, "cpu.virt", DOC_NO,
 			    "%s CPU without VMX or SVM: no hardware virtualisation is exposed to this kernel",
 			    f->vendor[0] ? f->vendor : "this");
-		doc_fix(c, "%s",
-			f->hypervisor
-			    ? "this host is itself a virtual machine: run on bare metal, or have the hypervisor below expose VMX/SVM (nested virtualisation)"
-			    : "enable VT-x or AMD-V (SVM) in the firmware setup");
+		doc_fix(
+		    c, "%s",
+		    f->hypervisor
+			? "this host is itself a virtual machine: run on bare metal, or have the hypervisor below expose VMX/SVM (nested virtualisation)"
+			: "enable VT-x or AMD-V (SVM) in the firmware setup");
 	}
 	doc_evidence(c, "cpuinfo: vendor %s, model '%s', flags %s%s%s%s", f->vendor[0] ? f->vendor : "?",
 		     f->model_name, f->vmx ? "vmx " : "", f->svm ? "svm " : "",
-		     f->hypervisor ? "hypervisor " : "", f->vmx || f->svm || f->hypervisor ? "" : "(none of vmx, svm, hypervisor)");
+		     f->hypervisor ? "hypervisor " : "",
+		     f->vmx || f->svm || f->hypervisor ? "" : "(none of vmx, svm, hypervisor)");
 }
 
 static void judge_dev(const struct doc_virt_facts *f, struct doc_report *r)
@@ -171,14 +173,18 @@ static void judge_dev(const struct doc_virt_facts *f, struct doc_report *r)
 	if (!f->kvm_dev) {
 		c = doc_add(r, DOC_VIRT, "kvm.dev", DOC_NO, "/dev/kvm does not exist: KVM is not loaded");
 		doc_fix(c, "modprobe %s (and enable VT-x/AMD-V in the firmware)",
-			f->vmx ? "kvm_intel" : f->svm ? "kvm_amd" : "kvm_intel or kvm_amd");
+			f->vmx   ? "kvm_intel"
+			: f->svm ? "kvm_amd"
+				 : "kvm_intel or kvm_amd");
 		return;
 	}
 	if (f->kvm_errno) {
-		c = doc_add(r, DOC_VIRT, "kvm.dev", DOC_NO, "/dev/kvm cannot be used: %s", strerror(f->kvm_errno));
-		doc_fix(c, "%s", f->kvm_errno == EACCES || f->kvm_errno == EPERM
-				     ? "run as root, or add the user to the kvm group"
-				     : "check dmesg for KVM's own message");
+		c = doc_add(r, DOC_VIRT, "kvm.dev", DOC_NO, "/dev/kvm cannot be used: %s",
+			    strerror(f->kvm_errno));
+		doc_fix(c, "%s",
+			f->kvm_errno == EACCES || f->kvm_errno == EPERM
+			    ? "run as root, or add the user to the kvm group"
+			    : "check dmesg for KVM's own message");
 		return;
 	}
 	c = doc_add(r, DOC_VIRT, "kvm.dev", DOC_YES, "/dev/kvm answers (KVM API version %d)", f->api_version);
@@ -191,7 +197,9 @@ static void describe_module(char *buf, size_t len, const char *name, const struc
 
 	if (m->present && at < len)
 		snprintf(buf + at, len - at, "%s%s (%s)", at ? ", " : "", name,
-			 m->builtin ? "built into the kernel" : m->out_of_tree ? "loaded, out of tree" : "loaded");
+			 m->builtin       ? "built into the kernel"
+			 : m->out_of_tree ? "loaded, out of tree"
+					  : "loaded");
 }
 
 static void judge_modules(const struct doc_virt_facts *f, struct doc_report *r)
@@ -214,20 +222,25 @@ static void judge_modules(const struct doc_virt_facts *f, struct doc_report *r)
 	}
 	c = doc_add(r, DOC_VIRT, "kvm.modules", mods[0] ? DOC_INFO : DOC_NO, "KVM modules: %s",
 		    mods[0] ? mods : "none");
-	doc_evidence(c, "/sys/module/*/initstate and taint; parameters: %s", params[0] ? params : "none read");
+	doc_evidence(c, "/sys/module/*/initstate and taint; parameters: %s",
+		     params[0] ? params : "none read");
 	if (f->kvm_pvm.present)
-		doc_add(r, DOC_VIRT, "kvm.pvm", DOC_WARN,
-			"KVM here is PVM (kvm_pvm): software virtualisation on the shadow MMU, not VMX or SVM");
+		doc_add(
+		    r, DOC_VIRT, "kvm.pvm", DOC_WARN,
+		    "KVM here is PVM (kvm_pvm): software virtualisation on the shadow MMU, not VMX or SVM");
 	if (f->kvm_intel.present && f->ept == 'Y' && f->eptad == 'N') {
-		c = doc_add(r, DOC_VIRT, "kvm.eptad", DOC_WARN,
-			    "kvm_intel eptad=N: EPT has no A/D bits, so mode ad reports access tracking: written means mapped writable");
-		doc_evidence(c, "docs/hardware-notes.md §10.5 (age_gfn_range in arch/x86/kvm/mmu/tdp_mmu.c, 6.12)");
+		c = doc_add(
+		    r, DOC_VIRT, "kvm.eptad", DOC_WARN,
+		    "kvm_intel eptad=N: EPT has no A/D bits, so mode ad reports access tracking: written means mapped writable");
+		doc_evidence(
+		    c, "docs/hardware-notes.md §10.5 (age_gfn_range in arch/x86/kvm/mmu/tdp_mmu.c, 6.12)");
 		doc_fix(c, "load kvm_intel with eptad=1 (the default where the CPU supports it)");
 	}
 	if ((f->kvm_intel.present && f->ept == 'N') || (f->kvm_amd.present && f->npt == 'N'))
-		doc_add(r, DOC_VIRT, "kvm.shadow", DOC_INFO,
-			"two-dimensional paging is off (%s): harvests walk the shadow MMU (patch 3 of the series)",
-			f->kvm_intel.present ? "ept=N" : "npt=N");
+		doc_add(
+		    r, DOC_VIRT, "kvm.shadow", DOC_INFO,
+		    "two-dimensional paging is off (%s): harvests walk the shadow MMU (patch 3 of the series)",
+		    f->kvm_intel.present ? "ept=N" : "npt=N");
 }
 
 /* Why KVM_CAP_AD_HARVEST is missing, and what to do: depends on whether KVM can be replaced by modules. */
@@ -236,16 +249,21 @@ static void ad_missing(const struct doc_virt_facts *f, struct doc_check *c)
 	const char *s = series_for(f->release);
 
 	if (f->kvm.builtin)
-		doc_fix(c,
-			"kvm is built into this kernel (no /sys/module/kvm/initstate), so replacement modules cannot be loaded: boot %s with kvm as modules (CONFIG_KVM=m, as Debian builds it) and load the ones `make kvm-modules` builds for it",
-			s ? "a kernel of this series" : "a Linux 6.1 or 6.12 kernel (the series qemu-patches/kvm/ carries)");
+		doc_fix(
+		    c,
+		    "kvm is built into this kernel (no /sys/module/kvm/initstate), so replacement modules cannot be loaded: boot %s with kvm as modules (CONFIG_KVM=m, as Debian builds it) and load the ones `make kvm-modules` builds for it",
+		    s ? "a kernel of this series"
+		      : "a Linux 6.1 or 6.12 kernel (the series qemu-patches/kvm/ carries)");
 	else if (!s)
-		doc_fix(c, "there is no series for Linux %s (qemu-patches/kvm/ has 6.1 and 6.12): boot one of those",
-			f->release);
+		doc_fix(
+		    c,
+		    "there is no series for Linux %s (qemu-patches/kvm/ has 6.1 and 6.12): boot one of those",
+		    f->release);
 	else
-		doc_fix(c,
-			"build the replacement modules for this kernel with `make kvm-modules KVER=%s` (series qemu-patches/kvm/%s) and load them as scripts/kvm-modules.sh prints",
-			f->release, s);
+		doc_fix(
+		    c,
+		    "build the replacement modules for this kernel with `make kvm-modules KVER=%s` (series qemu-patches/kvm/%s) and load them as scripts/kvm-modules.sh prints",
+		    f->release, s);
 }
 
 static void judge_ad(const struct doc_virt_facts *f, struct doc_report *r)
@@ -257,22 +275,30 @@ static void judge_ad(const struct doc_virt_facts *f, struct doc_report *r)
 			    "KVM_CAP_AD_HARVEST cannot be asked for: /dev/kvm is not usable");
 		doc_fix(c, "see /dev/kvm above");
 	} else if (f->cap_ad == 0) {
-		c = doc_add(r, DOC_VIRT, "kvm.ad_harvest", DOC_NO,
-			    "KVM does not offer KVM_CAP_AD_HARVEST: the running KVM (%s) is not built with hvmtrace's series",
-			    f->kvm_pvm.present ? "kvm with kvm_pvm" : "kvm");
+		c = doc_add(
+		    r, DOC_VIRT, "kvm.ad_harvest", DOC_NO,
+		    "KVM does not offer KVM_CAP_AD_HARVEST: the running KVM (%s) is not built with hvmtrace's series",
+		    f->kvm_pvm.present ? "kvm with kvm_pvm" : "kvm");
 		ad_missing(f, c);
 	} else {
 		const char *s = series_for(f->release);
 
 		c = doc_add(r, DOC_VIRT, "kvm.ad_harvest", DOC_YES,
-			    "KVM offers KVM_CAP_AD_HARVEST: hvmtrace's series%s%s, running on %s", s ? " for " : "",
-			    s ? s : "", f->release);
+			    "KVM offers KVM_CAP_AD_HARVEST: hvmtrace's series%s%s, running on %s",
+			    s ? " for " : "", s ? s : "", f->release);
 	}
-	doc_evidence(c,
-		     "KVM_CHECK_EXTENSION(KVM_CAP_AD_HARVEST = 0x%x) on /dev/kvm%s; kvm %s; a module loads only into the kernel it was built for (vermagic), so it was built for %s",
-		     KVM_CAP_AD_HARVEST, f->cap_ad < 0 ? " not asked" : f->cap_ad ? " = 1" : " = 0",
-		     f->kvm.builtin ? "built in" : f->kvm.out_of_tree ? "out of tree (taint O)" : f->kvm.present ? "in tree" : "absent",
-		     f->release);
+	doc_evidence(
+	    c,
+	    "KVM_CHECK_EXTENSION(KVM_CAP_AD_HARVEST = 0x%x) on /dev/kvm%s; kvm %s; a module loads only into the kernel it was built for (vermagic), so it was built for %s",
+	    KVM_CAP_AD_HARVEST,
+	    f->cap_ad < 0 ? " not asked"
+	    : f->cap_ad   ? " = 1"
+			  : " = 0",
+	    f->kvm.builtin       ? "built in"
+	    : f->kvm.out_of_tree ? "out of tree (taint O)"
+	    : f->kvm.present     ? "in tree"
+				 : "absent",
+	    f->release);
 }
 
 static void judge_modes(const struct doc_virt_facts *f, struct doc_report *r)
@@ -281,15 +307,20 @@ static void judge_modes(const struct doc_virt_facts *f, struct doc_report *r)
 	bool kvm_ok = f->kvm_dev && !f->kvm_errno;
 
 	if (kvm_ok && f->cap_ad == 1)
-		c = doc_add(r, DOC_VIRT, "record.modes", DOC_INFO,
-			    "record --mode auto would use ad (accessed and written sets); dirty-log remains available");
+		c = doc_add(
+		    r, DOC_VIRT, "record.modes", DOC_INFO,
+		    "record --mode auto would use ad (accessed and written sets); dirty-log remains available");
 	else if (kvm_ok)
-		c = doc_add(r, DOC_VIRT, "record.modes", DOC_INFO,
-			    "record --mode auto would use dirty-log (written sets only): the VMM offers ad only where KVM has KVM_CAP_AD_HARVEST");
+		c = doc_add(
+		    r, DOC_VIRT, "record.modes", DOC_INFO,
+		    "record --mode auto would use dirty-log (written sets only): the VMM offers ad only where KVM has KVM_CAP_AD_HARVEST");
 	else
-		c = doc_add(r, DOC_VIRT, "record.modes", DOC_INFO,
-			    "record has no mode on KVM here: without a usable /dev/kvm only a TCG VMM (dirty-log, emulated) can be traced");
-	doc_evidence(c, "modes in --mode auto's order: ad, dirty-log (hvmtrace/record/harvest.c); the VMM offers ad when KVM_CHECK_EXTENSION says so");
+		c = doc_add(
+		    r, DOC_VIRT, "record.modes", DOC_INFO,
+		    "record has no mode on KVM here: without a usable /dev/kvm only a TCG VMM (dirty-log, emulated) can be traced");
+	doc_evidence(
+	    c,
+	    "modes in --mode auto's order: ad, dirty-log (hvmtrace/record/harvest.c); the VMM offers ad when KVM_CHECK_EXTENSION says so");
 }
 
 void doc_virt_judge(const struct doc_virt_facts *f, struct doc_report *r)

@@ -86,8 +86,8 @@ int st_run(struct st_source *s, struct st_target *tg, uint64_t idle_ns, const st
 }
 
 /* Lists the channels that saw the traffic, with their share of the bytes moved. */
-static void saw(const struct st_source *s, const struct st_window *t, const struct st_window *idle, unsigned di,
-		uint64_t moved, char *buf, size_t len)
+static void saw(const struct st_source *s, const struct st_window *t, const struct st_window *idle,
+		unsigned di, uint64_t moved, char *buf, size_t len)
 {
 	size_t at = 0;
 
@@ -96,7 +96,8 @@ static void saw(const struct st_source *s, const struct st_window *t, const stru
 		double share = net_bytes(t, idle, k, di) / (double)moved;
 
 		if (share >= SAW_SHARE)
-			at += (size_t)snprintf(buf + at, len - at, "%s%s %.2f", at ? ", " : "", s->ids[k], share);
+			at += (size_t)snprintf(buf + at, len - at, "%s%s %.2f", at ? ", " : "", s->ids[k],
+					       share);
 	}
 	if (!at)
 		snprintf(buf, len, "none");
@@ -134,7 +135,8 @@ void st_judge(const struct st_source *s, const struct st_target *tg, enum st_dir
 	      struct st_result *r)
 {
 	unsigned di = s->split ? d : ST_READ;
-	const char *dn = s->split ? st_dir_name(d) : d == ST_READ ? "read (total)" : "written (total)";
+	const char *dn = d == ST_READ ? (s->split ? "read" : "read (as total bytes)")
+				      : (s->split ? "written" : "written (as total bytes)");
 	char name[256], mv[32], ct[32], seen[256];
 	double bg;
 
@@ -147,9 +149,10 @@ void st_judge(const struct st_source *s, const struct st_target *tg, enum st_dir
 	saw(s, t, idle, di, moved ? moved : 1, seen, sizeof(seen));
 	size_text(r->counted, ct, sizeof(ct));
 	if (r->outcome == ST_NOT_COUNTED) {
-		snprintf(r->msg, sizeof(r->msg),
-			 "%s: the counter did not run while %s were %s (multiplexed out or stopped): nothing measured",
-			 s->ids[r->channel], mv, dn);
+		snprintf(
+		    r->msg, sizeof(r->msg),
+		    "%s: the counter did not run while %s were %s (multiplexed out or stopped): nothing measured",
+		    s->ids[r->channel], mv, dn);
 		return;
 	}
 	if (r->outcome == ST_NEVER_MOVED) {
@@ -165,23 +168,29 @@ void st_judge(const struct st_source *s, const struct st_target *tg, enum st_dir
 			r->outcome = ST_OFF_TARGET;
 			r->channel = (int)k;
 			r->channel_ratio = other / (double)moved;
-			snprintf(r->msg, sizeof(r->msg),
-				 "%s counted %.2f × the bytes %s on %s's memory (%s counted %.2f ×): the channel map does not match this host",
-				 s->ids[k], r->channel_ratio, dn, name, name, r->ratio);
+			snprintf(
+			    r->msg, sizeof(r->msg),
+			    "%s counted %.2f × the bytes %s on %s's memory (%s counted %.2f ×): the channel map does not match this host",
+			    s->ids[k], r->channel_ratio, dn, name, name, r->ratio);
 			return;
 		}
 	}
 	if (moved && bg > NOISY_SHARE * (double)moved) {
 		r->outcome = ST_NOISY;
-		snprintf(r->msg, sizeof(r->msg),
-			 "%s: the background (%.0f bytes) is above half the %s %s: too busy to judge; run again on a quieter host",
-			 name, bg, mv, dn);
+		snprintf(
+		    r->msg, sizeof(r->msg),
+		    "%s: the background (%.0f bytes) is above half the %s %s: too busy to judge; run again on a quieter host",
+		    name, bg, mv, dn);
 		return;
 	}
 	if (tg->nin == 1)
 		r->channel = (int)tg->in[0];
 	r->outcome = r->ratio < band->lo ? ST_LOW : r->ratio > band->hi ? ST_HIGH : ST_PASS;
-	snprintf(r->msg, sizeof(r->msg), "%s counted %.2f × the bytes %s (%s of %s; band %.2f–%.2f)%s; saw it: %s",
-		 name, r->ratio, dn, ct, mv, band->lo, band->hi,
-		 r->outcome == ST_LOW ? ": too few" : r->outcome == ST_HIGH ? ": too many" : "", seen);
+	snprintf(r->msg, sizeof(r->msg),
+		 "%s counted %.2f × the bytes %s (%s of %s; band %.2f–%.2f)%s; saw it: %s", name, r->ratio,
+		 dn, ct, mv, band->lo, band->hi,
+		 r->outcome == ST_LOW    ? ": too few"
+		 : r->outcome == ST_HIGH ? ": too many"
+					 : "",
+		 seen);
 }

@@ -41,10 +41,10 @@ struct st_source {
 
 /* Where the traffic goes and who makes it. */
 struct st_target {
-	char label[320];          /* "s0.mc1.ch0 (reserved 0x900000000+256 MiB through /dev/mem)" */
-	unsigned nin;             /* the channels (source indices) the traffic lands on */
+	char label[320]; /* "s0.mc1.ch0 (reserved 0x900000000+256 MiB through /dev/mem)" */
+	unsigned nin;    /* the channels (source indices) the traffic lands on */
 	unsigned in[ST_MAX_TARGET];
-	bool exclusive;           /* nothing else may see it: a rise elsewhere means the map is wrong */
+	bool exclusive; /* nothing else may see it: a rise elsewhere means the map is wrong */
 	/* Moves bytes in direction d; *moved gets how many. */
 	int (*drive)(struct st_target *t, enum st_dir d, uint64_t *moved, struct hvt_err *e);
 	void *ctx;

@@ -69,8 +69,8 @@ int st_dram_devmem(struct st_dram *d, const char *mem_path, uint64_t phys, uint6
 	close(fd);
 	if (d->va == MAP_FAILED) {
 		d->va = NULL;
-		return hvt_err_set(e, -rc, "cannot map 0x%" PRIx64 "+%" PRIu64 " MiB of %s: %s", phys, bytes >> 20,
-				   mem_path, strerror(rc));
+		return hvt_err_set(e, -rc, "cannot map 0x%" PRIx64 "+%" PRIu64 " MiB of %s: %s", phys,
+				   bytes >> 20, mem_path, strerror(rc));
 	}
 	hvt_touch_write(d->va, bytes, 1, PATTERN);
 	return 0;

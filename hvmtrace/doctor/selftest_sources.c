@@ -73,7 +73,8 @@ int st_resctrl_source_open(struct st_resctrl_source *p, const char *root, struct
 	snprintf(name, sizeof(name), "hvmtrace-doctor-%d", (int)getpid());
 	if ((rc = hvt_resctrl_open(&p->group, root, name, getpid(), e)))
 		return rc;
-	p->src = (struct st_source){.name = "resctrl", .n = p->group.ndomains, .sample = resctrl_sample, .ctx = p};
+	p->src =
+	    (struct st_source){.name = "resctrl", .n = p->group.ndomains, .sample = resctrl_sample, .ctx = p};
 	for (unsigned i = 0; i < p->group.ndomains; i++) {
 		snprintf(p->ids[i], sizeof(p->ids[i]), "resctrl.%s", p->group.domains[i]);
 		p->src.ids[i] = p->ids[i];

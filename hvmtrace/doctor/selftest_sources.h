@@ -38,7 +38,8 @@ struct st_dram {
 };
 /* An anonymous buffer of bytes, first touched (so placed) on cpu. */
 int st_dram_anon(struct st_dram *d, uint64_t bytes, int cpu, struct hvt_err *e);
-/* bytes of the reserved range at phys, mapped write-back through mem_path (no O_SYNC: hardware-notes §7.3). */
+/* bytes of the reserved range at phys, mapped write-back through mem_path (no O_SYNC: hardware-notes §7.3).
+ */
 int st_dram_devmem(struct st_dram *d, const char *mem_path, uint64_t phys, uint64_t bytes, int cpu,
 		   struct hvt_err *e);
 void st_dram_free(struct st_dram *d);
