@@ -79,7 +79,9 @@ static int parse(int argc, char **argv, struct doctor_opts *o)
 			 "sysfs to read (default /sys; PMUs: its CPU is DIR/../proc/cpuinfo\n"
 			 "unless --proc-root is given)"),
 	    HVT_OPT_PATH(0, "proc-root", &e->proc_root, "DIR", "procfs to read (default /proc)"),
-	    HVT_OPT_PATH(0, "iomem", &e->iomem, "FILE", "resource map (default PROC/iomem)"),
+	    HVT_OPT_PATH(0, "iomem", &e->iomem, "FILE",
+			 "resource map (default PROC/iomem; only with a --mem-path that is\n"
+			 "not a character device, as chanmap verify)"),
 	    HVT_OPT_PATH(0, "cmdline", &e->cmdline, "FILE", "kernel command line (default PROC/cmdline)"),
 	    HVT_OPT_PATH(0, "kernel-config", &e->kernel_config, "FILE",
 			 "kernel config, plain or gzip (default /boot/config-RELEASE, else\n"

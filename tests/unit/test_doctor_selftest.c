@@ -60,7 +60,8 @@ static int model_drive(struct st_target *t, enum st_dir d, uint64_t *moved, stru
 	for (unsigned i = 0; i < t->nin; i++) {
 		unsigned k = m->lands_on >= 0 ? (unsigned)m->lands_on : t->in[i];
 
-		m->pending[k][m->totals ? ST_READ : d] += (uint64_t)(m->gain[k][d] * (double)m->bytes / t->nin);
+		m->pending[k][m->totals ? ST_READ : d] +=
+		    (uint64_t)(m->gain[k][d] * (double)m->bytes / t->nin);
 	}
 	*moved = m->bytes;
 	return 0;
@@ -147,7 +148,8 @@ static void test_double_fails(void **state)
 	setup(&m, &s, &t, 0);
 	for (unsigned k = 0; k < m.n; k++)
 		m.background[k][0] = m.background[k][1] = 0;
-	m.gain[0][ST_WRITE] = 2.0; /* e.g. the NT hint ignored: a read for ownership per line, counted as a write */
+	m.gain[0][ST_WRITE] =
+	    2.0; /* e.g. the NT hint ignored: a read for ownership per line, counted as a write */
 	run(&s, &t, res);
 	assert_int_equal(res[ST_WRITE].outcome, ST_HIGH);
 	assert_non_null(strstr(res[ST_WRITE].msg, "s0.mc0.ch0 counted 2.00 × the bytes written"));
@@ -345,14 +347,16 @@ static void test_standin_pmu(void **state)
 	sched_getaffinity(0, sizeof(saved), &saved);
 	assert_int_equal(st_run(&p.src, &t, 50000000, &band, res, &e), 0);
 	for (int d = 0; d < 2; d++) {
-		/* On a busy machine another process's faults on CPU 0 may make the window noisy; never a failure */
+		/* On a busy machine another process's faults on CPU 0 may make the window noisy; never a
+		 * failure */
 		assert_true(res[d].outcome == ST_PASS || res[d].outcome == ST_NOISY);
 		assert_int_equal(res[d].moved, 20000 * 64);
 		assert_true(res[d].ratio > 0.9);
 	}
 	assert_non_null(strstr(res[ST_READ].msg, "s0.mc0.ch0 counted"));
 
-	/* The same counters with channel 0's counts halved on their way: the self-test names it and the ratio. */
+	/* The same counters with channel 0's counts halved on their way: the self-test names it and the
+	 * ratio. */
 	struct halver h = {&p.src, 0};
 	struct st_source halved = p.src;
 	halved.sample = halving_sample;
