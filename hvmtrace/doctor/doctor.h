@@ -40,7 +40,7 @@ struct doc_check {
 	enum doc_group group;
 	char id[64]; /* stable key, e.g. "kvm.ad_harvest", "selftest.pmu.s0.mc1.ch0.read" */
 	enum doc_status status;
-	char what[512];     /* the finding, one sentence */
+	char what[768];     /* the finding, one sentence */
 	char evidence[768]; /* where it was read or measured */
 	char fix[512];      /* what to do about a NO or WARN; "" when nothing */
 	struct doc_figure fig;
@@ -51,7 +51,7 @@ enum doc_cap { DOC_CAP_DIRTY_LOG, DOC_CAP_AD, DOC_CAP_BANDWIDTH, DOC_NCAPS };
 
 struct doc_verdict {
 	bool yes[DOC_NCAPS];
-	char because[DOC_NCAPS][1100];
+	char because[DOC_NCAPS][1400];
 };
 
 struct doc_report {

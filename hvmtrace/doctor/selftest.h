@@ -55,8 +55,9 @@ struct st_band {
 	double lo, hi;
 };
 
-#define ST_BAND_LO 0.90
-#define ST_BAND_HI 1.30
+#define ST_BAND_LO  0.90
+#define ST_BAND_HI  1.30
+#define ST_ATTEMPTS 3 /* traffic windows per direction until one passes */
 
 enum st_outcome {
 	ST_PASS,
@@ -82,20 +83,23 @@ struct st_result {
 	double ratio;   /* counted / moved */
 	int channel;    /* the channel a failure is about (source index), or -1 for the whole target */
 	double channel_ratio;
-	char msg[384]; /* one sentence: the finding, naming the channel and the ratio */
+	unsigned attempts; /* traffic windows taken (the result is the last one's) */
+	char msg[768];     /* one sentence: the finding, naming the channel and the ratio */
 };
 
 /*
- * The arithmetic: judges the traffic window t of direction d against the idle window (background, scaled
- * to t's duration) for target tg. Pure: no I/O.
+ * The arithmetic: judges the traffic window t of direction d for target tg. The target's background is the
+ * idle window's, scaled to t's duration; other channels' (traffic gone astray) is busy's, an idle window at
+ * least as busy. Pure: no I/O.
  */
 void st_judge(const struct st_source *s, const struct st_target *tg, enum st_dir d, uint64_t moved,
-	      const struct st_window *t, const struct st_window *idle, const struct st_band *band,
-	      struct st_result *r);
+	      const struct st_window *t, const struct st_window *idle, const struct st_window *busy,
+	      const struct st_band *band, struct st_result *r);
 
 /*
- * Runs the self-test on one target: an idle window of idle_ns, then a write window and a read window
- * (writes first, so the reads find lines that are in DRAM, not dirty in a cache), each judged.
+ * Runs the self-test on one target: idle, write, idle, read, idle (idle windows of idle_ns; writes first,
+ * so the reads find lines that are in DRAM, not dirty in a cache); each traffic window is judged against the
+ * idle windows on either side, per channel and direction, and one that fails is taken again (ST_ATTEMPTS).
  */
 int st_run(struct st_source *s, struct st_target *tg, uint64_t idle_ns, const struct st_band *band,
 	   struct st_result res[2], struct hvt_err *e);

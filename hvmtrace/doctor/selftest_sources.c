@@ -76,7 +76,10 @@ int st_resctrl_source_open(struct st_resctrl_source *p, const char *root, struct
 	p->src =
 	    (struct st_source){.name = "resctrl", .n = p->group.ndomains, .sample = resctrl_sample, .ctx = p};
 	for (unsigned i = 0; i < p->group.ndomains; i++) {
-		snprintf(p->ids[i], sizeof(p->ids[i]), "resctrl.%s", p->group.domains[i]);
+		char domain[sizeof(p->group.domains[i])];
+
+		memcpy(domain, p->group.domains[i], sizeof(domain));
+		snprintf(p->ids[i], sizeof(p->ids[i]), "resctrl.%s", domain);
 		p->src.ids[i] = p->ids[i];
 	}
 	return 0;

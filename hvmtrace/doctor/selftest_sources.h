@@ -54,7 +54,8 @@ uint64_t st_llc_bytes(const char *sysfs_root);
  */
 struct st_standin {
 	int cpu;
-	uint64_t pages;
+	uint64_t pages; /* faulted in reps times over: pages × reps faults */
+	unsigned reps;
 };
 /* Whether a stand-in channel's events are ones this generator moves; the message says which are not. */
 int st_standin_check(const struct hvt_pmu_channel *c, struct hvt_err *e);

@@ -50,9 +50,12 @@ int st_standin_drive(struct st_target *t, enum st_dir dir, uint64_t *moved, stru
 	if (p == MAP_FAILED)
 		return hvt_err_set(e, -errno, "cannot map %" PRIu64 " pages: %s", s->pages, strerror(errno));
 	(void)madvise(p, len, MADV_NOHUGEPAGE); /* one fault per 4 KiB page, not per 2 MiB */
-	for (uint64_t off = 0; off < len; off += PAGE)
-		((volatile char *)p)[off] = 1;
+	for (unsigned r = 0; r < s->reps; r++) {
+		for (uint64_t off = 0; off < len; off += PAGE)
+			((volatile char *)p)[off] = 1;
+		(void)madvise(p, len, MADV_DONTNEED); /* the next touch faults again */
+	}
 	munmap(p, len);
-	*moved = s->pages * 64; /* one "CAS" of 64 bytes per fault */
+	*moved = s->pages * s->reps * 64; /* one "CAS" of 64 bytes per fault */
 	return 0;
 }

@@ -40,7 +40,8 @@ static const struct doc_check *must(const struct doc_report *r, const char *id, 
 	if (!c)
 		fail_msg("no check %s", id);
 	if (c->status != s)
-		fail_msg("check %s is %s, not %s: %s", id, doc_status_name(c->status), doc_status_name(s), c->what);
+		fail_msg("check %s is %s, not %s: %s", id, doc_status_name(c->status), doc_status_name(s),
+			 c->what);
 	return c;
 }
 
