@@ -197,7 +197,8 @@ static void judge_discovery(const struct doc_env *env, const struct hvt_pmu_host
 	unsigned inferred = 0;
 
 	if (rc) {
-		c = doc_add(r, DOC_COUNTERS, "pmu.discovery", DOC_NO, "no memory-controller PMU: %s", e->msg);
+		c = doc_add(r, DOC_COUNTERS, "pmu.discovery", DOC_NO, "%s%s",
+			    rc == -ENODEV ? "" : "PMU discovery failed: ", e->msg);
 		doc_evidence(c, "%s/bus/event_source/devices: no uncore_imc_<N> or amd_umc_<N>",
 			     env->sysfs_root);
 		doc_fix(

@@ -160,9 +160,9 @@ static void judge_cpu(const struct doc_virt_facts *f, struct doc_report *r)
 			? "this host is itself a virtual machine: run on bare metal, or have the hypervisor below expose VMX/SVM (nested virtualisation)"
 			: "enable VT-x or AMD-V (SVM) in the firmware setup");
 	}
-	doc_evidence(c, "cpuinfo: vendor %s, model '%s', flags %s%s%s%s", f->vendor[0] ? f->vendor : "?",
+	doc_evidence(c, "cpuinfo: vendor %s, model '%s', flags: %s%s%s%s", f->vendor[0] ? f->vendor : "?",
 		     f->model_name, f->vmx ? "vmx " : "", f->svm ? "svm " : "",
-		     f->hypervisor ? "hypervisor " : "",
+		     f->hypervisor ? "hypervisor" : "",
 		     f->vmx || f->svm || f->hypervisor ? "" : "(none of vmx, svm, hypervisor)");
 }
 
@@ -287,18 +287,19 @@ static void judge_ad(const struct doc_virt_facts *f, struct doc_report *r)
 			    "KVM offers KVM_CAP_AD_HARVEST: hvmtrace's series%s%s, running on %s",
 			    s ? " for " : "", s ? s : "", f->release);
 	}
-	doc_evidence(
-	    c,
-	    "KVM_CHECK_EXTENSION(KVM_CAP_AD_HARVEST = 0x%x) on /dev/kvm%s; kvm %s; a module loads only into the kernel it was built for (vermagic), so it was built for %s",
-	    KVM_CAP_AD_HARVEST,
-	    f->cap_ad < 0 ? " not asked"
-	    : f->cap_ad   ? " = 1"
-			  : " = 0",
-	    f->kvm.builtin       ? "built in"
-	    : f->kvm.out_of_tree ? "out of tree (taint O)"
-	    : f->kvm.present     ? "in tree"
-				 : "absent",
-	    f->release);
+	doc_evidence(c, "KVM_CHECK_EXTENSION(KVM_CAP_AD_HARVEST = 0x%x) on /dev/kvm%s; kvm %s%s%s",
+		     KVM_CAP_AD_HARVEST,
+		     f->cap_ad < 0 ? " not asked"
+		     : f->cap_ad   ? " = 1"
+				   : " = 0",
+		     f->kvm.builtin       ? "built into the kernel"
+		     : f->kvm.out_of_tree ? "a module from outside the kernel's tree (taint O)"
+		     : f->kvm.present     ? "a module of the kernel's own tree"
+					  : "absent",
+		     f->kvm.present && !f->kvm.builtin
+			 ? "; a module loads only into the kernel it was built for (vermagic): "
+			 : "",
+		     f->kvm.present && !f->kvm.builtin ? f->release : "");
 }
 
 static void judge_modes(const struct doc_virt_facts *f, struct doc_report *r)

@@ -126,15 +126,17 @@ int st_run(struct st_source *s, struct st_target *tg, uint64_t idle_ns, const st
 	return 0;
 }
 
-/* Lists the channels that saw the traffic, with their share of the bytes moved. */
-static void saw(const struct st_source *s, const struct st_window *t, const struct st_window *idle,
-		unsigned di, uint64_t moved, char *buf, size_t len)
+/* Lists the channels that saw the traffic, with their share of the bytes moved (the target's channels net of
+ * the quieter background, the others of the busier, as they are judged). */
+static void saw(const struct st_source *s, const struct st_target *tg, const struct st_window *t,
+		const struct st_window *idle, const struct st_window *busy, unsigned di, uint64_t moved,
+		char *buf, size_t len)
 {
 	size_t at = 0;
 
 	buf[0] = 0;
 	for (unsigned k = 0; k < s->n && at < len; k++) {
-		double share = net_bytes(t, idle, k, di) / (double)moved;
+		double share = net_bytes(t, in_target(tg, k) ? idle : busy, k, di) / (double)moved;
 
 		if (share >= SAW_SHARE)
 			at += (size_t)snprintf(buf + at, len - at, "%s%s %.2f", at ? ", " : "", s->ids[k],
@@ -187,7 +189,7 @@ void st_judge(const struct st_source *s, const struct st_target *tg, enum st_dir
 	r->outcome = target_counts(tg, t, idle, di, &r->counted, &bg, &r->channel);
 	r->ratio = moved ? r->counted / (double)moved : 0;
 	r->channel_ratio = r->ratio;
-	saw(s, t, busy, di, moved ? moved : 1, seen, sizeof(seen));
+	saw(s, tg, t, idle, busy, di, moved ? moved : 1, seen, sizeof(seen));
 	size_text(r->counted, ct, sizeof(ct));
 	if (r->outcome == ST_NOT_COUNTED) {
 		snprintf(

@@ -126,7 +126,8 @@ static void test_virt_amd_lab(void **state)
 	must(&r, "cpu.virt", DOC_YES);
 	const struct doc_check *c = must(&r, "kvm.ad_harvest", DOC_YES);
 	assert_non_null(strstr(c->what, "series for 6.12"));
-	assert_non_null(strstr(c->evidence, "out of tree (taint O)"));
+	assert_non_null(strstr(c->evidence, "outside the kernel's tree (taint O)"));
+	assert_non_null(strstr(c->evidence, "vermagic): 6.12.117+deb12-amd64"));
 	c = must(&r, "record.modes", DOC_INFO);
 	assert_non_null(strstr(c->what, "would use ad"));
 	c = must(&r, "kvm.modules", DOC_INFO);
