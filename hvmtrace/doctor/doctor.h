@@ -86,6 +86,9 @@ void doc_env_defaults(struct doc_env *env);
 void doc_proc_path(const struct doc_env *env, const char *leaf, char *buf, size_t len);
 void doc_sys_path(const struct doc_env *env, const char *leaf, char *buf, size_t len);
 
+/* Whether word stands in text as a whole word (between blanks, newlines or the text's ends). */
+bool doc_has_word(const char *text, const char *word);
+
 /* ---- the table (doctor_report.c) ---- */
 
 /* Adds a check; never NULL (on ENOMEM a scratch entry, and r->oom is set). */

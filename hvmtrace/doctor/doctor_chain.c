@@ -89,16 +89,6 @@ static bool find_on_path(const char *name, char *buf, size_t len)
 	return found;
 }
 
-static bool has_line(const char *text, const char *word)
-{
-	size_t n = strlen(word);
-
-	for (const char *p = strstr(text, word); p; p = strstr(p + 1, word))
-		if ((p == text || p[-1] == ' ' || p[-1] == '\n') && (p[n] == '\n' || !p[n] || p[n] == ' '))
-			return true;
-	return false;
-}
-
 static void check_qemu(const struct doc_env *env, struct doc_report *r)
 {
 	char path[1024], version[512] = "", types[16384] = "";
@@ -124,7 +114,7 @@ static void check_qemu(const struct doc_env *env, struct doc_report *r)
 			    strerror(-rc));
 		return;
 	}
-	bool devmem = has_line(types, "memory-backend-devmem"), obj = has_line(types, "hvmtrace");
+	bool devmem = doc_has_word(types, "memory-backend-devmem"), obj = doc_has_word(types, "hvmtrace");
 	c = doc_add(r, DOC_CHAIN, "qemu.patched", devmem && obj ? DOC_YES : DOC_NO, "%s: %s, %s", path,
 		    version[0] ? version : "version unknown",
 		    devmem && obj ? "patched (memory-backend-devmem and the hvmtrace object)"

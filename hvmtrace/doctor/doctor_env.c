@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Where the doctor looks (struct doc_env): the running host unless a test points it at recorded trees. */
 #include <stdio.h>
+#include <string.h>
 
 #include "doctor/doctor.h"
 
@@ -27,4 +28,14 @@ void doc_proc_path(const struct doc_env *env, const char *leaf, char *buf, size_
 void doc_sys_path(const struct doc_env *env, const char *leaf, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s/%s", env->sysfs_root, leaf);
+}
+
+bool doc_has_word(const char *text, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = strstr(text, word); p; p = strstr(p + 1, word))
+		if ((p == text || strchr(" \t\n", p[-1])) && (!p[n] || strchr(" \t\n", p[n])))
+			return true;
+	return false;
 }

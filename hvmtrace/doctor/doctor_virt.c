@@ -21,16 +21,6 @@
 /* The kernels qemu-patches/kvm/ carries a series for (one directory each). */
 static const char *const series[] = {"6.1", "6.12"};
 
-static bool has_flag(const char *flags, const char *flag)
-{
-	size_t n = strlen(flag);
-
-	for (const char *p = strstr(flags, flag); p; p = strstr(p + 1, flag))
-		if ((p == flags || p[-1] == ' ' || p[-1] == '\t') && (p[n] == ' ' || !p[n] || p[n] == '\n'))
-			return true;
-	return false;
-}
-
 /* vendor_id, model name and flags of the first processor. */
 static void read_cpuinfo(const struct doc_env *env, struct doc_virt_facts *f)
 {
@@ -52,9 +42,9 @@ static void read_cpuinfo(const struct doc_env *env, struct doc_virt_facts *f)
 		else if (!strncmp(line, "model name", 10))
 			snprintf(f->model_name, sizeof(f->model_name), "%s", v);
 		else if (!strncmp(line, "flags", 5)) {
-			f->vmx = has_flag(v, "vmx");
-			f->svm = has_flag(v, "svm");
-			f->hypervisor = has_flag(v, "hypervisor");
+			f->vmx = doc_has_word(v, "vmx");
+			f->svm = doc_has_word(v, "svm");
+			f->hypervisor = doc_has_word(v, "hypervisor");
 		}
 	}
 	free(line);

@@ -90,6 +90,23 @@ static void setup(struct model *m, struct st_source *s, struct st_target *t, uns
 	snprintf(t->label, sizeof(t->label), "model");
 }
 
+/* One test's model, source, target and results. */
+struct fx {
+	struct model m;
+	struct st_source s;
+	struct st_target t;
+	struct st_result res[2];
+};
+
+/* A fresh fixture whose traffic goes to channel target. */
+static struct fx *fresh(unsigned target)
+{
+	static struct fx f;
+
+	setup(&f.m, &f.s, &f.t, target);
+	return &f;
+}
+
 static void run(struct st_source *s, struct st_target *t, struct st_result res[2])
 {
 	struct hvt_err e;
@@ -99,83 +116,71 @@ static void run(struct st_source *s, struct st_target *t, struct st_result res[2
 
 static void test_right_band_passes(void **state)
 {
-	struct model m;
-	struct st_source s;
-	struct st_target t;
-	struct st_result res[2];
+
+	struct fx *f = fresh(2);
 
 	(void)state;
-	setup(&m, &s, &t, 2);
-	m.gain[2][ST_READ] = 1.02;  /* prefetch and page walks */
-	m.gain[2][ST_WRITE] = 1.00; /* non-temporal stores */
-	run(&s, &t, res);
-	assert_int_equal(res[ST_READ].outcome, ST_PASS);
-	assert_int_equal(res[ST_WRITE].outcome, ST_PASS);
+	f->m.gain[2][ST_READ] = 1.02;  /* prefetch and page walks */
+	f->m.gain[2][ST_WRITE] = 1.00; /* non-temporal stores */
+	run(&f->s, &f->t, f->res);
+	assert_int_equal(f->res[ST_READ].outcome, ST_PASS);
+	assert_int_equal(f->res[ST_WRITE].outcome, ST_PASS);
 	/* The model's windows last different times, so the background is subtracted only approximately. */
-	assert_true(res[ST_READ].ratio > 1.0 && res[ST_READ].ratio < 1.1);
-	assert_int_equal(res[ST_READ].moved, 256 * MIB);
-	assert_int_equal(res[ST_READ].channel, 2);
-	assert_non_null(strstr(res[ST_READ].msg, "s0.mc1.ch0 counted 1.0"));
-	assert_non_null(strstr(res[ST_READ].msg, "saw it: s0.mc1.ch0"));
+	assert_true(f->res[ST_READ].ratio > 1.0 && f->res[ST_READ].ratio < 1.1);
+	assert_int_equal(f->res[ST_READ].moved, 256 * MIB);
+	assert_int_equal(f->res[ST_READ].channel, 2);
+	assert_non_null(strstr(f->res[ST_READ].msg, "s0.mc1.ch0 counted 1.0"));
+	assert_non_null(strstr(f->res[ST_READ].msg, "saw it: s0.mc1.ch0"));
 }
 
 static void test_half_fails_naming_channel_and_ratio(void **state)
 {
-	struct model m;
-	struct st_source s;
-	struct st_target t;
-	struct st_result res[2];
+
+	struct fx *f = fresh(2);
 
 	(void)state;
-	setup(&m, &s, &t, 2);
-	for (unsigned k = 0; k < m.n; k++)
-		m.background[k][0] = m.background[k][1] = 0; /* exact ratios */
-	m.gain[2][ST_READ] = 0.5;
-	run(&s, &t, res);
-	assert_int_equal(res[ST_READ].outcome, ST_LOW);
-	assert_int_equal(res[ST_READ].channel, 2);
-	assert_true(res[ST_READ].ratio > 0.499 && res[ST_READ].ratio < 0.501);
-	assert_non_null(strstr(res[ST_READ].msg, "s0.mc1.ch0 counted 0.50 × the bytes read"));
-	assert_non_null(strstr(res[ST_READ].msg, "too few"));
-	assert_int_equal(res[ST_WRITE].outcome, ST_PASS);
+	for (unsigned k = 0; k < f->m.n; k++)
+		f->m.background[k][0] = f->m.background[k][1] = 0; /* exact ratios */
+	f->m.gain[2][ST_READ] = 0.5;
+	run(&f->s, &f->t, f->res);
+	assert_int_equal(f->res[ST_READ].outcome, ST_LOW);
+	assert_int_equal(f->res[ST_READ].channel, 2);
+	assert_true(f->res[ST_READ].ratio > 0.499 && f->res[ST_READ].ratio < 0.501);
+	assert_non_null(strstr(f->res[ST_READ].msg, "s0.mc1.ch0 counted 0.50 × the bytes read"));
+	assert_non_null(strstr(f->res[ST_READ].msg, "too few"));
+	assert_int_equal(f->res[ST_WRITE].outcome, ST_PASS);
 }
 
 static void test_double_fails(void **state)
 {
-	struct model m;
-	struct st_source s;
-	struct st_target t;
-	struct st_result res[2];
+
+	struct fx *f = fresh(0);
 
 	(void)state;
-	setup(&m, &s, &t, 0);
-	for (unsigned k = 0; k < m.n; k++)
-		m.background[k][0] = m.background[k][1] = 0;
-	m.gain[0][ST_WRITE] =
+	for (unsigned k = 0; k < f->m.n; k++)
+		f->m.background[k][0] = f->m.background[k][1] = 0;
+	f->m.gain[0][ST_WRITE] =
 	    2.0; /* e.g. the NT hint ignored: a read for ownership per line, counted as a write */
-	run(&s, &t, res);
-	assert_int_equal(res[ST_WRITE].outcome, ST_HIGH);
-	assert_non_null(strstr(res[ST_WRITE].msg, "s0.mc0.ch0 counted 2.00 × the bytes written"));
-	assert_non_null(strstr(res[ST_WRITE].msg, "too many"));
+	run(&f->s, &f->t, f->res);
+	assert_int_equal(f->res[ST_WRITE].outcome, ST_HIGH);
+	assert_non_null(strstr(f->res[ST_WRITE].msg, "s0.mc0.ch0 counted 2.00 × the bytes written"));
+	assert_non_null(strstr(f->res[ST_WRITE].msg, "too many"));
 }
 
 static void test_never_moves_fails(void **state)
 {
-	struct model m;
-	struct st_source s;
-	struct st_target t;
-	struct st_result res[2];
+
+	struct fx *f = fresh(1);
 
 	(void)state;
-	setup(&m, &s, &t, 1);
-	m.gain[1][ST_READ] = m.gain[1][ST_WRITE] = 0;
-	m.background[1][0] = m.background[1][1] = 0;
-	run(&s, &t, res);
+	f->m.gain[1][ST_READ] = f->m.gain[1][ST_WRITE] = 0;
+	f->m.background[1][0] = f->m.background[1][1] = 0;
+	run(&f->s, &f->t, f->res);
 	for (int d = 0; d < 2; d++) {
-		assert_int_equal(res[d].outcome, ST_NEVER_MOVED);
-		assert_int_equal(res[d].channel, 1);
-		assert_non_null(strstr(res[d].msg, "s0.mc0.ch1: the"));
-		assert_non_null(strstr(res[d].msg, "never moved"));
+		assert_int_equal(f->res[d].outcome, ST_NEVER_MOVED);
+		assert_int_equal(f->res[d].channel, 1);
+		assert_non_null(strstr(f->res[d].msg, "s0.mc0.ch1: the"));
+		assert_non_null(strstr(f->res[d].msg, "never moved"));
 	}
 }
 
@@ -183,142 +188,119 @@ static void test_never_moves_fails(void **state)
  * that counts wrong fails every attempt (the tests above). */
 static void test_burst_taken_again(void **state)
 {
-	struct model m;
-	struct st_source s;
-	struct st_target t;
-	struct st_result res[2];
+
+	struct fx *f = fresh(2);
 
 	(void)state;
-	setup(&m, &s, &t, 2);
-	m.burst_once = 200 * MIB; /* lands in the first window, the write window */
-	run(&s, &t, res);
-	assert_int_equal(res[ST_WRITE].outcome, ST_PASS);
-	assert_int_equal(res[ST_WRITE].attempts, 2);
-	assert_int_equal(res[ST_READ].attempts, 1);
-	m.gain[2][ST_READ] = 0.5;
-	run(&s, &t, res);
-	assert_int_equal(res[ST_READ].outcome, ST_LOW);
-	assert_int_equal(res[ST_READ].attempts, ST_ATTEMPTS);
+	f->m.burst_once = 200 * MIB; /* lands in the first window, the write window */
+	run(&f->s, &f->t, f->res);
+	assert_int_equal(f->res[ST_WRITE].outcome, ST_PASS);
+	assert_int_equal(f->res[ST_WRITE].attempts, 2);
+	assert_int_equal(f->res[ST_READ].attempts, 1);
+	f->m.gain[2][ST_READ] = 0.5;
+	run(&f->s, &f->t, f->res);
+	assert_int_equal(f->res[ST_READ].outcome, ST_LOW);
+	assert_int_equal(f->res[ST_READ].attempts, ST_ATTEMPTS);
 }
 
 static void test_stopped_counter_is_not_zero(void **state)
 {
-	struct model m;
-	struct st_source s;
-	struct st_target t;
-	struct st_result res[2];
+
+	struct fx *f = fresh(3);
 
 	(void)state;
-	setup(&m, &s, &t, 3);
-	m.stopped[3] = true;
-	run(&s, &t, res);
-	assert_int_equal(res[ST_READ].outcome, ST_NOT_COUNTED);
-	assert_non_null(strstr(res[ST_READ].msg, "s1.mc0.ch0: the counter did not run"));
+	f->m.stopped[3] = true;
+	run(&f->s, &f->t, f->res);
+	assert_int_equal(f->res[ST_READ].outcome, ST_NOT_COUNTED);
+	assert_non_null(strstr(f->res[ST_READ].msg, "s1.mc0.ch0: the counter did not run"));
 }
 
 static void test_traffic_elsewhere_fails(void **state)
 {
-	struct model m;
-	struct st_source s;
-	struct st_target t;
-	struct st_result res[2];
+
+	struct fx *f = fresh(2);
 
 	(void)state;
-	setup(&m, &s, &t, 2);
-	m.lands_on = 1; /* the chanmap put the range on s0.mc1.ch0; the lines are on s0.mc0.ch1 */
-	run(&s, &t, res);
-	assert_int_equal(res[ST_READ].outcome, ST_OFF_TARGET);
-	assert_int_equal(res[ST_READ].channel, 1);
-	assert_non_null(strstr(res[ST_READ].msg, "s0.mc0.ch1 counted 1.0"));
-	assert_non_null(strstr(res[ST_READ].msg, "does not match this host"));
+	f->m.lands_on = 1; /* the chanmap put the range on s0.mc1.ch0; the lines are on s0.mc0.ch1 */
+	run(&f->s, &f->t, f->res);
+	assert_int_equal(f->res[ST_READ].outcome, ST_OFF_TARGET);
+	assert_int_equal(f->res[ST_READ].channel, 1);
+	assert_non_null(strstr(f->res[ST_READ].msg, "s0.mc0.ch1 counted 1.0"));
+	assert_non_null(strstr(f->res[ST_READ].msg, "does not match this host"));
 }
 
 static void test_noisy_is_inconclusive(void **state)
 {
-	struct model m;
-	struct st_source s;
-	struct st_target t;
-	struct st_result res[2];
 	struct st_window idle = {.ns = 100}, win = {.ns = 100};
+	struct fx *f = fresh(0);
 
 	(void)state;
-	setup(&m, &s, &t, 0);
-	for (unsigned k = 0; k < m.n; k++)
+	for (unsigned k = 0; k < f->m.n; k++)
 		idle.c[k].counted = win.c[k].counted = true;
 	idle.c[0].bytes[ST_READ] = 300 * MIB; /* as much background as the traffic and more */
 	win.c[0].bytes[ST_READ] = 556 * MIB;
-	st_judge(&s, &t, ST_READ, 256 * MIB, &win, &idle, &idle, &band, &res[0]);
-	assert_int_equal(res[0].outcome, ST_NOISY);
-	assert_true(res[0].ratio > 0.99 && res[0].ratio < 1.01);
+	st_judge(&f->s, &f->t, ST_READ, 256 * MIB, &win, &idle, &idle, &band, &f->res[0]);
+	assert_int_equal(f->res[0].outcome, ST_NOISY);
+	assert_true(f->res[0].ratio > 0.99 && f->res[0].ratio < 1.01);
 }
 
 /* Background is scaled by the windows' lengths: 10 MiB in a 100 ms idle window is 20 MiB in 200 ms. */
 static void test_background_scaled_by_duration(void **state)
 {
-	struct model m;
-	struct st_source s;
-	struct st_target t;
-	struct st_result r;
 	struct st_window idle = {.ns = 100000000}, win = {.ns = 200000000};
+	struct fx *f = fresh(0);
 
 	(void)state;
-	setup(&m, &s, &t, 0);
-	for (unsigned k = 0; k < m.n; k++)
+	for (unsigned k = 0; k < f->m.n; k++)
 		idle.c[k].counted = win.c[k].counted = true;
 	idle.c[0].bytes[ST_WRITE] = 10 * MIB;
 	win.c[0].bytes[ST_WRITE] = 20 * MIB + 128 * MIB;
-	st_judge(&s, &t, ST_WRITE, 128 * MIB, &win, &idle, &idle, &band, &r);
-	assert_int_equal(r.outcome, ST_PASS);
-	assert_true(r.ratio > 0.9999 && r.ratio < 1.0001);
+	st_judge(&f->s, &f->t, ST_WRITE, 128 * MIB, &win, &idle, &idle, &band, &f->res[0]);
+	assert_int_equal(f->res[0].outcome, ST_PASS);
+	assert_true(f->res[0].ratio > 0.9999 && f->res[0].ratio < 1.0001);
 }
 
 /* A target of several channels (a socket's, for a buffer whose channels are unknown) is judged on its sum. */
 static void test_group_target_sums(void **state)
 {
-	struct model m;
-	struct st_source s;
-	struct st_target t;
-	struct st_result res[2];
+
+	struct fx *f = fresh(0);
 
 	(void)state;
-	setup(&m, &s, &t, 0);
-	t.nin = 3;
-	t.in[1] = 1;
-	t.in[2] = 2;
-	t.exclusive = false;
-	for (unsigned k = 0; k < m.n; k++)
-		m.background[k][0] = m.background[k][1] = 0;
-	m.gain[2][ST_READ] = 0; /* one member sees none: an unpopulated channel, or ICX's ch2 */
-	run(&s, &t, res);
-	assert_int_equal(res[ST_WRITE].outcome, ST_PASS);
-	assert_int_equal(res[ST_READ].outcome, ST_LOW); /* two thirds of the bytes */
-	assert_true(res[ST_READ].ratio > 0.66 && res[ST_READ].ratio < 0.68);
-	assert_int_equal(res[ST_READ].channel, -1);
-	assert_non_null(strstr(res[ST_READ].msg, "s0.mc0.ch0+s0.mc0.ch1+s0.mc1.ch0 counted 0.67"));
+	f->t.nin = 3;
+	f->t.in[1] = 1;
+	f->t.in[2] = 2;
+	f->t.exclusive = false;
+	for (unsigned k = 0; k < f->m.n; k++)
+		f->m.background[k][0] = f->m.background[k][1] = 0;
+	f->m.gain[2][ST_READ] = 0; /* one member sees none: an unpopulated channel, or ICX's ch2 */
+	run(&f->s, &f->t, f->res);
+	assert_int_equal(f->res[ST_WRITE].outcome, ST_PASS);
+	assert_int_equal(f->res[ST_READ].outcome, ST_LOW); /* two thirds of the bytes */
+	assert_true(f->res[ST_READ].ratio > 0.66 && f->res[ST_READ].ratio < 0.68);
+	assert_int_equal(f->res[ST_READ].channel, -1);
+	assert_non_null(strstr(f->res[ST_READ].msg, "s0.mc0.ch0+s0.mc0.ch1+s0.mc1.ch0 counted 0.67"));
 }
 
 /* resctrl-like totals: one figure per domain, compared with each direction's bytes. */
 static void test_totals_source(void **state)
 {
-	struct model m;
-	struct st_source s;
-	struct st_target t;
-	struct st_result res[2];
+
+	struct fx *f = fresh(0);
 
 	(void)state;
-	setup(&m, &s, &t, 0);
-	s.split = false;
-	m.totals = true;
-	run(&s, &t, res);
-	assert_int_equal(res[ST_READ].outcome, ST_PASS);
-	assert_int_equal(res[ST_WRITE].outcome, ST_PASS);
-	assert_non_null(strstr(res[ST_READ].msg, "read (as total bytes)"));
-	assert_non_null(strstr(res[ST_WRITE].msg, "written (as total bytes)"));
+	f->s.split = false;
+	f->m.totals = true;
+	run(&f->s, &f->t, f->res);
+	assert_int_equal(f->res[ST_READ].outcome, ST_PASS);
+	assert_int_equal(f->res[ST_WRITE].outcome, ST_PASS);
+	assert_non_null(strstr(f->res[ST_READ].msg, "read (as total bytes)"));
+	assert_non_null(strstr(f->res[ST_WRITE].msg, "written (as total bytes)"));
 	/* the same source with half the writes counted: the write window fails, naming the domain */
-	m.gain[0][ST_WRITE] = 0.5;
-	run(&s, &t, res);
-	assert_int_equal(res[ST_WRITE].outcome, ST_LOW);
-	assert_non_null(strstr(res[ST_WRITE].msg, "s0.mc0.ch0 counted 0.5"));
+	f->m.gain[0][ST_WRITE] = 0.5;
+	run(&f->s, &f->t, f->res);
+	assert_int_equal(f->res[ST_WRITE].outcome, ST_LOW);
+	assert_non_null(strstr(f->res[ST_WRITE].msg, "s0.mc0.ch0 counted 0.5"));
 }
 
 /* ---- the stand-in PMU: real perf_event_open of page-fault events ---- */
