@@ -14,6 +14,7 @@ static const struct hvt_subcommand commands[] = {
      "make a libvirt domain traced, or check its tracing request against this host"},
     {"libvirt-hook", cmd_libvirt_hook, "libvirt's qemu hook: the tracer's lifecycle with a domain"},
     {"top", cmd_top, "live view of running recorders (record --metrics): pages/s, WSS, MB/s, CPU"},
+    {"doctor", cmd_doctor, "what this host can trace, with evidence and fixes; proves its counters"},
 };
 
 int main(int argc, char **argv)

@@ -80,7 +80,7 @@ static int check_unit_can_write(const char *dir, struct hvt_err *e)
 	return 0;
 }
 
-static int check_output(const char *dir, struct hvt_err *e)
+int hvt_lv_check_output(const char *dir, struct hvt_err *e)
 {
 	char probe[4096];
 	struct stat st;
@@ -152,7 +152,7 @@ int hvt_lv_check(const struct hvt_lv_domain *d, struct hvt_err *e)
 		return 0;
 	rc = check_cpu(d, e);
 	if (!rc)
-		rc = check_output(d->t.output, e);
+		rc = hvt_lv_check_output(d->t.output, e);
 	if (!rc)
 		rc = hvt_lv_extents(d, &x, &n, e);
 	if (!rc && n)

@@ -19,4 +19,9 @@ int hvt_lv_check(const struct hvt_lv_domain *d, struct hvt_err *e);
  * unit's sandbox hides or makes read-only (/tmp, /home, /etc, ...). */
 bool hvt_lv_systemd_runs(void);
 
+/* The output directory check of hvt_lv_check alone (hvmtrace doctor asks it too, so both answer alike): a
+ * directory, writable (a file created and removed), and where systemd runs, one the tracer's unit can keep a
+ * trace in. */
+int hvt_lv_check_output(const char *dir, struct hvt_err *e);
+
 #endif

@@ -9,8 +9,11 @@
 source "$(dirname "$0")/../lib/assert.bash"
 GRAPH=$ROOT/tests/tools/include_graph.sh
 
-# FILE HEADER REASON: a file of one concern of lib/ that includes a private header of another.
+# FILE HEADER REASON: a file of one concern of lib/ that includes a private header of another, or an engine
+# of the command that uses another engine.
 ALLOWED='
+hvmtrace/doctor/doctor_chain.c hvmtrace/libvirt/host_checks.h the doctor asks the libvirt engine'"'"'s own output-directory check, so that doctor and the hook answer alike
+hvmtrace/doctor/doctor_limits.c hvmtrace/record/mem_budget.h the doctor sizes the lock record would take with record'"'"'s own budget
 lib/analysis/analysis_ahead.c lib/format/trace_format.h it selects intervals by the seq and times at the head of their payloads (hvt_get_le64) before it decodes them
 lib/analysis/analysis_ahead.c lib/format/trace_decode.h it decodes the selected intervals straight into runs (hvt_iv_runs_decode), ahead of the sweep
 '
@@ -41,8 +44,12 @@ check_layers() {
 		} else if (from ~ /^(hvmtrace|plot|chanmap)$/ && to != "include" && to != from)
 			breach("a program includes only public headers and its own")
 		else if (from == "hvmtrace" && to == "hvmtrace" && $1 ~ /^hvmtrace\/[^\/]+\// &&
-			 ($2 !~ /^hvmtrace\/[^\/]+\// || part($1, 2) != part($2, 2)))
-			breach("an engine of the command includes no other engine'"'"'s header nor the subcommands'"'"'")
+			 ($2 !~ /^hvmtrace\/[^\/]+\// || part($1, 2) != part($2, 2))) {
+			if (($1 " " $2) in allow)
+				used[$1 " " $2] = 1
+			else
+				breach("an engine of the command includes no other engine'"'"'s header nor the subcommands'"'"' (list it in include_layers.sh with the reason)")
+		}
 	}
 	END {
 		for (a in allow)
@@ -84,7 +91,7 @@ for want in \
 	"hvmtrace/record/harvest.c includes hvmtrace/commands.h: an engine"; do
 	assert_contains "$T/broken.out" "$want"
 done
-assert_eq "breaches in the broken tree" 7 "$(wc -l <"$T/broken.out")"
+assert_eq "breaches in the broken tree" 7 "$(grep -vc "^include_layers.sh allows" "$T/broken.out")"
 rm "$B/lib/analysis/analysis_ahead.c"
 check_layers "$B" | grep -q "allows lib/analysis/analysis_ahead.c lib/format/trace_decode.h, which no longer occurs" ||
 	fail "an allowance no file uses any more went unnoticed"
