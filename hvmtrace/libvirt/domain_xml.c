@@ -13,6 +13,7 @@
 #include "hvmtrace/chanmap.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/iomem.h"
+#include "hvmtrace/json_read.h"
 #include "hvmtrace/util.h"
 #include "libvirt_domain.h"
 
@@ -309,14 +310,16 @@ static void parse_commandline(xmlXPathContextPtr ctx, struct hvt_lv_domain *d)
 			free(d->qemu_socket);
 			d->qemu_socket = strndup(p + 6, strcspn(p + 6, ","));
 		} else if (s && strstr(s, "\"id\":\"" HVT_LV_RAM_ID "\"")) {
-			json_object *j = json_tokener_parse(s), *h;
+			struct hvt_json_in in;
+			const char *h;
 
-			if (j && json_object_object_get_ex(j, "helper", &h) &&
-			    json_object_is_type(h, json_type_string)) {
+			/* no string "helper" is no helper, which hvt_lv_check then names */
+			hvt_json_in_init(&in, json_tokener_parse(s), -EINVAL, NULL, "ram object");
+			if (!hvt_json_str(&in, "helper", SIZE_MAX, &h)) {
 				free(d->qemu_helper);
-				d->qemu_helper = strdup(json_object_get_string(h));
+				d->qemu_helper = strdup(h);
 			}
-			json_object_put(j);
+			json_object_put(in.o);
 		}
 		xmlFree(v);
 	}

@@ -6,12 +6,12 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include <json-c/json.h>
 
 #include "hvmtrace/energy.h"
 #include "hvmtrace/error.h"
+#include "hvmtrace/json_read.h"
 #include "hvmtrace/util.h"
 
 #define LINE_BYTES 64.0 /* a BL8 burst on a 64-bit rank */
@@ -91,54 +91,34 @@ const char *hvt_tech_name(enum hvt_mem_tech t)
 	return (unsigned)t < HVT_TECH_COUNT ? tech_names[t] : "?";
 }
 
-/* A finite number >= 0 into *v, else -EINVAL naming the key. */
-static int number(struct json_object *o, const char *path, const char *key, double *v, struct hvt_err *err)
-{
-	double x;
+/* Every figure is optional (the default stays) and a finite number >= 0; no other member is taken. */
+static const char *const tech_keys[] = {"read_pj_per_byte", "write_pj_per_byte", "standby_mw_per_gib", NULL};
+static const char *const top_keys[] = {
+    "dram", "mram", "pcm", "bytes_per_written_page", "bytes_per_accessed_page", NULL};
 
-	if (!json_object_is_type(o, json_type_double) && !json_object_is_type(o, json_type_int))
-		return hvt_err_set(err, -EINVAL, "%s: key '%s': expected a number, not %s", path, key,
-				   json_type_to_name(json_object_get_type(o)));
-	x = json_object_get_double(o);
-	if (!isfinite(x) || x < 0)
-		return hvt_err_set(err, -EINVAL, "%s: key '%s': %g is not a finite number >= 0", path, key,
-				   x);
-	*v = x;
-	return 0;
+static int figure(const struct hvt_json_in *in, const char *key, double *v)
+{
+	return HVT_JSON_OPT(hvt_json_double, in, key, 0, HUGE_VAL, v);
 }
 
-static int tech_object(struct json_object *o, const char *path, const char *name, struct hvt_tech_energy *e,
-		       struct hvt_err *err)
+static int tech_object(const struct hvt_json_in *in, const char *name, struct hvt_tech_energy *e)
 {
-	char key[128];
+	struct hvt_json_in t;
+	int rc;
 
-	if (!json_object_is_type(o, json_type_object))
-		return hvt_err_set(err, -EINVAL,
-				   "%s: key '%s': expected an object of read_pj_per_byte, write_pj_per_byte "
-				   "and standby_mw_per_gib",
-				   path, name);
-	json_object_object_foreach(o, k, v)
-	{
-		double *dst = !strcmp(k, "read_pj_per_byte")     ? &e->read_pj_per_byte
-			      : !strcmp(k, "write_pj_per_byte")  ? &e->write_pj_per_byte
-			      : !strcmp(k, "standby_mw_per_gib") ? &e->standby_mw_per_gib
-								 : NULL;
-
-		snprintf(key, sizeof(key), "%s.%s", name, k);
-		if (!dst)
-			return hvt_err_set(err, -EINVAL,
-					   "%s: unknown key '%s' (known: read_pj_per_byte, "
-					   "write_pj_per_byte, standby_mw_per_gib)",
-					   path, key);
-		if (number(v, path, key, dst, err))
-			return -EINVAL;
-	}
-	return 0;
+	if (!hvt_json_has(in, name))
+		return 0;
+	if ((rc = hvt_json_object(in, name, &t)) || (rc = hvt_json_only(&t, tech_keys)) ||
+	    (rc = figure(&t, "read_pj_per_byte", &e->read_pj_per_byte)) ||
+	    (rc = figure(&t, "write_pj_per_byte", &e->write_pj_per_byte)))
+		return rc;
+	return figure(&t, "standby_mw_per_gib", &e->standby_mw_per_gib);
 }
 
 int hvt_energy_model_load(struct hvt_energy_model *m, const char *path, struct hvt_err *err)
 {
 	struct hvt_energy_model out = *m;
+	struct hvt_json_in in;
 	struct json_tokener *tok;
 	struct json_object *o;
 	char *text = NULL;
@@ -165,27 +145,14 @@ int hvt_energy_model_load(struct hvt_energy_model *m, const char *path, struct h
 		rc = hvt_err_set(err, -EINVAL, "%s: not a JSON object", path);
 		goto out;
 	}
-	json_object_object_foreach(o, k, v)
-	{
-		int t;
-
-		for (t = 0; t < HVT_TECH_COUNT && strcmp(k, tech_names[t]); t++)
-			;
-		if (t < HVT_TECH_COUNT)
-			rc = tech_object(v, path, k, &out.tech[t], err);
-		else if (!strcmp(k, "bytes_per_written_page"))
-			rc = number(v, path, k, &out.bytes_per_written_page, err);
-		else if (!strcmp(k, "bytes_per_accessed_page"))
-			rc = number(v, path, k, &out.bytes_per_accessed_page, err);
-		else
-			rc = hvt_err_set(
-			    err, -EINVAL,
-			    "%s: unknown key '%s' (known: dram, mram, pcm, bytes_per_written_page, "
-			    "bytes_per_accessed_page)",
-			    path, k);
-		if (rc)
-			goto out;
-	}
+	hvt_json_in_init(&in, o, -EINVAL, err, "%s", path);
+	if ((rc = hvt_json_only(&in, top_keys)))
+		goto out;
+	for (int t = 0; t < HVT_TECH_COUNT && !rc; t++)
+		rc = tech_object(&in, tech_names[t], &out.tech[t]);
+	if (rc || (rc = figure(&in, "bytes_per_written_page", &out.bytes_per_written_page)) ||
+	    (rc = figure(&in, "bytes_per_accessed_page", &out.bytes_per_accessed_page)))
+		goto out;
 	*m = out;
 out:
 	json_object_put(o);

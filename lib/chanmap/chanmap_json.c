@@ -12,6 +12,7 @@
 
 #include "hvmtrace/chanmap.h"
 #include "hvmtrace/error.h"
+#include "hvmtrace/json_read.h"
 #include "hvmtrace/util.h"
 
 /* ---- writing ---- */
@@ -154,262 +155,204 @@ int hvt_chanmap_write(const struct hvt_chanmap *m, const char *path, struct hvt_
 
 /* ---- reading ---- */
 
-struct reader {
-	const char *name;
-	struct hvt_err *e;
-};
-
-static int bad(struct reader *rd, const char *where, const char *what)
-{
-	return hvt_err_set(rd->e, -EINVAL, "%s: %s %s", rd->name, where, what);
-}
-
-static struct json_object *member(struct json_object *o, const char *key, enum json_type t)
-{
-	struct json_object *v;
-	if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v) ||
-	    !json_object_is_type(v, t))
-		return NULL;
-	return v;
-}
-
-/* An address or size: a "0x…" (or decimal) string, or a non-negative JSON integer. */
-static int get_u64(struct reader *rd, struct json_object *o, const char *key, const char *where,
-		   uint64_t *out)
-{
-	struct json_object *v;
-	char what[96];
-
-	snprintf(what, sizeof(what), "member \"%s\" is missing or not a number or \"0x…\" string", key);
-	if (!json_object_object_get_ex(o, key, &v))
-		return bad(rd, where, what);
-	if (json_object_is_type(v, json_type_int)) {
-		int64_t i = json_object_get_int64(v);
-		if (i < 0)
-			return bad(rd, where, what);
-		*out = (uint64_t)i;
-		return 0;
-	}
-	if (!json_object_is_type(v, json_type_string))
-		return bad(rd, where, what);
-	const char *s = json_object_get_string(v);
-	char *end;
-	errno = 0;
-	unsigned long long x = strtoull(s, &end, 0);
-	if (!*s || *s == '-' || *end || errno)
-		return bad(rd, where, what);
-	*out = x;
-	return 0;
-}
-
-static int get_uint(struct reader *rd, struct json_object *o, const char *key, const char *where,
-		    unsigned *out)
-{
-	struct json_object *v = member(o, key, json_type_int);
-	char what[80];
-
-	snprintf(what, sizeof(what), "member \"%s\" is missing or not a small non-negative integer", key);
-	if (!v || json_object_get_int64(v) < 0 || json_object_get_int64(v) > 65535)
-		return bad(rd, where, what);
-	*out = (unsigned)json_object_get_int64(v);
-	return 0;
-}
-
-static void get_str(struct json_object *o, const char *key, char *buf, size_t len)
-{
-	struct json_object *v = member(o, key, json_type_string);
-	snprintf(buf, len, "%s", v ? json_object_get_string(v) : "");
-}
+/* Free text (names, dates, advice) is optional and cut to its field, as the writer's own buffers are. */
+#define TEXT(in, key, field) HVT_JSON_OPT(hvt_json_strbuf, in, key, field, sizeof(field), true)
 
 /* "confidence" is optional (maps written before the probe recorded it): *confidence < 0 without it. */
-static int read_range(struct reader *rd, struct json_object *o, const char *where, struct hvt_range *r,
-		      double *confidence)
+static int read_range(const struct hvt_json_in *in, struct hvt_range *r, double *confidence)
 {
-	struct json_object *c = member(o, "confidence", json_type_double);
-	int rc = get_u64(rd, o, "start", where, &r->start);
-
-	if (!c)
-		c = member(o, "confidence", json_type_int);
-	*confidence = c ? json_object_get_double(c) : -1;
-	if (!rc && c && !(*confidence >= 0 && *confidence <= 1))
-		return bad(rd, where, "has a \"confidence\" outside 0-1");
-	return rc ? rc : get_u64(rd, o, "size", where, &r->size);
-}
-
-static int read_channel(struct reader *rd, struct hvt_chanmap *m, struct json_object *co, size_t i)
-{
-	struct hvt_chanmap_channel c = {0};
-	char where[64];
-	struct json_object *id = member(co, "id", json_type_string),
-			   *rs = member(co, "ranges", json_type_array);
 	int rc;
 
-	snprintf(where, sizeof(where), "channels[%zu]", i);
-	if (!id || strlen(json_object_get_string(id)) >= sizeof(c.id))
-		return bad(rd, where, "has no \"id\" string (s<socket>.mc<controller>.ch<channel>)");
-	snprintf(c.id, sizeof(c.id), "%s", json_object_get_string(id));
-	snprintf(where, sizeof(where), "channel %s", c.id);
-	if ((rc = get_uint(rd, co, "socket", where, &c.socket)) ||
-	    (rc = get_uint(rd, co, "controller", where, &c.controller)) ||
-	    (rc = get_uint(rd, co, "channel", where, &c.channel)))
+	*confidence = -1;
+	if ((rc = hvt_json_addr(in, "start", UINT64_MAX, &r->start)) ||
+	    (rc = HVT_JSON_OPT(hvt_json_double, in, "confidence", 0, 1, confidence)))
 		return rc;
-	get_str(co, "pmu", c.pmu, sizeof(c.pmu));
-	char numbering[16];
-	get_str(co, "numbering", numbering, sizeof(numbering));
+	return hvt_json_addr(in, "size", UINT64_MAX, &r->size);
+}
+
+/* Kept as written (not merged), so validation sees the file's own ranges. */
+static int add_range(struct hvt_chanmap *m, int ci, const struct hvt_range *x, double conf, struct hvt_err *e)
+{
+	struct hvt_chanmap_channel *cc = &m->channels[ci];
+	struct hvt_range *nr = realloc(cc->ranges, (cc->nranges + 1) * sizeof(*nr));
+
+	if (!nr)
+		return hvt_err_set(e, -ENOMEM, "out of memory");
+	cc->ranges = nr;
+	if (cc->confidence) {
+		double *nc = realloc(cc->confidence, (cc->nranges + 1) * sizeof(*nc));
+		if (!nc)
+			return hvt_err_set(e, -ENOMEM, "out of memory");
+		cc->confidence = nc;
+		nc[cc->nranges] = -1;
+	}
+	nr[cc->nranges++] = *x;
+	if (conf >= 0 && hvt_chanmap_set_confidence(m, (size_t)ci, cc->nranges - 1, conf))
+		return hvt_err_set(e, -ENOMEM, "out of memory");
+	return 0;
+}
+
+static int read_channel(const char *name, struct hvt_chanmap *m, const struct hvt_json_in *chans, size_t i)
+{
+	struct hvt_chanmap_channel c = {0};
+	struct hvt_json_in co, rs;
+	char numbering[16] = "";
+	size_t n;
+	int rc;
+
+	if ((rc = hvt_json_item_object(chans, i, &co)) ||
+	    (rc = hvt_json_strbuf(&co, "id", c.id, sizeof(c.id), 0)))
+		return rc;
+	hvt_json_rename(&co, "%s: channel %s", name, c.id);
+	if ((rc = hvt_json_u32(&co, "socket", 0, 65535, &c.socket)) ||
+	    (rc = hvt_json_u32(&co, "controller", 0, 65535, &c.controller)) ||
+	    (rc = hvt_json_u32(&co, "channel", 0, 65535, &c.channel)) || (rc = TEXT(&co, "pmu", c.pmu)) ||
+	    (rc = TEXT(&co, "numbering", numbering)) ||
+	    (rc = hvt_json_array(&co, "ranges", SIZE_MAX, &rs, &n)))
+		return rc;
 	c.inferred = !strcmp(numbering, "inferred");
-	if (!rs)
-		return bad(rd, where, "has no \"ranges\" array");
-	int ci = hvt_chanmap_add_channel(m, &c, rd->e);
+	int ci = hvt_chanmap_add_channel(m, &c, co.err);
 	if (ci < 0)
-		return hvt_err_prefix(rd->e, ci, "%s: ", rd->name);
-	for (size_t r = 0; r < json_object_array_length(rs); r++) {
+		return hvt_err_prefix(co.err, ci, "%s: ", name);
+	for (size_t r = 0; r < n; r++) {
+		struct hvt_json_in ro;
 		struct hvt_range x;
 		double conf;
-		char w2[96];
-		snprintf(w2, sizeof(w2), "%s ranges[%zu]", c.id, r);
-		if ((rc = read_range(rd, json_object_array_get_idx(rs, r), w2, &x, &conf)))
+
+		if ((rc = hvt_json_item_object(&rs, r, &ro)) || (rc = read_range(&ro, &x, &conf)) ||
+		    (rc = add_range(m, ci, &x, conf, co.err)))
 			return rc;
-		/* Kept as written (not merged), so validation sees the file's own ranges. */
-		struct hvt_chanmap_channel *cc = &m->channels[ci];
-		struct hvt_range *nr = realloc(cc->ranges, (cc->nranges + 1) * sizeof(*nr));
-		if (!nr)
-			return hvt_err_set(rd->e, -ENOMEM, "out of memory");
-		cc->ranges = nr;
-		if (cc->confidence) {
-			double *nc = realloc(cc->confidence, (cc->nranges + 1) * sizeof(*nc));
-			if (!nc)
-				return hvt_err_set(rd->e, -ENOMEM, "out of memory");
-			cc->confidence = nc;
-			nc[cc->nranges] = -1;
-		}
-		nr[cc->nranges++] = x;
-		if (conf >= 0 && hvt_chanmap_set_confidence(m, (size_t)ci, cc->nranges - 1, conf))
-			return hvt_err_set(rd->e, -ENOMEM, "out of memory");
 	}
 	return 0;
 }
 
-static int read_interleaved(struct reader *rd, struct hvt_chanmap *m, struct json_object *arr)
+static int read_interleaved(struct hvt_chanmap *m, const struct hvt_json_in *in)
 {
-	for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
-		struct json_object *io = json_object_array_get_idx(arr, i),
-				   *ids = member(io, "channels", json_type_array);
+	struct hvt_json_in arr;
+	size_t n;
+	int rc;
+
+	if (!hvt_json_has(in, "interleaved"))
+		return 0;
+	if ((rc = hvt_json_array(in, "interleaved", SIZE_MAX, &arr, &n)))
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		struct hvt_json_in io, ids;
 		struct hvt_range r;
 		double conf;
-		char where[48];
 		unsigned idx[256];
-		size_t n = 0;
-		int rc;
+		size_t nids;
 
-		snprintf(where, sizeof(where), "interleaved[%zu]", i);
-		if ((rc = read_range(rd, io, where, &r, &conf)))
+		if ((rc = hvt_json_item_object(&arr, i, &io)) || (rc = read_range(&io, &r, &conf)) ||
+		    (rc = hvt_json_array(&io, "channels", 256, &ids, &nids)))
 			return rc;
-		if (!ids || json_object_array_length(ids) > 256)
-			return bad(rd, where, "has no \"channels\" array of channel ids");
-		for (size_t j = 0; j < json_object_array_length(ids); j++) {
-			const char *id = json_object_get_string(json_object_array_get_idx(ids, j));
-			int ci = id ? hvt_chanmap_find(m, id) : -1;
-			if (ci < 0)
-				return hvt_err_set(rd->e, -EINVAL,
-						   "%s: %s names channel '%s', which is not listed", rd->name,
-						   where, id ? id : "(not a string)");
-			idx[n++] = (unsigned)ci;
+		for (size_t j = 0; j < nids; j++) {
+			const char *id;
+			int ci;
+
+			if ((rc = hvt_json_item_str(&ids, j, SIZE_MAX, &id)))
+				return rc;
+			if ((ci = hvt_chanmap_find(m, id)) < 0)
+				return hvt_err_set(in->err, -EINVAL,
+						   "%s names channel '%.64s', which is not listed", io.where,
+						   id);
+			idx[j] = (unsigned)ci;
 		}
 		struct hvt_chanmap_interleave *ni =
 		    realloc(m->interleaved, (m->ninterleaved + 1) * sizeof(*ni));
 		if (!ni)
-			return hvt_err_set(rd->e, -ENOMEM, "out of memory");
+			return hvt_err_set(in->err, -ENOMEM, "out of memory");
 		m->interleaved = ni;
-		unsigned *ch = malloc((n ? n : 1) * sizeof(*ch));
+		unsigned *ch = malloc((nids ? nids : 1) * sizeof(*ch));
 		if (!ch)
-			return hvt_err_set(rd->e, -ENOMEM, "out of memory");
-		memcpy(ch, idx, n * sizeof(*ch));
-		ni[m->ninterleaved++] = (struct hvt_chanmap_interleave){r, n, ch, conf};
+			return hvt_err_set(in->err, -ENOMEM, "out of memory");
+		memcpy(ch, idx, nids * sizeof(*ch));
+		ni[m->ninterleaved++] = (struct hvt_chanmap_interleave){r, nids, ch, conf};
 	}
 	return 0;
 }
 
-static void read_probe(struct json_object *p, struct hvt_chanmap_probe_info *pi)
+/* "probe": what the probe did, every member optional. */
+static int read_probe(const struct hvt_json_in *in, struct hvt_chanmap_probe_info *pi)
 {
-	struct json_object *v;
-
-	if (!p)
-		return;
-	get_str(p, "memory", pi->memory, sizeof(pi->memory));
-#define U64(k)                                                                                               \
-	if ((v = member(p, #k, json_type_int)))                                                              \
-	pi->k = (uint64_t)json_object_get_int64(v)
-	U64(window_ns);
-	U64(sample_bytes);
-	U64(step_bytes);
-	U64(granule_bytes);
-	U64(windows);
-#undef U64
-	if ((v = member(p, "reps", json_type_int)))
-		pi->reps = (unsigned)json_object_get_int(v);
-	if ((v = member(p, "calibration_windows", json_type_int)))
-		pi->calibration_windows = (unsigned)json_object_get_int(v);
-	if ((v = member(p, "probed_bytes", json_type_string)))
-		pi->probed_bytes = strtoull(json_object_get_string(v), NULL, 0);
-	if (json_object_object_get_ex(p, "implied_seconds", &v))
-		pi->implied_seconds = json_object_get_double(v);
-}
-
-static int read_doc(struct reader *rd, struct json_object *o, struct hvt_chanmap *m)
-{
-	struct json_object *v, *chans;
+	struct hvt_json_in p;
 	int rc;
 
-	if (!(v = member(o, "schema", json_type_string)) ||
-	    strcmp(json_object_get_string(v), HVT_CHANMAP_SCHEMA))
-		return hvt_err_set(rd->e, -EINVAL, "%s is not a channel map (no \"schema\": \"%s\")",
-				   rd->name, HVT_CHANMAP_SCHEMA);
-	if (!(v = member(o, "version", json_type_int)))
-		return bad(rd, "the document", "has no \"version\" integer");
-	if (json_object_get_int(v) != HVT_CHANMAP_VERSION)
+	if (!hvt_json_has(in, "probe"))
+		return 0;
+	if ((rc = hvt_json_object(in, "probe", &p)) || (rc = TEXT(&p, "memory", pi->memory)))
+		return rc;
+#define U64(k) HVT_JSON_OPT(hvt_json_uint, &p, #k, 0, UINT64_MAX, &pi->k)
+	if ((rc = U64(window_ns)) || (rc = U64(sample_bytes)) || (rc = U64(step_bytes)) ||
+	    (rc = U64(granule_bytes)) || (rc = U64(windows)) ||
+	    (rc = HVT_JSON_OPT(hvt_json_u32, &p, "reps", 0, UINT32_MAX, &pi->reps)) ||
+	    (rc = HVT_JSON_OPT(hvt_json_u32, &p, "calibration_windows", 0, UINT32_MAX,
+			       &pi->calibration_windows)) ||
+	    (rc = HVT_JSON_OPT(hvt_json_addr, &p, "probed_bytes", UINT64_MAX, &pi->probed_bytes)))
+		return rc;
+#undef U64
+	return HVT_JSON_OPT(hvt_json_double, &p, "implied_seconds", -HUGE_VAL, HUGE_VAL,
+			    &pi->implied_seconds);
+}
+
+static int read_host_cpu(const struct hvt_json_in *in, struct hvt_chanmap *m)
+{
+	struct hvt_json_in h, c;
+	int rc;
+
+	if (hvt_json_has(in, "host") &&
+	    ((rc = hvt_json_object(in, "host", &h)) || (rc = TEXT(&h, "hostname", m->host.hostname)) ||
+	     (rc = TEXT(&h, "kernel", m->host.kernel)) || (rc = TEXT(&h, "machine_id", m->host.machine_id))))
+		return rc;
+	if (!hvt_json_has(in, "cpu"))
+		return 0;
+	if ((rc = hvt_json_object(in, "cpu", &c)) || (rc = TEXT(&c, "vendor", m->cpu.vendor)) ||
+	    (rc = TEXT(&c, "name", m->cpu.name)) || (rc = TEXT(&c, "generation", m->cpu.generation)) ||
+	    (rc = HVT_JSON_OPT(hvt_json_u32, &c, "family", 0, UINT32_MAX, &m->cpu.family)))
+		return rc;
+	return HVT_JSON_OPT(hvt_json_u32, &c, "model", 0, UINT32_MAX, &m->cpu.model);
+}
+
+static int read_doc(const char *name, struct json_object *o, struct hvt_chanmap *m, struct hvt_err *e)
+{
+	struct hvt_json_in in, chans;
+	const char *schema;
+	int64_t version;
+	size_t n;
+	int rc;
+
+	hvt_json_in_init(&in, o, -EINVAL, e, "%s", name);
+	if (!hvt_json_has(&in, "schema") || hvt_json_str(&in, "schema", SIZE_MAX, &schema) ||
+	    strcmp(schema, HVT_CHANMAP_SCHEMA))
+		return hvt_err_set(e, -EINVAL, "%s is not a channel map (no \"schema\": \"%s\")", name,
+				   HVT_CHANMAP_SCHEMA);
+	if ((rc = hvt_json_int(&in, "version", INT64_MIN, INT64_MAX, &version)))
+		return rc;
+	if (version != HVT_CHANMAP_VERSION)
 		return hvt_err_set(
-		    rd->e, -EINVAL,
-		    "%s is chanmap schema version %d; this program reads version %d (re-run chanmap probe, or use a matching hvmtrace)",
-		    rd->name, json_object_get_int(v), HVT_CHANMAP_VERSION);
-	get_str(o, "created", m->created, sizeof(m->created));
-	get_str(o, "source", m->source, sizeof(m->source));
-	get_str(o, "advice", m->advice, sizeof(m->advice));
-	if ((v = member(o, "host", json_type_object))) {
-		get_str(v, "hostname", m->host.hostname, sizeof(m->host.hostname));
-		get_str(v, "kernel", m->host.kernel, sizeof(m->host.kernel));
-		get_str(v, "machine_id", m->host.machine_id, sizeof(m->host.machine_id));
-	}
-	if ((v = member(o, "cpu", json_type_object))) {
-		struct json_object *x;
-		get_str(v, "vendor", m->cpu.vendor, sizeof(m->cpu.vendor));
-		get_str(v, "name", m->cpu.name, sizeof(m->cpu.name));
-		get_str(v, "generation", m->cpu.generation, sizeof(m->cpu.generation));
-		if ((x = member(v, "family", json_type_int)))
-			m->cpu.family = (unsigned)json_object_get_int(x);
-		if ((x = member(v, "model", json_type_int)))
-			m->cpu.model = (unsigned)json_object_get_int(x);
-	}
-	if ((rc = get_uint(rd, o, "sockets", "the document", &m->sockets)))
+		    e, -EINVAL,
+		    "%s is chanmap schema version %" PRId64
+		    "; this program reads version %d (re-run chanmap probe, or use a matching hvmtrace)",
+		    name, version, HVT_CHANMAP_VERSION);
+	if ((rc = TEXT(&in, "created", m->created)) || (rc = TEXT(&in, "source", m->source)) ||
+	    (rc = TEXT(&in, "advice", m->advice)) || (rc = read_host_cpu(&in, m)) ||
+	    (rc = hvt_json_u32(&in, "sockets", 0, 65535, &m->sockets)) ||
+	    (rc = hvt_json_array(&in, "channels", SIZE_MAX, &chans, &n)))
 		return rc;
-	if (!(chans = member(o, "channels", json_type_array)))
-		return bad(rd, "the document", "has no \"channels\" array");
-	for (size_t i = 0; i < json_object_array_length(chans); i++)
-		if ((rc = read_channel(rd, m, json_object_array_get_idx(chans, i), i)))
+	for (size_t i = 0; i < n; i++)
+		if ((rc = read_channel(name, m, &chans, i)))
 			return rc;
-	if ((rc = read_interleaved(rd, m, member(o, "interleaved", json_type_array))))
+	if ((rc = read_interleaved(m, &in)) || (rc = read_probe(&in, &m->probe)))
 		return rc;
-	read_probe(member(o, "probe", json_type_object), &m->probe);
-	if ((rc = hvt_chanmap_validate(m, rd->e)))
-		return hvt_err_prefix(rd->e, rc, "%s: ", rd->name);
+	if ((rc = hvt_chanmap_validate(m, e)))
+		return hvt_err_prefix(e, rc, "%s: ", name);
 	return 0;
 }
 
 int hvt_chanmap_from_json(struct json_object *o, const char *name, struct hvt_chanmap *m, struct hvt_err *e)
 {
-	struct reader rd = {name, e};
-
 	hvt_chanmap_init(m);
-	int rc = read_doc(&rd, o, m);
+	int rc = read_doc(name, o, m, e);
 	if (rc)
 		hvt_chanmap_free(m);
 	return rc;
@@ -417,7 +360,6 @@ int hvt_chanmap_from_json(struct json_object *o, const char *name, struct hvt_ch
 
 int hvt_chanmap_parse(const char *text, const char *name, struct hvt_chanmap *m, struct hvt_err *e)
 {
-	struct reader rd = {name, e};
 	struct json_tokener *tok = json_tokener_new();
 	int rc;
 
@@ -432,7 +374,7 @@ int hvt_chanmap_parse(const char *text, const char *name, struct hvt_chanmap *m,
 							       : json_tokener_error_desc(jerr),
 				 json_tokener_get_parse_end(tok));
 	} else {
-		rc = read_doc(&rd, o, m);
+		rc = read_doc(name, o, m, e);
 	}
 	json_object_put(o);
 	json_tokener_free(tok);

@@ -17,6 +17,7 @@
 #include "hvmtrace/probe.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/files.h"
+#include "hvmtrace/json_read.h"
 #include "hvmtrace/util.h"
 
 #define LOG_SCHEMA  "hvmtrace-chanmap-probe" /* the header's "session" member */
@@ -90,33 +91,60 @@ struct replay {
 	size_t cap;
 };
 
-static uint64_t u64_of(struct json_object *o, const char *key, bool *ok)
+/* The log's numbers are JSON integers or "0x…"/decimal strings (the writer's "hpa"): hvt_json_addr reads
+ * them; this one those of an unsigned. */
+static int read_u32(const struct hvt_json_in *in, const char *key, unsigned *out)
 {
-	struct json_object *v;
-	if (!json_object_object_get_ex(o, key, &v)) {
-		*ok = false;
-		return 0;
-	}
-	if (json_object_is_type(v, json_type_string))
-		return strtoull(json_object_get_string(v), NULL, 0);
-	if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
-		*ok = false;
-	return (uint64_t)json_object_get_int64(v);
+	uint64_t v;
+	int rc = hvt_json_addr(in, key, UINT32_MAX, &v);
+
+	if (!rc)
+		*out = (unsigned)v;
+	return rc;
 }
 
-static int read_counts(struct json_object *o, const char *key, uint64_t *out, size_t nch)
+/* "rd" or "wr": one count per channel of the header's map. */
+static int read_counts(const struct hvt_json_in *in, const char *key, uint64_t *out, size_t nch)
 {
-	struct json_object *a;
-	if (!json_object_object_get_ex(o, key, &a) || !json_object_is_type(a, json_type_array) ||
-	    json_object_array_length(a) != nch)
-		return -1;
-	for (size_t c = 0; c < nch; c++) {
-		int64_t v = json_object_get_int64(json_object_array_get_idx(a, c));
-		if (v < 0)
-			return -1;
-		out[c] = (uint64_t)v;
-	}
-	return 0;
+	struct hvt_json_in a;
+	size_t n;
+	int rc = hvt_json_array(in, key, SIZE_MAX, &a, &n);
+
+	if (rc)
+		return rc;
+	if (n != nch)
+		return hvt_json_refuse(in, key, "has %zu counts, not one per channel (%zu)", n, nch);
+	for (size_t c = 0; c < nch && !rc; c++)
+		rc = hvt_json_item_uint(&a, c, 0, UINT64_MAX, &out[c]);
+	return rc;
+}
+
+/* A window line into rec and the counts. */
+static int read_window(const struct replay *r, struct json_object *o, size_t nch, struct hvt_probe_touch *rec,
+		       uint64_t *rd, uint64_t *wr, struct hvt_err *e)
+{
+	struct hvt_json_in in;
+	const char *dir;
+	unsigned d;
+	int rc;
+
+	hvt_json_in_init(&in, o, -EINVAL, e, "session %s line %u", r->path, r->line);
+	if (!json_object_is_type(o, json_type_object))
+		return hvt_err_set(e, -EINVAL, "%s is not a window record (a JSON object)", in.where);
+	if ((rc = hvt_json_str(&in, "dir", SIZE_MAX, &dir)))
+		return rc;
+	for (d = 0; d < 3 && strcmp(dir, dir_names[d]); d++)
+		;
+	if (d == 3)
+		return hvt_json_refuse(&in, "dir", "= \"%.16s\" is not idle, read or write", dir);
+	rec->dir = (enum hvt_probe_dir)d;
+	if ((rc = hvt_json_addr(&in, "hpa", UINT64_MAX, &rec->hpa)) ||
+	    (rc = hvt_json_addr(&in, "bytes", UINT64_MAX, &rec->bytes)) ||
+	    (rc = read_u32(&in, "reps", &rec->reps)) || (rc = read_u32(&in, "socket", &rec->socket)) ||
+	    (rc = hvt_json_addr(&in, "window_ns", UINT64_MAX, &rec->window_ns)) ||
+	    (rc = read_counts(&in, "rd", rd, nch)))
+		return rc;
+	return read_counts(&in, "wr", wr, nch);
 }
 
 /* A line the log cannot give: longer than HVT_PROBE_LOG_MAX_LINE, or a read error. */
@@ -146,27 +174,13 @@ static int replay_window(struct hvt_probe_backend *b, const struct hvt_probe_tou
 				   "session %s ends after line %u, but the probe asked for one more window",
 				   r->path, r->line);
 	r->line++;
-	struct json_object *o = json_tokener_parse(r->buf), *v;
+	struct json_object *o = json_tokener_parse(r->buf);
 	struct hvt_probe_touch rec = {0};
-	bool ok = o != NULL;
-	const char *dir = ok && json_object_object_get_ex(o, "dir", &v) ? json_object_get_string(v) : "";
+	int rc = read_window(r, o, b->proto.nchannels, &rec, rd, wr, e);
 
-	for (unsigned d = 0; d < 3; d++)
-		if (dir && !strcmp(dir, dir_names[d]))
-			rec.dir = (enum hvt_probe_dir)d;
-	rec.hpa = u64_of(o, "hpa", &ok);
-	rec.bytes = u64_of(o, "bytes", &ok);
-	rec.reps = (unsigned)u64_of(o, "reps", &ok);
-	rec.socket = (unsigned)u64_of(o, "socket", &ok);
-	rec.window_ns = u64_of(o, "window_ns", &ok);
-	if (!ok || read_counts(o, "rd", rd, b->proto.nchannels) ||
-	    read_counts(o, "wr", wr, b->proto.nchannels)) {
-		json_object_put(o);
-		return hvt_err_set(e, -EINVAL,
-				   "session %s line %u is not a window record with %zu channel counts",
-				   r->path, r->line, b->proto.nchannels);
-	}
 	json_object_put(o);
+	if (rc)
+		return rc;
 	if (rec.dir != t->dir || rec.hpa != t->hpa || rec.bytes != t->bytes || rec.reps != t->reps ||
 	    rec.socket != t->socket || rec.window_ns != t->window_ns) {
 		char want[160], got[160];
@@ -189,50 +203,63 @@ static void replay_destroy(struct hvt_probe_backend *b)
 	free(r);
 }
 
+static int read_params(const struct hvt_json_in *in, struct hvt_probe_params *p)
+{
+	struct hvt_json_in pr;
+	int rc;
+
+	if ((rc = hvt_json_object(in, "params", &pr)) ||
+	    (rc = hvt_json_addr(&pr, "window_ns", UINT64_MAX, &p->window_ns)) ||
+	    (rc = hvt_json_addr(&pr, "sample_bytes", UINT64_MAX, &p->sample_bytes)) ||
+	    (rc = hvt_json_addr(&pr, "step_bytes", UINT64_MAX, &p->step_bytes)) ||
+	    (rc = hvt_json_addr(&pr, "granule", UINT64_MAX, &p->granule)) ||
+	    (rc = read_u32(&pr, "calibration_windows", &p->calibration_windows)) ||
+	    (rc = read_u32(&pr, "reps", &p->reps)) || (rc = read_u32(&pr, "max_retries", &p->max_retries)))
+		return rc;
+	p->write_check = false;
+	return HVT_JSON_OPT(hvt_json_bool, &pr, "write_check", &p->write_check);
+}
+
 static int read_header(struct hvt_probe_backend *b, struct replay *r, struct json_object *o,
 		       struct hvt_err *e)
 {
-	struct json_object *v, *map, *t, *p;
-	bool ok = true;
+	struct hvt_json_in in, map, t;
+	const char *session;
+	int64_t version;
+	size_t n;
 	int rc;
 
-	if (!o || !json_object_object_get_ex(o, "session", &v) ||
-	    strcmp(json_object_get_string(v), LOG_SCHEMA))
+	hvt_json_in_init(&in, o, -EINVAL, e, "session %s", r->path);
+	if (!hvt_json_has(&in, "session") || hvt_json_str(&in, "session", SIZE_MAX, &session) ||
+	    strcmp(session, LOG_SCHEMA))
 		return hvt_err_set(
 		    e, -EINVAL, "%s is not a chanmap probe session (first line has no \"session\": \"%s\")",
 		    r->path, LOG_SCHEMA);
-	if (!json_object_object_get_ex(o, "version", &v) || json_object_get_int(v) != LOG_VERSION)
-		return hvt_err_set(e, -EINVAL, "session %s has version %d; this program replays version %d",
-				   r->path, json_object_get_int(v), LOG_VERSION);
-	if (!json_object_object_get_ex(o, "map", &map) || !json_object_object_get_ex(o, "touchable", &t) ||
-	    !json_object_object_get_ex(o, "params", &p) || !json_object_is_type(t, json_type_array))
-		return hvt_err_set(
-		    e, -EINVAL, "session %s: the header lacks \"map\", \"touchable\" or \"params\"", r->path);
-	if ((rc = hvt_chanmap_from_json(map, r->path, &b->proto, e)))
+	if ((rc = hvt_json_int(&in, "version", INT64_MIN, INT64_MAX, &version)))
+		return rc;
+	if (version != LOG_VERSION)
+		return hvt_err_set(e, -EINVAL,
+				   "session %s has version %" PRId64 "; this program replays version %d",
+				   r->path, version, LOG_VERSION);
+	if ((rc = hvt_json_object(&in, "map", &map)) ||
+	    (rc = hvt_json_array(&in, "touchable", SIZE_MAX, &t, &n)) ||
+	    (rc = read_params(&in, &r->params)) || (rc = hvt_chanmap_from_json(map.o, r->path, &b->proto, e)))
 		return rc;
 	char src[sizeof(b->proto.source) + sizeof(r->path) + 16];
 	snprintf(src, sizeof(src), "replay of %s (%s)", r->path, b->proto.source);
 	snprintf(b->proto.source, sizeof(b->proto.source), "%.*s", (int)sizeof(b->proto.source) - 1, src);
-	b->ntouchable = json_object_array_length(t);
+	b->ntouchable = n;
 	b->touchable = calloc(b->ntouchable + 1, sizeof(*b->touchable));
 	if (!b->touchable)
 		return hvt_err_set(e, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < b->ntouchable; i++) {
-		b->touchable[i].start = u64_of(json_object_array_get_idx(t, i), "start", &ok);
-		b->touchable[i].size = u64_of(json_object_array_get_idx(t, i), "size", &ok);
+		struct hvt_json_in it;
+
+		if ((rc = hvt_json_item_object(&t, i, &it)) ||
+		    (rc = hvt_json_addr(&it, "start", UINT64_MAX, &b->touchable[i].start)) ||
+		    (rc = hvt_json_addr(&it, "size", UINT64_MAX, &b->touchable[i].size)))
+			return rc;
 	}
-	r->params.window_ns = u64_of(p, "window_ns", &ok);
-	r->params.sample_bytes = u64_of(p, "sample_bytes", &ok);
-	r->params.step_bytes = u64_of(p, "step_bytes", &ok);
-	r->params.granule = u64_of(p, "granule", &ok);
-	r->params.calibration_windows = (unsigned)u64_of(p, "calibration_windows", &ok);
-	r->params.reps = (unsigned)u64_of(p, "reps", &ok);
-	r->params.max_retries = (unsigned)u64_of(p, "max_retries", &ok);
-	r->params.write_check = json_object_object_get_ex(p, "write_check", &v) && json_object_get_boolean(v);
-	if (!ok)
-		return hvt_err_set(e, -EINVAL,
-				   "session %s: a touchable range or parameter is missing or malformed",
-				   r->path);
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 
 #include "hvmtrace/probe.h"
 #include "hvmtrace/error.h"
+#include "hvmtrace/json_read.h"
 #include "hvmtrace/util.h"
 
 #define LINE       64u
@@ -183,60 +184,25 @@ static void model_destroy(struct hvt_probe_backend *b)
 
 /* ---- the spec file ---- */
 
-struct spec {
-	const char *path;
-	struct hvt_err *e;
-};
-
-static int spec_bad(struct spec *sp, const char *what)
+/* A refusal of the spec that no one member explains, naming the object (in's where) and the rule. */
+static int spec_bad(const struct hvt_json_in *in, const char *what)
 {
-	return hvt_err_set(sp->e, -EINVAL, "model %s: %s", sp->path, what);
+	return hvt_err_set(in->err, -EINVAL, "%s: %s", in->where, what);
 }
 
-/* "0x…" hex, or a size with a binary suffix ("4G"). */
-static int addr_of(struct json_object *v, uint64_t *out)
+static int add_channels(const struct hvt_json_in *in, struct hvt_chanmap *p)
 {
-	const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-	char *end;
-	if (!s)
-		return -EINVAL;
-	if (!strncmp(s, "0x", 2)) {
-		errno = 0;
-		*out = strtoull(s, &end, 16);
-		return *end || errno ? -EINVAL : 0;
-	}
-	if (!strcmp(s, "0")) {
-		*out = 0;
-		return 0;
-	}
-	return hvt_parse_size(s, out);
-}
+	unsigned nmc = 0, ncc = 0;
+	int rc;
 
-static int get_addr(struct spec *sp, struct json_object *o, const char *key, const char *where, uint64_t *out)
-{
-	struct json_object *v;
-	char what[160];
-	if (json_object_object_get_ex(o, key, &v) && !addr_of(v, out))
-		return 0;
-	snprintf(what, sizeof(what), "%s: \"%s\" is missing or not an address (\"0x…\" or \"4G\")", where,
-		 key);
-	return spec_bad(sp, what);
-}
-
-static double get_num(struct json_object *o, const char *key, double dflt)
-{
-	struct json_object *v;
-	return json_object_object_get_ex(o, key, &v) ? json_object_get_double(v) : dflt;
-}
-
-static int add_channels(struct spec *sp, struct json_object *o, struct hvt_chanmap *p)
-{
-	unsigned nmc = (unsigned)get_num(o, "controllers", 0),
-		 ncc = (unsigned)get_num(o, "channels_per_controller", 0);
-	p->sockets = (unsigned)get_num(o, "sockets", 0);
+	p->sockets = 0;
+	if ((rc = HVT_JSON_OPT(hvt_json_u32, in, "sockets", 0, HVT_PROBE_MAX_CHANNELS, &p->sockets)) ||
+	    (rc = HVT_JSON_OPT(hvt_json_u32, in, "controllers", 0, HVT_PROBE_MAX_CHANNELS, &nmc)) ||
+	    (rc = HVT_JSON_OPT(hvt_json_u32, in, "channels_per_controller", 0, HVT_PROBE_MAX_CHANNELS, &ncc)))
+		return rc;
 	if (!p->sockets || !nmc || !ncc || p->sockets * nmc * ncc > HVT_PROBE_MAX_CHANNELS)
 		return spec_bad(
-		    sp,
+		    in,
 		    "\"sockets\", \"controllers\" and \"channels_per_controller\" must be set (at most 128 channels)");
 	for (unsigned s = 0; s < p->sockets; s++)
 		for (unsigned mc = 0; mc < nmc; mc++)
@@ -245,7 +211,7 @@ static int add_channels(struct spec *sp, struct json_object *o, struct hvt_chanm
 				/* Bounded by the 128-channel check above, so the id fits. */
 				snprintf(c.id, sizeof(c.id), "s%u.mc%u.ch%u", s & 0xff, mc & 0xff, ch & 0xff);
 				snprintf(c.pmu, sizeof(c.pmu), "uncore_imc_%u", mc * ncc + ch);
-				int rc = hvt_chanmap_add_channel(p, &c, sp->e);
+				rc = hvt_chanmap_add_channel(p, &c, in->err);
 				if (rc < 0)
 					return rc;
 			}
@@ -262,33 +228,37 @@ static int add_segment(struct model *m, const struct segment *s)
 	return 0;
 }
 
-/* Lays the pieces out from 0, skipping the hole; returns the end of DRAM in *end. */
-/* "hole" (one) and/or "holes" (several): MMIO holes, sorted; at most MAX_HOLES. */
-static int read_holes(struct spec *sp, struct json_object *o, uint64_t *hs, uint64_t *he, size_t *n)
+static int read_hole(const struct hvt_json_in *hole, uint64_t *hs, uint64_t *he)
 {
-	struct json_object *one, *many;
+	int rc = hvt_json_size(hole, "start", hs);
+
+	return rc ? rc : hvt_json_size(hole, "end", he);
+}
+
+/* "hole" (one) and/or "holes" (several): MMIO holes, sorted; at most MAX_HOLES. */
+static int read_holes(const struct hvt_json_in *in, uint64_t *hs, uint64_t *he, size_t *n)
+{
+	struct hvt_json_in one, many;
+	size_t nmany = 0;
 	int rc;
 
 	*n = 0;
-	if (json_object_object_get_ex(o, "hole", &one)) {
-		if ((rc = get_addr(sp, one, "start", "hole", &hs[0])) ||
-		    (rc = get_addr(sp, one, "end", "hole", &he[0])))
+	if (hvt_json_has(in, "hole")) {
+		if ((rc = hvt_json_object(in, "hole", &one)) || (rc = read_hole(&one, &hs[0], &he[0])))
 			return rc;
 		(*n)++;
 	}
-	if (json_object_object_get_ex(o, "holes", &many)) {
-		if (!json_object_is_type(many, json_type_array) ||
-		    json_object_array_length(many) + *n > MAX_HOLES)
-			return spec_bad(sp, "\"holes\" is not an array of at most 8 {\"start\", \"end\"}");
-		for (size_t i = 0; i < json_object_array_length(many); i++, (*n)++)
-			if ((rc = get_addr(sp, json_object_array_get_idx(many, i), "start", "holes",
-					   &hs[*n])) ||
-			    (rc = get_addr(sp, json_object_array_get_idx(many, i), "end", "holes", &he[*n])))
-				return rc;
+	if (hvt_json_has(in, "holes") && (rc = hvt_json_array(in, "holes", MAX_HOLES - *n, &many, &nmany)))
+		return rc;
+	for (size_t i = 0; i < nmany; i++, (*n)++) {
+		struct hvt_json_in h;
+
+		if ((rc = hvt_json_item_object(&many, i, &h)) || (rc = read_hole(&h, &hs[*n], &he[*n])))
+			return rc;
 	}
 	for (size_t i = 0; i < *n; i++)
 		if (he[i] <= hs[i] || (i && hs[i] < he[i - 1]))
-			return spec_bad(sp,
+			return spec_bad(in,
 					"holes must be sorted, not overlapping, each ending after it starts");
 	return 0;
 }
@@ -310,74 +280,73 @@ static uint64_t skip_holes(const uint64_t *hs, const uint64_t *he, size_t n, uin
 
 /* A piece's channels: "channels" (a list: one channel, or a plain interleave) or "groups" (a list of lists
  * of equal length: nested interleave, "granule" between groups, "inner_granule" within one). */
-static int read_targets(struct spec *sp, struct json_object *it, const struct hvt_chanmap *p,
-			struct segment *s)
+static int read_targets(const struct hvt_json_in *it, const struct hvt_chanmap *p, struct segment *s)
 {
-	struct json_object *chs, *groups;
-	size_t ng = 1;
+	struct hvt_json_in groups, chs;
+	bool nested = hvt_json_has(it, "groups");
+	size_t ng = 1, n;
+	int rc;
 
-	if (json_object_object_get_ex(it, "groups", &groups)) {
-		if (!json_object_is_type(groups, json_type_array) || !(ng = json_object_array_length(groups)))
-			return spec_bad(sp, "\"groups\" must be a list of channel lists");
-		s->group = 0;
-	} else {
-		s->group = 1;
-	}
+	if (nested && (rc = hvt_json_array(it, "groups", MAX_TARGET, &groups, &ng)))
+		return rc;
+	if (nested && !ng)
+		return spec_bad(it, "\"groups\" must be a list of channel lists");
 	for (size_t g = 0; g < ng; g++) {
-		chs = NULL;
-		if (s->group == 0 || g)
-			chs = json_object_array_get_idx(groups, g);
-		else
-			json_object_object_get_ex(it, "channels", &chs);
-		if (!chs || !json_object_is_type(chs, json_type_array) || !json_object_array_length(chs) ||
-		    s->ntargets + json_object_array_length(chs) > MAX_TARGET)
-			return spec_bad(sp,
+		rc = nested ? hvt_json_item_array(&groups, g, MAX_TARGET, &chs, &n)
+			    : hvt_json_array(it, "channels", MAX_TARGET, &chs, &n);
+		if (rc)
+			return rc;
+		if (!n || s->ntargets + n > MAX_TARGET)
+			return spec_bad(it,
 					"a layout piece needs \"channels\" or \"groups\" (1-16 ids in all)");
-		if (ng > 1 && g && json_object_array_length(chs) != s->ntargets / g)
-			return spec_bad(sp, "the \"groups\" of a layout piece must be of equal size");
-		for (size_t j = 0; j < json_object_array_length(chs); j++) {
-			int ci =
-			    hvt_chanmap_find(p, json_object_get_string(json_object_array_get_idx(chs, j)));
-			if (ci < 0)
-				return spec_bad(sp, "a layout piece names a channel the model does not have");
+		if (g && n != s->ntargets / g)
+			return spec_bad(it, "the \"groups\" of a layout piece must be of equal size");
+		for (size_t j = 0; j < n; j++) {
+			const char *id;
+			int ci;
+
+			if ((rc = hvt_json_item_str(&chs, j, SIZE_MAX, &id)))
+				return rc;
+			if ((ci = hvt_chanmap_find(p, id)) < 0)
+				return spec_bad(it, "a layout piece names a channel the model does not have");
 			s->targets[s->ntargets++] = (unsigned)ci;
 		}
 	}
-	if (s->group == 0)
-		s->group = s->ntargets / (unsigned)ng;
+	s->group = nested ? s->ntargets / (unsigned)ng : 1;
 	return 0;
 }
 
-static int read_layout(struct spec *sp, struct json_object *o, const struct hvt_chanmap *p, struct model *m,
+/* Lays the pieces out from 0, skipping the holes; returns the end of DRAM in *end. */
+static int read_layout(const struct hvt_json_in *in, const struct hvt_chanmap *p, struct model *m,
 		       uint64_t *end)
 {
-	struct json_object *layout;
+	struct hvt_json_in layout;
 	uint64_t hs[MAX_HOLES], he[MAX_HOLES], at = 0;
-	size_t nholes;
+	size_t nholes, n;
 	int rc;
 
-	if ((rc = read_holes(sp, o, hs, he, &nholes)))
+	if ((rc = read_holes(in, hs, he, &nholes)) ||
+	    (rc = hvt_json_array(in, "layout", SIZE_MAX, &layout, &n)))
 		return rc;
-	if (!json_object_object_get_ex(o, "layout", &layout) || !json_object_is_type(layout, json_type_array))
-		return spec_bad(sp, "no \"layout\" array");
-	for (size_t i = 0; i < json_object_array_length(layout); i++) {
-		struct json_object *it = json_object_array_get_idx(layout, i);
-		struct segment s = {.granule = (uint64_t)get_num(it, "granule", 256),
-				    .inner_granule = (uint64_t)get_num(it, "inner_granule", 256)};
+	for (size_t i = 0; i < n; i++) {
+		struct hvt_json_in it;
+		struct segment s = {.granule = 256, .inner_granule = 256};
 		uint64_t left, next_hole;
-		char where[32];
 
-		snprintf(where, sizeof(where), "layout[%zu]", i);
-		if ((rc = get_addr(sp, it, "size", where, &left)) || (rc = read_targets(sp, it, p, &s)))
+		if ((rc = hvt_json_item_object(&layout, i, &it)) ||
+		    (rc = HVT_JSON_OPT(hvt_json_uint, &it, "granule", 0, UINT64_MAX, &s.granule)) ||
+		    (rc = HVT_JSON_OPT(hvt_json_uint, &it, "inner_granule", 0, UINT64_MAX,
+				       &s.inner_granule)) ||
+		    (rc = hvt_json_size(&it, "size", &left)) || (rc = read_targets(&it, p, &s)))
 			return rc;
 		if (!s.granule || s.granule % LINE || !s.inner_granule || s.inner_granule % LINE)
-			return spec_bad(sp, "a layout piece's granules must be multiples of 64");
+			return spec_bad(&it, "a layout piece's granules must be multiples of 64");
 		while (left) {
 			at = skip_holes(hs, he, nholes, at, &next_hole);
 			s.start = at;
 			s.size = at + left > next_hole ? next_hole - at : left;
 			if (add_segment(m, &s))
-				return hvt_err_set(sp->e, -ENOMEM, "out of memory");
+				return hvt_err_set(in->err, -ENOMEM, "out of memory");
 			at += s.size;
 			left -= s.size;
 		}
@@ -400,31 +369,76 @@ static bool is_dram(const struct model *m, uint64_t a, uint64_t n)
 	return true;
 }
 
-static int read_touchable(struct spec *sp, struct json_object *o, struct hvt_probe_backend *b, uint64_t end)
+/* A touchable range's "size": a size, or "rest" (up to the end of DRAM). */
+static int read_touchable_size(const struct hvt_json_in *it, uint64_t end, struct hvt_range *r)
 {
-	struct json_object *t;
-	if (!json_object_object_get_ex(o, "touchable", &t) || !json_object_is_type(t, json_type_array))
-		return spec_bad(sp, "no \"touchable\" array (the memory the probe may drive)");
-	b->ntouchable = json_object_array_length(t);
+	struct hvt_json_in quiet = *it;
+	const char *rest;
+
+	quiet.err = NULL; /* not "rest": read as a size, with that one's message */
+	if (!hvt_json_str(&quiet, "size", 4, &rest) && !strcmp(rest, "rest")) {
+		r->size = end > r->start ? end - r->start : 0;
+		return 0;
+	}
+	return hvt_json_size(it, "size", &r->size);
+}
+
+static int read_touchable(const struct hvt_json_in *in, struct hvt_probe_backend *b, uint64_t end)
+{
+	struct hvt_json_in t;
+	size_t n;
+	int rc = hvt_json_array(in, "touchable", SIZE_MAX, &t, &n);
+
+	if (rc)
+		return rc;
+	b->ntouchable = n;
 	b->touchable = calloc(b->ntouchable ? b->ntouchable : 1, sizeof(*b->touchable));
 	if (!b->touchable)
-		return hvt_err_set(sp->e, -ENOMEM, "out of memory");
+		return hvt_err_set(in->err, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < b->ntouchable; i++) {
-		struct json_object *it = json_object_array_get_idx(t, i), *v;
+		struct hvt_json_in it;
 		struct hvt_range *r = &b->touchable[i];
-		int rc = get_addr(sp, it, "start", "touchable", &r->start);
-		if (rc)
-			return rc;
-		if (json_object_object_get_ex(it, "size", &v) && !strcmp(json_object_get_string(v), "rest"))
-			r->size = end > r->start ? end - r->start : 0;
-		else if ((rc = get_addr(sp, it, "size", "touchable", &r->size)))
+
+		if ((rc = hvt_json_item_object(&t, i, &it)) ||
+		    (rc = hvt_json_size(&it, "start", &r->start)) || (rc = read_touchable_size(&it, end, r)))
 			return rc;
 		if (!r->size || r->start % 4096 || r->size % 4096 ||
 		    (i && r->start < r[-1].start + r[-1].size) || !is_dram(b->ctx, r->start, r->size))
 			return spec_bad(
-			    sp,
+			    &it,
 			    "touchable ranges must be page aligned, sorted, not overlapping and DRAM of the model (not the hole, not past the end)");
 	}
+	return 0;
+}
+
+#define REAL(in, key, out)  HVT_JSON_OPT(hvt_json_double, in, key, -HUGE_VAL, HUGE_VAL, out)
+#define COUNT(in, key, out) HVT_JSON_OPT(hvt_json_uint, in, key, 0, UINT64_MAX, out)
+
+/* A channel's rates and spread: its own under "channels", else the noise's scaled by its factor f. */
+static int read_channel_noise(struct model *m, size_t c, const struct hvt_json_in *noise, const char *id,
+			      double f)
+{
+	struct hvt_json_in per, own;
+	double rd = 0, wr = 0, sigma = 0;
+	int rc;
+
+	if ((rc = REAL(noise, "read_mbps", &rd)) || (rc = REAL(noise, "write_mbps", &wr)) ||
+	    (rc = REAL(noise, "sigma_cas", &sigma)))
+		return rc;
+	rd *= f;
+	wr *= f;
+	sigma *= f;
+	if (hvt_json_has(noise, "channels")) {
+		if ((rc = hvt_json_object(noise, "channels", &per)))
+			return rc;
+		if (hvt_json_has(&per, id) &&
+		    ((rc = hvt_json_object(&per, id, &own)) || (rc = REAL(&own, "read_mbps", &rd)) ||
+		     (rc = REAL(&own, "write_mbps", &wr)) || (rc = REAL(&own, "sigma_cas", &sigma))))
+			return rc;
+	}
+	m->read_rate[c] = rd * 1e6 / LINE;
+	m->write_rate[c] = wr * 1e6 / LINE;
+	m->sigma[c] = sigma;
 	return 0;
 }
 
@@ -433,74 +447,81 @@ static int read_touchable(struct spec *sp, struct json_object *o, struct hvt_pro
  * "channel_spread" s scales every channel's rates and spread by its own factor drawn from [1-s, 1+s], and
  * "channels": {"<id>": {"read_mbps", "write_mbps", "sigma_cas"}} sets a channel's outright.
  */
-static void read_noise(struct model *m, const struct hvt_chanmap *p, struct json_object *noise)
+static int read_noise(struct model *m, const struct hvt_chanmap *p, const struct hvt_json_in *noise)
 {
-	double spread = fmin(fmax(get_num(noise, "channel_spread", 0), 0), 0.9);
-	struct json_object *per = NULL;
+	double spread = 0;
+	uint64_t burst_windows = 1;
+	int rc;
 
-	m->prefetch = get_num(noise, "prefetch", 0);
-	m->remote_dir = get_num(noise, "remote_dir_writes", 0);
-	m->spike_every = (uint64_t)get_num(noise, "spike_every", 0);
-	m->spike_cas = (uint64_t)get_num(noise, "spike_cas", 0);
-	m->write_spike_every = (uint64_t)get_num(noise, "write_spike_every", 0);
-	m->write_spike_cas = (uint64_t)get_num(noise, "write_spike_cas", 0);
-	m->burst_windows = (unsigned)fmax(get_num(noise, "burst_windows", 1), 1);
-	m->rng = (uint64_t)get_num(noise, "seed", 1);
+	m->prefetch = m->remote_dir = 0;
+	m->spike_every = m->spike_cas = m->write_spike_every = m->write_spike_cas = 0;
+	m->rng = 1;
+	if ((rc = REAL(noise, "channel_spread", &spread)) || (rc = REAL(noise, "prefetch", &m->prefetch)) ||
+	    (rc = REAL(noise, "remote_dir_writes", &m->remote_dir)) ||
+	    (rc = COUNT(noise, "spike_every", &m->spike_every)) ||
+	    (rc = COUNT(noise, "spike_cas", &m->spike_cas)) ||
+	    (rc = COUNT(noise, "write_spike_every", &m->write_spike_every)) ||
+	    (rc = COUNT(noise, "write_spike_cas", &m->write_spike_cas)) ||
+	    (rc = HVT_JSON_OPT(hvt_json_uint, noise, "burst_windows", 0, UINT32_MAX, &burst_windows)) ||
+	    (rc = COUNT(noise, "seed", &m->rng)))
+		return rc;
+	spread = fmin(fmax(spread, 0), 0.9);
+	m->burst_windows = burst_windows > 1 ? (unsigned)burst_windows : 1;
 	memset(m->rd_burst, 0, sizeof(m->rd_burst));
 	memset(m->wr_burst, 0, sizeof(m->wr_burst));
-	if (noise)
-		json_object_object_get_ex(noise, "channels", &per);
 	for (size_t c = 0; c < p->nchannels; c++) {
 		double f = spread ? 1 + spread * (2 * uniform(m) - 1) : 1;
-		struct json_object *own = NULL;
-		if (per)
-			json_object_object_get_ex(per, p->channels[c].id, &own);
-		m->read_rate[c] = get_num(own, "read_mbps", f * get_num(noise, "read_mbps", 0)) * 1e6 / LINE;
-		m->write_rate[c] =
-		    get_num(own, "write_mbps", f * get_num(noise, "write_mbps", 0)) * 1e6 / LINE;
-		m->sigma[c] = get_num(own, "sigma_cas", f * get_num(noise, "sigma_cas", 0));
+
+		if ((rc = read_channel_noise(m, c, noise, p->channels[c].id, f)))
+			return rc;
 	}
+	return 0;
 }
 
-static int load(struct spec *sp, struct json_object *o, struct hvt_probe_backend *b)
+#undef REAL
+#undef COUNT
+
+static int load(const char *path, const struct hvt_json_in *in, struct hvt_probe_backend *b)
 {
 	struct model *m = b->ctx;
-	struct json_object *cpu, *noise, *v;
+	struct hvt_json_in cpu, noise;
 	uint64_t end = 0;
 	int rc;
 
-	if (!json_object_is_type(o, json_type_object))
-		return spec_bad(sp, "is not a JSON object");
+	if (!json_object_is_type(in->o, json_type_object))
+		return spec_bad(in, "is not a JSON object");
 	hvt_chanmap_init(&b->proto);
 	snprintf(b->proto.source, sizeof(b->proto.source), "MODEL memory controller (not hardware): %s",
-		 sp->path);
-	snprintf(b->proto.host.hostname, sizeof(b->proto.host.hostname), "%s",
-		 json_object_object_get_ex(o, "model", &v) ? json_object_get_string(v) : "model");
+		 path);
+	snprintf(b->proto.host.hostname, sizeof(b->proto.host.hostname), "model");
 	snprintf(b->proto.host.kernel, sizeof(b->proto.host.kernel), "none (model)");
 	snprintf(b->proto.probe.memory, sizeof(b->proto.probe.memory), "model");
-	if (json_object_object_get_ex(o, "cpu", &cpu)) {
-		struct json_object *x;
-#define STR(k)                                                                                               \
-	if (json_object_object_get_ex(cpu, #k, &x))                                                          \
-	snprintf(b->proto.cpu.k, sizeof(b->proto.cpu.k), "%s", json_object_get_string(x))
-		STR(vendor);
-		STR(name);
-		STR(generation);
-#undef STR
-		b->proto.cpu.family = (unsigned)get_num(cpu, "family", 0);
-		b->proto.cpu.model = (unsigned)get_num(cpu, "model", 0);
-	}
-	if ((rc = add_channels(sp, o, &b->proto)) || (rc = read_layout(sp, o, &b->proto, m, &end)) ||
-	    (rc = read_touchable(sp, o, b, end)))
+	if ((rc = HVT_JSON_OPT(hvt_json_strbuf, in, "model", b->proto.host.hostname,
+			       sizeof(b->proto.host.hostname), true)))
 		return rc;
-	noise = json_object_object_get_ex(o, "noise", &v) ? v : NULL;
-	read_noise(m, &b->proto, noise);
-	return 0;
+	if (hvt_json_has(in, "cpu") &&
+	    ((rc = hvt_json_object(in, "cpu", &cpu)) ||
+	     (rc = HVT_JSON_OPT(hvt_json_strbuf, &cpu, "vendor", b->proto.cpu.vendor,
+				sizeof(b->proto.cpu.vendor), true)) ||
+	     (rc = HVT_JSON_OPT(hvt_json_strbuf, &cpu, "name", b->proto.cpu.name, sizeof(b->proto.cpu.name),
+				true)) ||
+	     (rc = HVT_JSON_OPT(hvt_json_strbuf, &cpu, "generation", b->proto.cpu.generation,
+				sizeof(b->proto.cpu.generation), true)) ||
+	     (rc = HVT_JSON_OPT(hvt_json_u32, &cpu, "family", 0, UINT32_MAX, &b->proto.cpu.family)) ||
+	     (rc = HVT_JSON_OPT(hvt_json_u32, &cpu, "model", 0, UINT32_MAX, &b->proto.cpu.model))))
+		return rc;
+	if ((rc = add_channels(in, &b->proto)) || (rc = read_layout(in, &b->proto, m, &end)) ||
+	    (rc = read_touchable(in, b, end)))
+		return rc;
+	hvt_json_in_init(&noise, NULL, in->code, in->err, "%s: noise", in->where);
+	if (hvt_json_has(in, "noise") && (rc = hvt_json_object(in, "noise", &noise)))
+		return rc;
+	return read_noise(m, &b->proto, &noise);
 }
 
 int hvt_probe_model_open(const char *path, struct hvt_probe_backend **out, struct hvt_err *e)
 {
-	struct spec sp = {path, e};
+	struct hvt_json_in in;
 	struct json_object *o = NULL;
 	struct hvt_probe_backend *b;
 	enum json_tokener_error jerr = json_tokener_success;
@@ -516,11 +537,12 @@ int hvt_probe_model_open(const char *path, struct hvt_probe_backend **out, struc
 		json_object_put(o);
 		return -ENOMEM;
 	}
+	hvt_json_in_init(&in, o, -EINVAL, e, "model %s", path);
 	if (!o)
 		rc = hvt_err_set(e, -EINVAL, "model %s: cannot read it as JSON: %s", path,
 				 json_tokener_error_desc(jerr));
 	else
-		rc = load(&sp, o, b);
+		rc = load(path, &in, b);
 	json_object_put(o);
 	if (rc) {
 		hvt_probe_backend_destroy(b);
@@ -574,7 +596,9 @@ int hvt_probe_model_expected(const struct hvt_probe_backend *b, struct hvt_chanm
 int hvt_probe_model_set_noise(struct hvt_probe_backend *b, const char *noise_json, uint64_t seed,
 			      struct hvt_err *e)
 {
+	struct hvt_json_in in;
 	struct json_object *o;
+	int rc;
 
 	if (b->window != model_window)
 		return hvt_err_set(e, -EINVAL, "only a model has a noise level to set");
@@ -584,8 +608,9 @@ int hvt_probe_model_set_noise(struct hvt_probe_backend *b, const char *noise_jso
 	}
 	((struct model *)b->ctx)->rng = seed; /* the per-channel spread is drawn from the seed too */
 	json_object_object_del(o, "seed");
-	json_object_object_add(o, "seed", json_object_new_int64((int64_t)seed));
-	read_noise(b->ctx, &b->proto, o);
+	json_object_object_add(o, "seed", json_object_new_uint64(seed));
+	hvt_json_in_init(&in, o, -EINVAL, e, "model noise");
+	rc = read_noise(b->ctx, &b->proto, &in);
 	json_object_put(o);
-	return 0;
+	return rc;
 }

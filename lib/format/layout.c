@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 
 #include "hvmtrace/error.h"
+#include "hvmtrace/json_read.h"
 #include "hvmtrace/layout.h"
 #include "hvmtrace/pageset.h"
 
@@ -251,121 +252,50 @@ struct json_object *hvt_layout_to_json(const struct hvt_layout *l)
 	return o;
 }
 
-/* Reads a non-negative integer member no larger than max. where names the object for the message. */
-static int get_uint(struct json_object *o, const char *key, uint64_t max, uint64_t *out, const char *where,
-		    struct hvt_err *err)
+static int extent_from_json(struct hvt_extent *x, const struct hvt_json_in *in)
 {
-	struct json_object *v;
+	int rc;
 
-	if (!json_object_object_get_ex(o, key, &v))
-		return hvt_err_set(err, -EINVAL, "layout: %s: missing \"%s\"", where, key);
-	if (!json_object_is_type(v, json_type_int))
-		return hvt_err_set(err, -EINVAL, "layout: %s: \"%s\" is not an integer", where, key);
-	/* json-c keeps big positive numbers as uint64; get_int64 is negative only for negative input. */
-	if (json_object_get_int64(v) < 0)
-		return hvt_err_set(err, -EINVAL, "layout: %s: \"%s\" is negative", where, key);
-	*out = json_object_get_uint64(v);
-	if (*out > max)
-		return hvt_err_set(err, -EINVAL,
-				   "layout: %s: \"%s\" = %" PRIu64 " is too large (at most %" PRIu64 ")",
-				   where, key, *out, max);
-	return 0;
+	if ((rc = hvt_json_uint(in, "gpa", 0, UINT64_MAX, &x->gpa)) ||
+	    (rc = hvt_json_uint(in, "hpa", 0, UINT64_MAX, &x->hpa)) ||
+	    (rc = hvt_json_uint(in, "size", 0, UINT64_MAX, &x->size)))
+		return rc;
+	return HVT_JSON_OPT(hvt_json_strbuf, in, "channel", x->channel, sizeof(x->channel), false);
 }
 
-/* Copies a string member into buf (size bytes with the terminator); absent is "" unless required. */
-static int get_str(struct json_object *o, const char *key, bool required, char *buf, size_t size,
-		   const char *where, struct hvt_err *err)
+static int slot_from_json(struct hvt_memslot *s, const struct hvt_json_in *slots, uint32_t index)
 {
-	struct json_object *v;
-	const char *s;
+	struct hvt_json_in in, ext;
+	size_t n;
+	int rc;
 
-	buf[0] = '\0';
-	if (!json_object_object_get_ex(o, key, &v)) {
-		if (required)
-			return hvt_err_set(err, -EINVAL, "layout: %s: missing \"%s\"", where, key);
+	if ((rc = hvt_json_item_object(slots, index, &in)))
+		return rc;
+	hvt_json_rename(&in, "layout: slots[%" PRIu32 "]", index);
+	if ((rc = hvt_json_u32(&in, "slot", 0, UINT32_MAX, &s->slot)))
+		return rc;
+	hvt_json_rename(&in, "layout: slots[%" PRIu32 "] (slot %" PRIu32 ")", index, s->slot);
+	if ((rc = hvt_json_uint(&in, "gpa", 0, UINT64_MAX, &s->gpa)) ||
+	    (rc = hvt_json_uint(&in, "size", 0, UINT64_MAX, &s->size)) ||
+	    (rc = hvt_json_strbuf(&in, "backing", s->backing, sizeof(s->backing), false)) ||
+	    (rc = HVT_JSON_OPT(hvt_json_strbuf, &in, "name", s->name, sizeof(s->name), false)))
+		return rc;
+	if (!hvt_json_has(&in, "extents"))
 		return 0;
-	}
-	if (!json_object_is_type(v, json_type_string))
-		return hvt_err_set(err, -EINVAL, "layout: %s: \"%s\" is not a string", where, key);
-	s = json_object_get_string(v);
-	if ((size_t)json_object_get_string_len(v) >= size ||
-	    strlen(s) != (size_t)json_object_get_string_len(v))
-		return hvt_err_set(err, -EINVAL, "layout: %s: \"%s\" is longer than %zu bytes or holds a NUL",
-				   where, key, size - 1);
-	memcpy(buf, s, strlen(s) + 1);
-	return 0;
-}
-
-static struct json_object *get_array(struct json_object *o, const char *key, bool required, size_t max,
-				     const char *where, struct hvt_err *err, int *rc)
-{
-	struct json_object *v;
-
-	*rc = 0;
-	if (!json_object_object_get_ex(o, key, &v)) {
-		if (required)
-			*rc = hvt_err_set(err, -EINVAL, "layout: %s: missing \"%s\"", where, key);
-		return NULL;
-	}
-	if (!json_object_is_type(v, json_type_array)) {
-		*rc = hvt_err_set(err, -EINVAL, "layout: %s: \"%s\" is not an array", where, key);
-		return NULL;
-	}
-	if (json_object_array_length(v) > max) {
-		*rc = hvt_err_set(err, -EINVAL, "layout: %s: \"%s\" has %zu entries (at most %zu)", where,
-				  key, json_object_array_length(v), max);
-		return NULL;
-	}
-	return v;
-}
-
-static int extent_from_json(struct hvt_extent *x, struct json_object *o, const char *where,
-			    struct hvt_err *err)
-{
-	int rc;
-
-	if (!json_object_is_type(o, json_type_object))
-		return hvt_err_set(err, -EINVAL, "layout: %s is not an object", where);
-	if ((rc = get_uint(o, "gpa", UINT64_MAX, &x->gpa, where, err)) ||
-	    (rc = get_uint(o, "hpa", UINT64_MAX, &x->hpa, where, err)) ||
-	    (rc = get_uint(o, "size", UINT64_MAX, &x->size, where, err)) ||
-	    (rc = get_str(o, "channel", false, x->channel, sizeof(x->channel), where, err)))
+	if ((rc = hvt_json_array(&in, "extents", HVT_SLOT_MAX_EXTENTS, &ext, &n)) || n == 0)
 		return rc;
-	return 0;
-}
-
-static int slot_from_json(struct hvt_memslot *s, struct json_object *o, uint32_t index, struct hvt_err *err)
-{
-	char where[48];
-	struct json_object *ext;
-	uint64_t v;
-	int rc;
-
-	snprintf(where, sizeof(where), "slots[%" PRIu32 "]", index);
-	if (!json_object_is_type(o, json_type_object))
-		return hvt_err_set(err, -EINVAL, "layout: %s is not an object", where);
-	if ((rc = get_uint(o, "slot", UINT32_MAX, &v, where, err)))
-		return rc;
-	s->slot = (uint32_t)v;
-	snprintf(where, sizeof(where), "slots[%" PRIu32 "] (slot %" PRIu32 ")", index, s->slot);
-	if ((rc = get_uint(o, "gpa", UINT64_MAX, &s->gpa, where, err)) ||
-	    (rc = get_uint(o, "size", UINT64_MAX, &s->size, where, err)) ||
-	    (rc = get_str(o, "backing", true, s->backing, sizeof(s->backing), where, err)) ||
-	    (rc = get_str(o, "name", false, s->name, sizeof(s->name), where, err)))
-		return rc;
-	ext = get_array(o, "extents", false, HVT_SLOT_MAX_EXTENTS, where, err, &rc);
-	if (rc || !ext || json_object_array_length(ext) == 0)
-		return rc;
-	s->nextents = (uint32_t)json_object_array_length(ext);
+	hvt_json_rename(&ext, "%s extents", in.where);
+	s->nextents = (uint32_t)n;
 	s->extents = calloc(s->nextents, sizeof(*s->extents));
 	if (!s->extents)
-		return hvt_err_set(err, -ENOMEM, "layout: out of memory");
+		return hvt_err_set(in.err, -ENOMEM, "layout: out of memory");
 	for (uint32_t e = 0; e < s->nextents; e++) {
-		char ewhere[80];
+		struct hvt_json_in x;
 
-		snprintf(ewhere, sizeof(ewhere), "slots[%" PRIu32 "] (slot %" PRIu32 ") extents[%" PRIu32 "]",
-			 index, s->slot, e);
-		if ((rc = extent_from_json(&s->extents[e], json_object_array_get_idx(ext, e), ewhere, err)))
+		if ((rc = hvt_json_item_object(&ext, e, &x)))
+			return rc;
+		hvt_json_rename(&x, "%s extents[%" PRIu32 "]", in.where, e);
+		if ((rc = extent_from_json(&s->extents[e], &x)))
 			return rc;
 	}
 	return 0;
@@ -373,22 +303,20 @@ static int slot_from_json(struct hvt_memslot *s, struct json_object *o, uint32_t
 
 int hvt_layout_from_json(struct hvt_layout *l, struct json_object *o, struct hvt_err *err)
 {
-	struct json_object *slots;
-	uint64_t v;
+	struct hvt_json_in in, slots;
+	size_t n;
 	int rc;
 
 	memset(l, 0, sizeof(*l));
 	if (!o || !json_object_is_type(o, json_type_object))
 		return hvt_err_set(err, -EINVAL, "layout: not a JSON object");
-	if ((rc = get_uint(o, "generation", UINT64_MAX, &l->generation, "top level", err)))
+	hvt_json_in_init(&in, o, -EINVAL, err, "layout: top level");
+	if ((rc = hvt_json_uint(&in, "generation", 0, UINT64_MAX, &l->generation)) ||
+	    (rc = hvt_json_u32(&in, "page_size", 0, UINT32_MAX, &l->page_size)) ||
+	    (rc = hvt_json_array(&in, "slots", HVT_LAYOUT_MAX_SLOTS, &slots, &n)))
 		return rc;
-	if ((rc = get_uint(o, "page_size", UINT32_MAX, &v, "top level", err)))
-		return rc;
-	l->page_size = (uint32_t)v;
-	slots = get_array(o, "slots", true, HVT_LAYOUT_MAX_SLOTS, "top level", err, &rc);
-	if (rc)
-		return rc;
-	l->nslots = (uint32_t)json_object_array_length(slots);
+	hvt_json_rename(&slots, "layout: slots");
+	l->nslots = (uint32_t)n;
 	if (l->nslots) {
 		l->slots = calloc(l->nslots, sizeof(*l->slots));
 		if (!l->slots) {
@@ -397,7 +325,7 @@ int hvt_layout_from_json(struct hvt_layout *l, struct json_object *o, struct hvt
 		}
 	}
 	for (uint32_t i = 0; i < l->nslots && !rc; i++)
-		rc = slot_from_json(&l->slots[i], json_object_array_get_idx(slots, i), i, err);
+		rc = slot_from_json(&l->slots[i], &slots, i);
 	if (!rc)
 		rc = hvt_layout_validate(l, err);
 	if (rc)

@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include <json-c/json.h>
 
 #include "hvmtrace/error.h"
+#include "hvmtrace/json_read.h"
 #include "hvmtrace/trace_meta.h"
 
 #define STR_MAX  4096 /* bytes in a string item */
@@ -308,213 +308,108 @@ struct json_object *hvt_trace_meta_to_json(const struct hvt_trace_meta *m)
 
 /* ---- from JSON ---- */
 
-static const char *json_kind(struct json_object *v)
+static int string_copy(const char *s, char **out, struct hvt_err *err)
 {
-	switch (json_object_get_type(v)) {
-	case json_type_null:
-		return "null";
-	case json_type_boolean:
-		return "a boolean";
-	case json_type_double:
-		return "a fractional number";
-	case json_type_int:
-		return "a number";
-	case json_type_object:
-		return "an object";
-	case json_type_array:
-		return "an array";
-	case json_type_string:
-		return "a string";
-	}
-	return "something else";
-}
-
-/* Fails naming the field: prefix ("channels[2]."), then the row's group and key. */
-__attribute__((format(printf, 4, 5))) static int field_err(struct hvt_err *err, const char *prefix,
-							   const struct row *r, const char *fmt, ...)
-{
-	char what[300];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	return hvt_err_set(err, -EINVAL, "META: field \"%s%s%s%s\": %s", prefix, r->group ? r->group : "",
-			   r->group ? "." : "", r->key, what);
-}
-
-static int expect(struct json_object *v, enum json_type type, const char *name, const char *prefix,
-		  const struct row *r, struct hvt_err *err)
-{
-	if (json_object_is_type(v, type))
-		return 0;
-	return field_err(err, prefix, r, "expected %s, got %s", name, json_kind(v));
-}
-
-static int string_from_json(struct json_object *v, size_t max, char **out, const char *prefix,
-			    const struct row *r, struct hvt_err *err)
-{
-	const char *s;
-	size_t len;
-	int rc = expect(v, json_type_string, "a string", prefix, r, err);
-
-	if (rc)
-		return rc;
-	s = json_object_get_string(v);
-	len = (size_t)json_object_get_string_len(v);
-	if (len > max)
-		return field_err(err, prefix, r, "longer than %zu bytes", max);
-	if (strlen(s) != len)
-		return field_err(err, prefix, r, "holds a NUL byte");
 	if (!(*out = strdup(s)))
 		return hvt_err_set(err, -ENOMEM, "META: out of memory");
 	return 0;
 }
 
-/* An integer in [r->min, r->max]. */
-static int int_from_json(struct json_object *v, const struct row *r, int64_t *s, uint64_t *u,
-			 const char *prefix, struct hvt_err *err)
+static int channel_from_json(struct hvt_meta_channel *c, const struct hvt_json_in *in);
+
+static int strv_from_json(struct hvt_meta_strv *sv, const struct hvt_json_in *in, const struct row *r)
 {
-	int rc = expect(v, json_type_int, "an integer", prefix, r, err);
-
-	if (rc)
-		return rc;
-	/* json-c keeps big positive numbers as uint64; get_int64 is negative only for negative input. */
-	*s = json_object_get_int64(v);
-	*u = *s < 0 ? 0 : json_object_get_uint64(v);
-	if (*s < r->min || (*s >= 0 && *u > r->max)) {
-		char text[32];
-
-		if (*s < 0)
-			snprintf(text, sizeof(text), "%" PRId64, *s);
-		else
-			snprintf(text, sizeof(text), "%" PRIu64, *u);
-		return field_err(err, prefix, r, "%s is out of range (%" PRId64 " to %" PRIu64 ")", text,
-				 r->min, r->max);
-	}
-	return 0;
-}
-
-static int channel_from_json(struct hvt_meta_channel *c, struct json_object *o, const char *prefix,
-			     struct hvt_err *err);
-
-static int array_from_json(struct json_object *v, const struct row *r, const char *prefix, size_t *n,
-			   struct hvt_err *err)
-{
-	int rc = expect(v, json_type_array, "an array", prefix, r, err);
-
-	if (rc)
-		return rc;
-	*n = json_object_array_length(v);
-	if (*n > r->max)
-		return field_err(err, prefix, r, "%zu entries (at most %" PRIu64 ")", *n, r->max);
-	return 0;
-}
-
-static int strv_from_json(struct hvt_meta_strv *sv, struct json_object *v, const struct row *r,
-			  const char *prefix, struct hvt_err *err)
-{
+	struct hvt_json_in a;
 	size_t n;
-	int rc = array_from_json(v, r, prefix, &n, err);
+	int rc = hvt_json_array(in, r->key, r->max, &a, &n);
 
 	if (rc || !n)
 		return rc;
 	if (!(sv->v = calloc(n, sizeof(*sv->v))))
-		return hvt_err_set(err, -ENOMEM, "META: out of memory");
+		return hvt_err_set(in->err, -ENOMEM, "META: out of memory");
 	sv->n = (uint32_t)n;
 	for (size_t i = 0; i < n && !rc; i++) {
-		char where[320];
-		struct row er = *r;
+		const char *s;
 
-		snprintf(where, sizeof(where), "%s[%zu]", r->key, i);
-		er.key = where;
-		rc = string_from_json(json_object_array_get_idx(v, i), STR_MAX, &sv->v[i], prefix, &er, err);
+		if (!(rc = hvt_json_item_str(&a, i, STR_MAX, &s)))
+			rc = string_copy(s, &sv->v[i], in->err);
 	}
 	return rc;
 }
 
-static int channels_from_json(struct hvt_meta_channels *cs, struct json_object *v, const struct row *r,
-			      const char *prefix, struct hvt_err *err)
+static int channels_from_json(struct hvt_meta_channels *cs, const struct hvt_json_in *in, const struct row *r)
 {
+	struct hvt_json_in a;
 	size_t n;
-	int rc = array_from_json(v, r, prefix, &n, err);
+	int rc = hvt_json_array(in, r->key, r->max, &a, &n);
 
 	if (rc || !n)
 		return rc;
 	if (!(cs->v = calloc(n, sizeof(*cs->v))))
-		return hvt_err_set(err, -ENOMEM, "META: out of memory");
+		return hvt_err_set(in->err, -ENOMEM, "META: out of memory");
 	cs->n = (uint32_t)n;
 	for (size_t i = 0; i < n && !rc; i++) {
-		char where[320];
+		struct hvt_json_in c;
 
-		snprintf(where, sizeof(where), "%s%s[%zu].", prefix, r->key, i);
-		rc = channel_from_json(&cs->v[i], json_object_array_get_idx(v, i), where, err);
+		if (!(rc = hvt_json_item_object(&a, i, &c)))
+			rc = channel_from_json(&cs->v[i], &c);
 	}
 	return rc;
 }
 
-static int value_from_json(const struct row *r, void *base, struct json_object *v, const char *prefix,
-			   struct hvt_err *err)
+static int value_from_json(const struct row *r, void *base, const struct hvt_json_in *in)
 {
-	int64_t s;
+	const char *s;
+	int64_t i;
 	uint64_t u;
 	int rc = 0;
 
 	switch (r->type) {
 	case FT_STR:
-		rc = string_from_json(v, r->max, FIELD(base, r, char *), prefix, r, err);
+		if (!(rc = hvt_json_str(in, r->key, r->max, &s)))
+			rc = string_copy(s, FIELD(base, r, char *), in->err);
 		break;
 	case FT_I32:
-		if (!(rc = int_from_json(v, r, &s, &u, prefix, err)))
-			*FIELD(base, r, int32_t) = (int32_t)s;
+		if (!(rc = hvt_json_int(in, r->key, r->min, (int64_t)r->max, &i)))
+			*FIELD(base, r, int32_t) = (int32_t)i;
 		break;
 	case FT_U32:
-		if (!(rc = int_from_json(v, r, &s, &u, prefix, err)))
+		if (!(rc = hvt_json_uint(in, r->key, (uint64_t)r->min, r->max, &u)))
 			*FIELD(base, r, uint32_t) = (uint32_t)u;
 		break;
 	case FT_U64:
-		if (!(rc = int_from_json(v, r, &s, &u, prefix, err)))
-			*FIELD(base, r, uint64_t) = u;
+		rc = hvt_json_uint(in, r->key, (uint64_t)r->min, r->max, FIELD(base, r, uint64_t));
 		break;
 	case FT_BOOL:
-		if (!(rc = expect(v, json_type_boolean, "true or false", prefix, r, err)))
-			*FIELD(base, r, bool) = json_object_get_boolean(v);
+		rc = hvt_json_bool(in, r->key, FIELD(base, r, bool));
 		break;
 	case FT_MODE:
-		if (!(rc = expect(v, json_type_string, "a string", prefix, r, err))) {
-			enum hvt_mode m = hvt_mode_from_name(json_object_get_string(v));
-
-			if (m == HVT_MODE_NONE)
-				return field_err(err, prefix, r,
-						 "\"%.64s\" is not a harvest mode (dirty-log or ad)",
-						 json_object_get_string(v));
-			*FIELD(base, r, enum hvt_mode) = m;
-		}
+		if ((rc = hvt_json_str(in, r->key, SIZE_MAX, &s)))
+			break;
+		if ((*FIELD(base, r, enum hvt_mode) = hvt_mode_from_name(s)) == HVT_MODE_NONE)
+			return hvt_json_refuse(in, r->key,
+					       "= \"%.64s\" is not a harvest mode (dirty-log or ad)", s);
 		break;
 	case FT_BW_SOURCE:
-		if (!(rc = expect(v, json_type_string, "a string", prefix, r, err))) {
-			enum hvt_bw_source b = hvt_bw_source_from_name(json_object_get_string(v));
-
-			if (b == HVT_BW_SOURCE_NONE)
-				return field_err(
-				    err, prefix, r,
-				    "\"%.64s\" is not a bandwidth source (pmu, pmu-stand-in or resctrl-total)",
-				    json_object_get_string(v));
-			*FIELD(base, r, enum hvt_bw_source) = b;
-		}
+		if ((rc = hvt_json_str(in, r->key, SIZE_MAX, &s)))
+			break;
+		if ((*FIELD(base, r, enum hvt_bw_source) = hvt_bw_source_from_name(s)) == HVT_BW_SOURCE_NONE)
+			return hvt_json_refuse(
+			    in, r->key,
+			    "= \"%.64s\" is not a bandwidth source (pmu, pmu-stand-in or resctrl-total)", s);
 		break;
 	case FT_STRV:
-		rc = strv_from_json(FIELD(base, r, struct hvt_meta_strv), v, r, prefix, err);
+		rc = strv_from_json(FIELD(base, r, struct hvt_meta_strv), in, r);
 		break;
 	case FT_CHANNELS:
-		rc = channels_from_json(FIELD(base, r, struct hvt_meta_channels), v, r, prefix, err);
+		rc = channels_from_json(FIELD(base, r, struct hvt_meta_channels), in, r);
 		break;
 	}
 	if (!rc && r->check) {
 		const char *why = r->check(FIELD(base, r, void));
 
 		if (why)
-			rc = field_err(err, prefix, r, "%s", why);
+			rc = hvt_json_refuse(in, r->key, "is %s", why);
 	}
 	return rc;
 }
@@ -560,24 +455,26 @@ static void keep_unknown(const struct table *t, struct json_object *o, struct js
 	}
 }
 
-static int table_from_json(const struct table *t, void *base, uint64_t *present, struct json_object *o,
-			   const char *prefix, struct hvt_err *err)
+static int table_from_json(const struct table *t, void *base, uint64_t *present, const struct hvt_json_in *in)
 {
 	for (unsigned i = 0; i < t->n; i++) {
 		const struct row *r = &t->rows[i];
-		struct json_object *in = o, *v;
+		struct hvt_json_in group;
+		const struct hvt_json_in *from = in;
 		int rc;
 
-		if (r->group && json_object_object_get_ex(o, r->group, &in) &&
-		    !json_object_is_type(in, json_type_object))
-			return hvt_err_set(err, -EINVAL, "META: field \"%s%s\": expected an object, got %s",
-					   prefix, r->group, json_kind(in));
-		if (!in || !json_object_object_get_ex(in, r->key, &v)) {
-			if (r->required)
-				return field_err(err, prefix, r, "missing");
+		/* An absent group is as good as its members absent: refused ("missing") for a required one.
+		 */
+		if (r->group && !hvt_json_has(in, r->group) && !r->required)
 			continue;
-		}
-		if ((rc = value_from_json(r, base, v, prefix, err)))
+		if (r->group && (rc = hvt_json_object(in, r->group, &group)))
+			return rc;
+		if (r->group)
+			from = &group;
+		if (!r->required && !hvt_json_has(from, r->key))
+			continue;
+		/* every getter refuses a missing member */
+		if ((rc = value_from_json(r, base, from)))
 			return rc;
 		if (!r->required)
 			*present |= 1ull << i;
@@ -585,37 +482,34 @@ static int table_from_json(const struct table *t, void *base, uint64_t *present,
 	return 0;
 }
 
-static int channel_from_json(struct hvt_meta_channel *c, struct json_object *o, const char *prefix,
-			     struct hvt_err *err)
+static int channel_from_json(struct hvt_meta_channel *c, const struct hvt_json_in *in)
 {
-	int rc;
+	int rc = table_from_json(&channel_table, c, &c->present, in);
 
-	if (!json_object_is_type(o, json_type_object)) {
-		/* prefix is "channels[i].": name the entry without the dot */
-		return hvt_err_set(err, -EINVAL, "META: field \"%.*s\": expected an object, got %s",
-				   (int)strlen(prefix) - 1, prefix, json_kind(o));
-	}
-	rc = table_from_json(&channel_table, c, &c->present, o, prefix, err);
 	if (!rc)
-		keep_unknown(&channel_table, o, &c->unknown);
+		keep_unknown(&channel_table, in->o, &c->unknown);
 	return rc;
 }
 
 int hvt_trace_meta_from_json(struct hvt_trace_meta *m, struct json_object *o, struct hvt_err *err)
 {
-	const struct row *src = &meta_rows[HVT_META_BANDWIDTH_SOURCE];
+	struct hvt_json_in in;
 	int rc;
 
 	memset(m, 0, sizeof(*m));
 	if (!o || !json_object_is_type(o, json_type_object))
 		return hvt_err_set(err, -EINVAL, "META: expected a JSON object, got %s",
-				   o ? json_kind(o) : "nothing");
-	rc = table_from_json(&meta_table, m, &m->present, o, "", err);
+				   o ? hvt_json_kind(o) : "nothing");
+	hvt_json_in_init(&in, o, -EINVAL, err, "META");
+	rc = table_from_json(&meta_table, m, &m->present, &in);
 	/* The source says how to read the bytes: it comes with bandwidth, and only then. */
 	if (!rc && m->bandwidth_available && !hvt_trace_meta_has(m, HVT_META_BANDWIDTH_SOURCE))
-		rc = field_err(err, "", src, "missing, though \"bandwidth_available\" is true");
+		rc =
+		    hvt_err_set(err, -EINVAL,
+				"META: missing \"bandwidth_source\", though \"bandwidth_available\" is true");
 	if (!rc && !m->bandwidth_available && hvt_trace_meta_has(m, HVT_META_BANDWIDTH_SOURCE))
-		rc = field_err(err, "", src, "given, though \"bandwidth_available\" is false");
+		rc = hvt_json_refuse(&in, "bandwidth_source",
+				     "is given, though \"bandwidth_available\" is false");
 	if (!rc)
 		keep_unknown(&meta_table, o, &m->unknown);
 	if (rc)

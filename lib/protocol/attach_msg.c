@@ -14,6 +14,7 @@
 #include "attach_json.h"
 #include "hvmtrace/attach.h"
 #include "hvmtrace/error.h"
+#include "hvmtrace/json_read.h"
 #include "hvmtrace/layout.h"
 #include "hvmtrace/tracking_mode.h"
 
@@ -198,229 +199,165 @@ struct json_object *hvt_attach_msg_to_json(const struct hvt_msg *m, int *rc, str
 
 /* ---- JSON -> struct ---- */
 
-/* Where a field lives, for messages: the message type and, for nested objects, the member's name. */
-struct ctx {
-	const char *type;
-	struct hvt_err *err;
-};
+/* The readers below read a message through in, which names it ("harvest message") and refuses with -EPROTO.
+ */
 
-static struct json_object *member(struct ctx *c, struct json_object *o, const char *k, json_type t,
-				  const char *tname, int *rc)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, k, &v)) {
-		*rc = hvt_err_set(c->err, -EPROTO, "%s message: missing \"%s\"", c->type, k);
-		return NULL;
-	}
-	if (!json_object_is_type(v, t)) {
-		*rc = hvt_err_set(c->err, -EPROTO, "%s message: \"%s\" is not %s", c->type, k, tname);
-		return NULL;
-	}
-	return v;
-}
-
-static int get_int(struct ctx *c, struct json_object *o, const char *k, int64_t min, uint64_t max,
-		   int64_t *si, uint64_t *ui)
-{
-	int rc = 0;
-	struct json_object *v = member(c, o, k, json_type_int, "an integer", &rc);
-	int64_t s;
-	uint64_t u;
-
-	if (!v)
-		return rc;
-	s = json_object_get_int64(v);
-	u = json_object_get_uint64(v);
-	/* get_int64 clamps values above INT64_MAX, get_uint64 clamps negatives to 0: use the one that is
-	 * exact. */
-	if (s < 0 ? s < min : u > max)
-		return hvt_err_set(c->err, -EPROTO,
-				   "%s message: \"%s\" = %s is out of range [%" PRId64 ", %" PRIu64 "]",
-				   c->type, k, json_object_to_json_string(v), min, max);
-	if (si)
-		*si = s;
-	if (ui)
-		*ui = u;
-	return 0;
-}
-
-static int get_u64(struct ctx *c, struct json_object *o, const char *k, uint64_t *out)
-{
-	return get_int(c, o, k, 0, UINT64_MAX, NULL, out);
-}
-
-static int get_u32(struct ctx *c, struct json_object *o, const char *k, uint32_t *out)
-{
-	uint64_t v;
-	int rc = get_int(c, o, k, 0, UINT32_MAX, NULL, &v);
-
-	*out = (uint32_t)v;
-	return rc;
-}
-
-static int get_i32(struct ctx *c, struct json_object *o, const char *k, int32_t min, int32_t *out)
-{
-	int64_t v;
-	int rc = get_int(c, o, k, min, INT32_MAX, &v, NULL);
-
-	*out = (int32_t)v;
-	return rc;
-}
-
-/* Identifiers must fit; free text (truncate = true) is cut to the buffer. */
-static int get_str(struct ctx *c, struct json_object *o, const char *k, char *buf, size_t size, bool truncate)
-{
-	int rc = 0;
-	struct json_object *v = member(c, o, k, json_type_string, "a string", &rc);
-	size_t len;
-
-	if (!v)
-		return rc;
-	len = strlen(json_object_get_string(v));
-	if (len >= size && !truncate)
-		return hvt_err_set(c->err, -EPROTO, "%s message: \"%s\" is longer than %zu bytes", c->type, k,
-				   size - 1);
-	if (len >= size) {
-		len = size - 1;
-		/* Do not cut a UTF-8 sequence in two. */
-		while (len > 0 && ((unsigned char)json_object_get_string(v)[len] & 0xc0) == 0x80)
-			len--;
-	}
-	memcpy(buf, json_object_get_string(v), len);
-	buf[len] = '\0';
-	return 0;
-}
-
-static int get_mode(struct ctx *c, struct json_object *o, enum hvt_mode *mode, bool must_know)
+static int get_mode(const struct hvt_json_in *in, enum hvt_mode *mode, bool must_know)
 {
 	char name[32];
-	int rc = get_str(c, o, "mode", name, sizeof(name), true);
+	int rc = hvt_json_strbuf(in, "mode", name, sizeof(name), true);
 
 	if (rc)
 		return rc;
 	*mode = hvt_mode_from_name(name);
 	if (*mode == HVT_MODE_NONE && must_know)
-		return hvt_err_set(c->err, -EPROTO, "%s message: unknown mode \"%s\"", c->type, name);
+		return hvt_err_set(in->err, -EPROTO, "%s: unknown mode \"%s\"", in->where, name);
 	return 0;
 }
 
-static int get_layout(struct ctx *c, struct json_object *o, struct hvt_layout *l)
+/* type: the message type's name, for check_guest_bytes */
+static int get_layout(const struct hvt_json_in *in, const char *type, struct hvt_layout *l)
 {
-	int rc = 0;
-	struct json_object *v = member(c, o, "layout", json_type_object, "an object", &rc);
+	struct hvt_json_in lo;
+	int rc = hvt_json_object(in, "layout", &lo);
 
-	if (!v)
-		return rc;
-	rc = hvt_layout_from_json(l, v, c->err);
 	if (rc)
-		return hvt_err_prefix(c->err, rc == -ENOMEM ? rc : -EPROTO, "%s message: ", c->type);
+		return rc;
+	rc = hvt_layout_from_json(l, lo.o, in->err);
+	if (rc)
+		return hvt_err_prefix(in->err, rc == -ENOMEM ? rc : -EPROTO, "%s: ", in->where);
 	if (l->generation == 0) {
 		hvt_layout_fini(l);
-		return hvt_err_set(c->err, -EPROTO,
-				   "%s message: layout generation 0 (generations start at 1)", c->type);
+		return hvt_err_set(in->err, -EPROTO, "%s: layout generation 0 (generations start at 1)",
+				   in->where);
 	}
-	if ((rc = check_guest_bytes(c->type, l, c->err)))
+	if ((rc = check_guest_bytes(type, l, in->err)))
 		hvt_layout_fini(l);
 	return rc;
 }
 
-static int hello_from_json(struct ctx *c, struct json_object *o, struct hvt_msg_hello *h)
+static int hello_from_json(const struct hvt_json_in *in, struct hvt_msg_hello *h)
 {
-	struct json_object *vm, *modes, *tids;
-	int rc = 0;
+	struct hvt_json_in vm, modes, tids;
+	size_t n;
+	int rc;
 
-	if ((rc = get_u32(c, o, "protocol", &h->protocol)) ||
-	    (rc = get_str(c, o, "vmm", h->vmm, sizeof(h->vmm), true)))
-		return rc;
-	if (!(vm = member(c, o, "vm", json_type_object, "an object", &rc)))
-		return rc;
-	if ((rc = get_str(c, vm, "name", h->vm_name, sizeof(h->vm_name), false)) ||
-	    (rc = get_str(c, vm, "uuid", h->vm_uuid, sizeof(h->vm_uuid), false)) ||
-	    (rc = get_i32(c, vm, "pid", 0, &h->vm_pid)) ||
-	    (rc = get_str(c, o, "accel", h->accel, sizeof(h->accel), false)) ||
-	    (rc = get_u32(c, o, "page_size", &h->page_size)) ||
-	    (rc = get_i32(c, o, "default_cpu", -1, &h->default_cpu)))
-		return rc;
-	if (!(modes = member(c, o, "modes", json_type_array, "an array", &rc)))
+	if ((rc = hvt_json_u32(in, "protocol", 0, UINT32_MAX, &h->protocol)) ||
+	    (rc = hvt_json_strbuf(in, "vmm", h->vmm, sizeof(h->vmm), true)) ||
+	    (rc = hvt_json_object(in, "vm", &vm)) ||
+	    (rc = hvt_json_strbuf(&vm, "name", h->vm_name, sizeof(h->vm_name), false)) ||
+	    (rc = hvt_json_strbuf(&vm, "uuid", h->vm_uuid, sizeof(h->vm_uuid), false)) ||
+	    (rc = hvt_json_i32(&vm, "pid", 0, INT32_MAX, &h->vm_pid)) ||
+	    (rc = hvt_json_strbuf(in, "accel", h->accel, sizeof(h->accel), false)) ||
+	    (rc = hvt_json_u32(in, "page_size", 0, UINT32_MAX, &h->page_size)) ||
+	    (rc = hvt_json_i32(in, "default_cpu", -1, INT32_MAX, &h->default_cpu)) ||
+	    (rc = hvt_json_array(in, "modes", SIZE_MAX, &modes, &n)))
 		return rc;
 	h->modes = 0;
-	for (size_t i = 0; i < json_object_array_length(modes); i++) {
-		struct json_object *e = json_object_array_get_idx(modes, i);
+	for (size_t i = 0; i < n; i++) {
+		const char *name;
 
-		if (!json_object_is_type(e, json_type_string))
-			return hvt_err_set(c->err, -EPROTO, "hello message: \"modes\"[%zu] is not a string",
-					   i);
+		if ((rc = hvt_json_item_str(&modes, i, SIZE_MAX, &name)))
+			return rc;
 		/* Modes this tracer does not know are not offered to it. */
-		enum hvt_mode m = hvt_mode_from_name(json_object_get_string(e));
+		enum hvt_mode m = hvt_mode_from_name(name);
 		if (m != HVT_MODE_NONE)
 			h->modes |= HVT_MODE_BIT(m);
 	}
-	if (!(tids = member(c, o, "vcpu_tids", json_type_array, "an array", &rc)))
+	if ((rc = hvt_json_array(in, "vcpu_tids", HVT_ATTACH_MAX_VCPUS, &tids, &n)))
 		return rc;
-	if (json_object_array_length(tids) > HVT_ATTACH_MAX_VCPUS)
-		return hvt_err_set(c->err, -EPROTO, "hello message: %zu vcpu_tids (at most %d)",
-				   json_object_array_length(tids), HVT_ATTACH_MAX_VCPUS);
-	h->nvcpu_tids = (uint32_t)json_object_array_length(tids);
+	h->nvcpu_tids = (uint32_t)n;
 	for (uint32_t i = 0; i < h->nvcpu_tids; i++) {
-		struct json_object *e = json_object_array_get_idx(tids, i);
-		int64_t tid = json_object_get_int64(e);
+		uint64_t tid;
 
-		if (!json_object_is_type(e, json_type_int) || tid <= 0 || tid > INT32_MAX)
-			return hvt_err_set(c->err, -EPROTO,
-					   "hello message: \"vcpu_tids\"[%" PRIu32 "] is not a thread id", i);
+		if ((rc = hvt_json_item_uint(&tids, i, 1, INT32_MAX, &tid)))
+			return rc;
 		h->vcpu_tids[i] = (int32_t)tid;
 	}
-	if ((rc = get_layout(c, o, &h->layout)))
+	if ((rc = get_layout(in, "hello", &h->layout)))
 		return rc;
 	if (h->layout.page_size != h->page_size) {
 		hvt_layout_fini(&h->layout);
-		return hvt_err_set(c->err, -EPROTO,
+		return hvt_err_set(in->err, -EPROTO,
 				   "hello message: page_size %" PRIu32 " differs from the layout's %" PRIu32,
 				   h->page_size, h->layout.page_size);
 	}
 	return 0;
 }
 
-static int attach_from_json(struct ctx *c, struct json_object *o, struct hvt_msg_attach *a)
+static int attach_from_json(const struct hvt_json_in *in, struct hvt_msg_attach *a)
 {
-	struct json_object *t;
-	int rc = 0;
+	struct hvt_json_in t;
+	int rc;
 
-	if ((rc = get_u32(c, o, "protocol", &a->protocol)) || (rc = get_mode(c, o, &a->mode, false)) ||
-	    (rc = get_i32(c, o, "cpu", -1, &a->cpu)))
-		return rc;
-	if (!(t = member(c, o, "tracer", json_type_object, "an object", &rc)))
-		return rc;
-	if ((rc = get_str(c, t, "name", a->tracer, sizeof(a->tracer), true)) ||
-	    (rc = get_i32(c, t, "pid", 0, &a->tracer_pid)))
+	if ((rc = hvt_json_u32(in, "protocol", 0, UINT32_MAX, &a->protocol)) ||
+	    (rc = get_mode(in, &a->mode, false)) || (rc = hvt_json_i32(in, "cpu", -1, INT32_MAX, &a->cpu)) ||
+	    (rc = hvt_json_object(in, "tracer", &t)) ||
+	    (rc = hvt_json_strbuf(&t, "name", a->tracer, sizeof(a->tracer), true)) ||
+	    (rc = hvt_json_i32(&t, "pid", 0, INT32_MAX, &a->tracer_pid)))
 		return rc;
 	return 0;
 }
 
-static int harvested_from_json(struct ctx *c, struct json_object *o, struct hvt_msg_harvested *h)
+static int harvested_from_json(const struct hvt_json_in *in, struct hvt_msg_harvested *h)
 {
-	struct json_object *f;
-	int rc = 0;
+	int rc;
 
-	if ((rc = get_u64(c, o, "seq", &h->seq)) || (rc = get_u64(c, o, "generation", &h->generation)) ||
-	    (rc = get_u64(c, o, "t_start_ns", &h->t_start_ns)) ||
-	    (rc = get_u64(c, o, "t_end_ns", &h->t_end_ns)) ||
-	    (rc = get_u64(c, o, "t_done_ns", &h->t_done_ns)) ||
-	    (rc = get_u64(c, o, "dirty_pages", &h->dirty_pages)) ||
-	    (rc = get_u64(c, o, "lost_pages", &h->lost_pages)))
+	if ((rc = hvt_json_uint(in, "seq", 0, UINT64_MAX, &h->seq)) ||
+	    (rc = hvt_json_uint(in, "generation", 0, UINT64_MAX, &h->generation)) ||
+	    (rc = hvt_json_uint(in, "t_start_ns", 0, UINT64_MAX, &h->t_start_ns)) ||
+	    (rc = hvt_json_uint(in, "t_end_ns", 0, UINT64_MAX, &h->t_end_ns)) ||
+	    (rc = hvt_json_uint(in, "t_done_ns", 0, UINT64_MAX, &h->t_done_ns)) ||
+	    (rc = hvt_json_uint(in, "dirty_pages", 0, UINT64_MAX, &h->dirty_pages)) ||
+	    (rc = hvt_json_uint(in, "lost_pages", 0, UINT64_MAX, &h->lost_pages)))
 		return rc;
-	if (!(f = member(c, o, "final", json_type_boolean, "a boolean", &rc)))
-		return rc;
-	h->final = json_object_get_boolean(f);
+	return hvt_json_bool(in, "final", &h->final);
+}
+
+static int fields_from_json(struct hvt_msg *m, const struct hvt_json_in *in)
+{
+	int rc;
+
+	switch (m->type) {
+	case HVT_MSG_HELLO:
+		return hello_from_json(in, &m->u.hello);
+	case HVT_MSG_ATTACH:
+		return attach_from_json(in, &m->u.attach);
+	case HVT_MSG_ATTACHED: {
+		struct hvt_msg_attached *a = &m->u.attached;
+
+		if ((rc = get_mode(in, &a->mode, true)) ||
+		    (rc = hvt_json_i32(in, "cpu", -1, INT32_MAX, &a->cpu)) ||
+		    (rc = hvt_json_uint(in, "generation", 0, UINT64_MAX, &a->generation)) ||
+		    (rc = hvt_json_uint(in, "t_armed_ns", 0, UINT64_MAX, &a->t_armed_ns)))
+			return rc;
+		return hvt_json_uint(in, "bitmap_bytes", 0, UINT64_MAX, &a->bitmap_bytes);
+	}
+	case HVT_MSG_LAYOUT:
+		if ((rc = hvt_json_uint(in, "bitmap_bytes", 0, UINT64_MAX, &m->u.layout.bitmap_bytes)))
+			return rc;
+		return get_layout(in, "layout", &m->u.layout.layout);
+	case HVT_MSG_HARVEST:
+		return hvt_json_uint(in, "seq", 0, UINT64_MAX, &m->u.harvest.seq);
+	case HVT_MSG_HARVESTED:
+		return harvested_from_json(in, &m->u.harvested);
+	case HVT_MSG_BYE:
+		m->u.bye.reason[0] = '\0';
+		return HVT_JSON_OPT(hvt_json_strbuf, in, "reason", m->u.bye.reason, sizeof(m->u.bye.reason),
+				    true);
+	case HVT_MSG_ERROR:
+		if ((rc = hvt_json_strbuf(in, "code", m->u.error.code, sizeof(m->u.error.code), false)))
+			return rc;
+		return hvt_json_strbuf(in, "message", m->u.error.message, sizeof(m->u.error.message), true);
+	}
 	return 0;
 }
 
 int hvt_attach_msg_from_json(struct hvt_msg *m, struct json_object *o, struct hvt_err *err)
 {
-	struct ctx c = {.type = "?", .err = err};
+	struct hvt_json_in in;
 	struct json_object *t;
-	int rc = 0;
+	int rc;
 
 	if (!json_object_is_type(o, json_type_object))
 		return hvt_err_set(err, -EPROTO, "frame holds JSON %s, not an object",
@@ -430,47 +367,8 @@ int hvt_attach_msg_from_json(struct hvt_msg *m, struct json_object *o, struct hv
 	m->type = type_from_name(json_object_get_string(t));
 	if (!m->type)
 		return hvt_err_set(err, -EPROTO, "unknown message type \"%.64s\"", json_object_get_string(t));
-	c.type = hvt_msg_type_name(m->type);
-
-	switch (m->type) {
-	case HVT_MSG_HELLO:
-		rc = hello_from_json(&c, o, &m->u.hello);
-		break;
-	case HVT_MSG_ATTACH:
-		rc = attach_from_json(&c, o, &m->u.attach);
-		break;
-	case HVT_MSG_ATTACHED: {
-		struct hvt_msg_attached *a = &m->u.attached;
-
-		if ((rc = get_mode(&c, o, &a->mode, true)) || (rc = get_i32(&c, o, "cpu", -1, &a->cpu)) ||
-		    (rc = get_u64(&c, o, "generation", &a->generation)) ||
-		    (rc = get_u64(&c, o, "t_armed_ns", &a->t_armed_ns)) ||
-		    (rc = get_u64(&c, o, "bitmap_bytes", &a->bitmap_bytes)))
-			break;
-		break;
-	}
-	case HVT_MSG_LAYOUT:
-		if ((rc = get_u64(&c, o, "bitmap_bytes", &m->u.layout.bitmap_bytes)))
-			break;
-		rc = get_layout(&c, o, &m->u.layout.layout);
-		break;
-	case HVT_MSG_HARVEST:
-		rc = get_u64(&c, o, "seq", &m->u.harvest.seq);
-		break;
-	case HVT_MSG_HARVESTED:
-		rc = harvested_from_json(&c, o, &m->u.harvested);
-		break;
-	case HVT_MSG_BYE:
-		m->u.bye.reason[0] = '\0';
-		if (json_object_object_get_ex(o, "reason", NULL))
-			rc = get_str(&c, o, "reason", m->u.bye.reason, sizeof(m->u.bye.reason), true);
-		break;
-	case HVT_MSG_ERROR:
-		if ((rc = get_str(&c, o, "code", m->u.error.code, sizeof(m->u.error.code), false)))
-			break;
-		rc = get_str(&c, o, "message", m->u.error.message, sizeof(m->u.error.message), true);
-		break;
-	}
+	hvt_json_in_init(&in, o, -EPROTO, err, "%s message", hvt_msg_type_name(m->type));
+	rc = fields_from_json(m, &in);
 	if (rc) {
 		hvt_msg_fini(m); /* the layout is freed on its own error paths; fini covers the rest */
 		memset(m, 0, sizeof(*m));

@@ -76,14 +76,14 @@ echo "ok: page model without bandwidth"
 
 # Bad input: one line naming the file and the key, exit 2.
 printf '{"dram": {"read_pj_per_byte": 1, "refresh": 3}}' >"$T/bad1.json"
-expect 2 "$T/bad1.json: unknown key 'dram.refresh'" "$HVT" report --energy-model "$T/bad1.json" "$T/ad.hvt"
+expect 2 "$T/bad1.json: dram: unknown member \"refresh\"" "$HVT" report --energy-model "$T/bad1.json" "$T/ad.hvt"
 [ "$(wc -l <"$T/err")" = 1 ] || fail "more than one line: $(cat "$T/err")"
 [ ! -s "$T/out" ] || fail "a report was printed despite the bad model"
 printf '{"mram": {"write_pj_per_byte": "lots"}}' >"$T/bad2.json"
-expect 2 "$T/bad2.json: key 'mram.write_pj_per_byte': expected a number" \
+expect 2 "$T/bad2.json: mram: \"write_pj_per_byte\" is not a number" \
 	"$HVT" report --energy-model "$T/bad2.json" "$T/ad.hvt"
 printf '{"mram": {"write_pj_per_byte": -3}}' >"$T/bad3.json"
-expect 2 "key 'mram.write_pj_per_byte': -3 is not a finite number >= 0" \
+expect 2 "mram: \"write_pj_per_byte\" = -3 is out of range (at least 0)" \
 	"$HVT" report --energy-model "$T/bad3.json" "$T/ad.hvt"
 expect 2 "$T/none.json" "$HVT" report --energy-model "$T/none.json" "$T/ad.hvt"
 expect 2 "cannot be combined with --range" "$HVT" report --energy --range 0-100 "$T/ad.hvt"

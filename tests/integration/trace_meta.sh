@@ -38,21 +38,21 @@ with_meta() {
 
 refused() { # NAME JQ MESSAGE
 	with_meta "$1" "$2"
-	expect 2 "$T/$1.hvt: META: field $3" "$HVT" report "$T/$1.hvt"
-	expect 2 "$T/$1.hvt: META: field $3" "$HVT" export --jsonl - "$T/$1.hvt"
+	expect 2 "$T/$1.hvt: META: $3" "$HVT" report "$T/$1.hvt"
+	expect 2 "$T/$1.hvt: META: $3" "$HVT" export --jsonl - "$T/$1.hvt"
 }
-refused source-null '.bandwidth_source = null' '"bandwidth_source": expected a string, got null'
-refused channels-number '.channels = 2' '"channels": expected an array, got a number'
-refused channel-not-object '.channels[1] = "s1"' '"channels[1]": expected an object, got a string'
-refused channel-id-missing 'del(.channels[0].id)' '"channels[0].id": missing'
-refused vm-string '.vm = "x"' '"vm": expected an object, got a string'
-refused pid-string '.vm.pid = "12"' '"vm.pid": expected an integer, got a string'
-refused page-size '.page_size = 4095' '"page_size": not a power of two of at least 4096'
-refused interval-zero '.interval_ns = 0' '"interval_ns": 0 is out of range'
-refused mode-unknown '.mode = "fast"' '"mode": "fast" is not a harvest mode'
-refused source-unknown '.bandwidth_source = "dram"' '"bandwidth_source": "dram" is not a bandwidth source'
-refused source-missing 'del(.bandwidth_source)' '"bandwidth_source": missing, though "bandwidth_available" is true'
-refused command-entry '.tracer.command[0] = 1' '"tracer.command[0]": expected a string, got a number'
+refused source-null '.bandwidth_source = null' '"bandwidth_source" is not a string (got null)'
+refused channels-number '.channels = 2' '"channels" is not an array (got an integer)'
+refused channel-not-object '.channels[1] = "s1"' 'channels[1] is not an object (got a string)'
+refused channel-id-missing 'del(.channels[0].id)' 'channels[0]: missing "id"'
+refused vm-string '.vm = "x"' '"vm" is not an object (got a string)'
+refused pid-string '.vm.pid = "12"' 'vm: "pid" is not an integer (got a string)'
+refused page-size '.page_size = 4095' '"page_size" is not a power of two of at least 4096'
+refused interval-zero '.interval_ns = 0' '"interval_ns" = 0 is out of range'
+refused mode-unknown '.mode = "fast"' '"mode" = "fast" is not a harvest mode'
+refused source-unknown '.bandwidth_source = "dram"' '"bandwidth_source" = "dram" is not a bandwidth source'
+refused source-missing 'del(.bandwidth_source)' 'missing "bandwidth_source", though "bandwidth_available" is true'
+refused command-entry '.tracer.command[0] = 1' 'tracer: command[0] is not a string (got an integer)'
 
 # What a newer writer may add is read past and kept, where it was (the command line shortened to make room).
 with_meta newer '.tracer.command |= .[:1] | .future = {"x": 1} | .vm.numa = 0 | .channels[0].rank = 2'

@@ -153,7 +153,18 @@ static void test_refusals(void **state)
 	    {"{\"schema\":\"hvmtrace-chanmap\",\"version\":1,\"sockets\":1,\"channels\":[{\"id\":\"s0.mc0.ch0\",\"socket\":0,\"controller\":0,\"channel\":0,\"ranges\":[{\"start\":\"-1\",\"size\":\"0x1000\"}]}]}",
 	     "\"start\""},
 	    {"{\"schema\":\"hvmtrace-chanmap\",\"version\":1,\"sockets\":1,\"channels\":[{\"id\":\"s0.mc0.ch0\",\"socket\":0,\"controller\":0,\"channel\":0,\"ranges\":[{\"start\":\"0x0\",\"size\":\"0x1000\",\"confidence\":1.5}]}]}",
-	     "\"confidence\" outside 0-1"},
+	     "\"confidence\" = 1.5 is out of range (0 to 1)"},
+	    /* drifts of the per-file readers, refused now: junk after "0x…" was read as the number before it
+	     * (probed_bytes: strtoull unchecked), a leading 0 as octal (strtoull base 0: "010000" was
+	     * 0x1000), a negative count as a huge one, a string where a name belongs as "" */
+	    {"{\"schema\":\"hvmtrace-chanmap\",\"version\":1,\"sockets\":1,\"channels\":[],\"probe\":{\"probed_bytes\":\"0x10zz\"}}",
+	     "doc.json: probe: \"probed_bytes\" = \"0x10zz\" is not an address"},
+	    {"{\"schema\":\"hvmtrace-chanmap\",\"version\":1,\"sockets\":1,\"channels\":[{\"id\":\"s0.mc0.ch0\",\"socket\":0,\"controller\":0,\"channel\":0,\"ranges\":[{\"start\":\"010000\",\"size\":\"0x1000\"}]}]}",
+	     "ranges[0]: \"start\" = \"010000\" is not an address"},
+	    {"{\"schema\":\"hvmtrace-chanmap\",\"version\":1,\"sockets\":1,\"channels\":[],\"probe\":{\"windows\":-1}}",
+	     "doc.json: probe: \"windows\" = -1 is out of range"},
+	    {"{\"schema\":\"hvmtrace-chanmap\",\"version\":1,\"sockets\":1,\"channels\":[],\"host\":{\"hostname\":7}}",
+	     "doc.json: host: \"hostname\" is not a string (got an integer)"},
 	};
 	struct hvt_chanmap m;
 	struct hvt_err e;

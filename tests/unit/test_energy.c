@@ -327,13 +327,16 @@ static void test_model_file_bad(void **state)
 	static const struct {
 		const char *text, *says;
 	} cases[] = {
-	    {"{\"sram\": {}}", "unknown key 'sram'"},
-	    {"{\"dram\": {\"refresh_mw\": 1}}", "unknown key 'dram.refresh_mw'"},
-	    {"{\"dram\": {\"read_pj_per_byte\": 1, \"bogus\": 2}}", "unknown key 'dram.bogus'"},
-	    {"{\"dram\": {\"read_pj_per_byte\": \"49\"}}", "key 'dram.read_pj_per_byte': expected a number"},
-	    {"{\"mram\": {\"write_pj_per_byte\": -1}}", "key 'mram.write_pj_per_byte': -1 is not"},
-	    {"{\"bytes_per_written_page\": null}", "key 'bytes_per_written_page': expected a number"},
-	    {"{\"pcm\": 3}", "key 'pcm': expected an object"},
+	    {"{\"sram\": {}}", "unknown member \"sram\" (known: dram, mram, pcm,"},
+	    {"{\"dram\": {\"refresh_mw\": 1}}",
+	     "dram: unknown member \"refresh_mw\" (known: read_pj_per_byte,"},
+	    {"{\"dram\": {\"read_pj_per_byte\": 1, \"bogus\": 2}}", "dram: unknown member \"bogus\""},
+	    {"{\"dram\": {\"read_pj_per_byte\": \"49\"}}",
+	     "dram: \"read_pj_per_byte\" is not a number (got a string)"},
+	    {"{\"mram\": {\"write_pj_per_byte\": -1}}",
+	     "mram: \"write_pj_per_byte\" = -1 is out of range (at least 0)"},
+	    {"{\"bytes_per_written_page\": null}", "\"bytes_per_written_page\" is not a number (got null)"},
+	    {"{\"pcm\": 3}", "\"pcm\" is not an object (got an integer)"},
 	    {"[1, 2]", "not a JSON object"},
 	    {"{\"dram\": ", "not a JSON object"},
 	    {"{} {}", "not a JSON object"},

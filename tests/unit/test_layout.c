@@ -224,7 +224,7 @@ static void test_json_errors(void **state)
 	expect_json_error("{\"generation\":1,\"page_size\":4096}", "missing \"slots\"");
 	expect_json_error("{\"generation\":1,\"page_size\":4096,\"slots\":{}}", "\"slots\" is not an array");
 	expect_json_error("{\"generation\":-1,\"page_size\":4096,\"slots\":[]}",
-			  "\"generation\" is negative");
+			  "\"generation\" = -1 is out of range (0 to");
 	expect_json_error("{\"generation\":1.5,\"page_size\":4096,\"slots\":[]}",
 			  "\"generation\" is not an integer");
 	expect_json_error("{\"generation\":1,\"page_size\":4294967296,\"slots\":[]}", "\"page_size\"");

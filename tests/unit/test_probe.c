@@ -376,6 +376,48 @@ static void test_too_noisy_and_bad_params(void **state)
 	assert_non_null(strstr(e.msg, "none.json"));
 }
 
+/* Junk after a number in a log or model, which the per-file readers took for the number before (strtoull
+ * with no end check; a double read from a string): refused now, naming the line and the member. */
+static void test_junk_refused(void **state)
+{
+	struct hvt_probe_params p;
+	struct hvt_probe_backend *b;
+	struct outcome o;
+	struct hvt_err e;
+	char path[] = "/tmp/test_probe_junk.XXXXXX", cmd[512];
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	hvt_probe_default_params(&p);
+	/* a window's "hpa": "0x40000000zz" replayed as 0x40000000 */
+	snprintf(cmd, sizeof(cmd), "sed '22s/\"hpa\":\"0x40000000\"/\"hpa\":\"0x40000000zz\"/' %s >%s",
+		 FIX "session-2s6c-hole.jsonl", path);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(hvt_probe_log_open(path, &b, &e), 0);
+	assert_int_equal(hvt_probe_run(b, &p, NULL, NULL, &o.map, &o.st, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "line 22: \"hpa\" = \"0x40000000zz\" is not an address"));
+	hvt_probe_backend_destroy(b);
+	/* the header's touchable "start" likewise */
+	snprintf(cmd, sizeof(cmd), "sed '1s/\"start\":\"0x40000000\"/\"start\":\"0x40000000zz\"/' %s >%s",
+		 FIX "session-2s6c-hole.jsonl", path);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(hvt_probe_log_open(path, &b, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "touchable[0]: \"start\" = \"0x40000000zz\" is not an address"));
+	/* a model's noise figure given as a string was read as the number in it */
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\"sockets\":1,\"controllers\":1,\"channels_per_controller\":1,\"layout\":[{\"size\":\"4G\","
+	      "\"channels\":[\"s0.mc0.ch0\"]}],\"touchable\":[{\"start\":\"1G\",\"size\":\"rest\"}],"
+	      "\"noise\":{\"read_mbps\":\"50\"}}",
+	      f);
+	fclose(f);
+	assert_int_equal(hvt_probe_model_open(path, &b, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, ": noise: \"read_mbps\" is not a number (got a string)"));
+	unlink(path);
+}
+
 /* The access loops run here for real (on ordinary memory: what they do to DRAM needs a PMU to see). */
 static void test_touch_loops(void **state)
 {
@@ -399,17 +441,12 @@ static void test_touch_loops(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_mmio_hole),
-	    cmocka_unit_test(test_interleaved),
-	    cmocka_unit_test(test_unpopulated_noisy),
-	    cmocka_unit_test(test_256g_budget),
-	    cmocka_unit_test(test_probe_log_replay),
-	    cmocka_unit_test(test_recorded_probe_log),
-	    cmocka_unit_test(test_write_check),
-	    cmocka_unit_test(test_too_noisy_and_bad_params),
-	    cmocka_unit_test(test_touch_loops),
-	    cmocka_unit_test(test_unresolved),
-	    cmocka_unit_test(test_wide_interleave_and_confidence),
+	    cmocka_unit_test(test_mmio_hole),         cmocka_unit_test(test_interleaved),
+	    cmocka_unit_test(test_unpopulated_noisy), cmocka_unit_test(test_256g_budget),
+	    cmocka_unit_test(test_probe_log_replay),  cmocka_unit_test(test_recorded_probe_log),
+	    cmocka_unit_test(test_write_check),       cmocka_unit_test(test_too_noisy_and_bad_params),
+	    cmocka_unit_test(test_junk_refused),      cmocka_unit_test(test_touch_loops),
+	    cmocka_unit_test(test_unresolved),        cmocka_unit_test(test_wide_interleave_and_confidence),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

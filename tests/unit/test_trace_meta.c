@@ -252,43 +252,43 @@ static void test_field_checks(void **state)
 		const char *path, *value, *msg;
 	} cases[] = {
 	    /* the two that crashed `hvmtrace report` */
-	    {"bandwidth_source", "null", "META: field \"bandwidth_source\": expected a string, got null"},
-	    {"channels", "3", "META: field \"channels\": expected an array, got a number"},
-	    {"channels", "{}", "field \"channels\": expected an array, got an object"},
-	    {"tool", NULL, "field \"tool\": missing"},
-	    {"tool", "[]", "field \"tool\": expected a string, got an array"},
-	    {"tool", "\"a\\u0000b\"", "field \"tool\": holds a NUL byte"},
-	    {"vm", "\"x\"", "field \"vm\": expected an object, got a string"},
-	    {"vm", NULL, "field \"vm.name\": missing"},
-	    {"vm.pid", "0", "field \"vm.pid\": 0 is out of range (1 to 2147483647)"},
-	    {"vm.pid", "2147483648", "field \"vm.pid\": 2147483648 is out of range"},
-	    {"vm.pid", "\"12\"", "field \"vm.pid\": expected an integer, got a string"},
-	    {"vm.pid", "1.5", "field \"vm.pid\": expected an integer, got a fractional number"},
-	    {"tracer.harvest_cpu", "-2", "field \"tracer.harvest_cpu\": -2 is out of range (-1 to"},
-	    {"tracer.cpu", "-1", "field \"tracer.cpu\": -1 is out of range (0 to"},
-	    {"tracer.command", "\"hvmtrace\"", "field \"tracer.command\": expected an array, got a string"},
-	    {"tracer.command.1", "7", "field \"tracer.command[1]\": expected a string, got a number"},
-	    {"mode", "\"fast\"", "field \"mode\": \"fast\" is not a harvest mode (dirty-log or ad)"},
-	    {"mode", "\"none\"", "field \"mode\": \"none\" is not a harvest mode"},
-	    {"mode", "1", "field \"mode\": expected a string, got a number"},
-	    {"interval_ns", "0", "field \"interval_ns\": 0 is out of range (1 to 18446744073709551615)"},
-	    {"interval_ns", "-5", "field \"interval_ns\": -5 is out of range"},
-	    {"page_size", "4095", "field \"page_size\": not a power of two of at least 4096"},
-	    {"page_size", "4294967296", "field \"page_size\": 4294967296 is out of range (0 to 4294967295)"},
-	    {"written_available", "1", "field \"written_available\": expected true or false, got a number"},
+	    {"bandwidth_source", "null", "META: \"bandwidth_source\" is not a string (got null)"},
+	    {"channels", "3", "META: \"channels\" is not an array (got an integer)"},
+	    {"channels", "{}", "\"channels\" is not an array (got an object)"},
+	    {"tool", NULL, "META: missing \"tool\""},
+	    {"tool", "[]", "\"tool\" is not a string (got an array)"},
+	    {"tool", "\"a\\u0000b\"", "\"tool\" holds a NUL byte"},
+	    {"vm", "\"x\"", "\"vm\" is not an object (got a string)"},
+	    {"vm", NULL, "META: missing \"vm\""},
+	    {"vm.pid", "0", "META: vm: \"pid\" = 0 is out of range (1 to 2147483647)"},
+	    {"vm.pid", "2147483648", "vm: \"pid\" = 2147483648 is out of range"},
+	    {"vm.pid", "\"12\"", "vm: \"pid\" is not an integer (got a string)"},
+	    {"vm.pid", "1.5", "vm: \"pid\" is not an integer (got a fractional number)"},
+	    {"tracer.harvest_cpu", "-2", "tracer: \"harvest_cpu\" = -2 is out of range (-1 to"},
+	    {"tracer.cpu", "-1", "tracer: \"cpu\" = -1 is out of range (0 to"},
+	    {"tracer.command", "\"hvmtrace\"", "tracer: \"command\" is not an array (got a string)"},
+	    {"tracer.command.1", "7", "tracer: command[1] is not a string (got an integer)"},
+	    {"mode", "\"fast\"", "\"mode\" = \"fast\" is not a harvest mode (dirty-log or ad)"},
+	    {"mode", "\"none\"", "\"mode\" = \"none\" is not a harvest mode"},
+	    {"mode", "1", "\"mode\" is not a string (got an integer)"},
+	    {"interval_ns", "0", "\"interval_ns\" = 0 is out of range (1 to 18446744073709551615)"},
+	    {"interval_ns", "-5", "\"interval_ns\" = -5 is out of range"},
+	    {"page_size", "4095", "\"page_size\" is not a power of two of at least 4096"},
+	    {"page_size", "4294967296", "\"page_size\" = 4294967296 is out of range (0 to 4294967295)"},
+	    {"written_available", "1", "\"written_available\" is not true or false (got an integer)"},
 	    {"bandwidth_source", "\"dram\"",
-	     "field \"bandwidth_source\": \"dram\" is not a bandwidth source (pmu, pmu-stand-in or resctrl-total)"},
+	     "\"bandwidth_source\" = \"dram\" is not a bandwidth source (pmu, pmu-stand-in or resctrl-total)"},
 	    {"bandwidth_source", NULL,
-	     "field \"bandwidth_source\": missing, though \"bandwidth_available\" is true"},
+	     "missing \"bandwidth_source\", though \"bandwidth_available\" is true"},
 	    {"bandwidth_available", "false",
-	     "field \"bandwidth_source\": given, though \"bandwidth_available\" is false"},
-	    {"channels.1", "5", "field \"channels[1]\": expected an object, got a number"},
-	    {"channels.0.id", NULL, "field \"channels[0].id\": missing"},
+	     "\"bandwidth_source\" is given, though \"bandwidth_available\" is false"},
+	    {"channels.1", "5", "META: channels[1] is not an object (got an integer)"},
+	    {"channels.0.id", NULL, "META: channels[0]: missing \"id\""},
 	    {"channels.1.reads_writes_split", "null",
-	     "field \"channels[1].reads_writes_split\": expected true or false, got null"},
-	    {"channels.0.cpu", "-2", "field \"channels[0].cpu\": -2 is out of range (-1 to"},
-	    {"channels.0.socket", "\"0\"", "field \"channels[0].socket\": expected an integer, got a string"},
-	    {"t_armed_ns", "true", "field \"t_armed_ns\": expected an integer, got a boolean"},
+	     "channels[1]: \"reads_writes_split\" is not true or false (got null)"},
+	    {"channels.0.cpu", "-2", "channels[0]: \"cpu\" = -2 is out of range (-1 to"},
+	    {"channels.0.socket", "\"0\"", "channels[0]: \"socket\" is not an integer (got a string)"},
+	    {"t_armed_ns", "true", "\"t_armed_ns\" is not an integer (got a boolean)"},
 	};
 	struct hvt_trace_meta full, m;
 	struct json_object *base;
@@ -324,7 +324,7 @@ static void test_field_checks(void **state)
 		struct json_object *a = json_object_new_array();
 
 		assert_int_equal(hvt_trace_meta_from_json(&m, base, &err), -EINVAL);
-		assert_non_null(strstr(err.msg, "field \"created\": longer than 4096 bytes"));
+		assert_non_null(strstr(err.msg, "META: \"created\" is longer than 4096 bytes"));
 		assert_int_equal(hvt_trace_meta_from_json(&m, NULL, &err), -EINVAL);
 		assert_int_equal(hvt_trace_meta_from_json(&m, a, &err), -EINVAL);
 		assert_non_null(strstr(err.msg, "META: expected a JSON object, got an array"));
@@ -350,11 +350,11 @@ static void test_writer_checks(void **state)
 	assert_int_equal(hvt_trace_create(&w, path, &m, &err), -EINVAL);
 	assert_null(w);
 	assert_non_null(strstr(err.msg, path));
-	assert_non_null(strstr(err.msg, "field \"page_size\""));
+	assert_non_null(strstr(err.msg, "\"page_size\""));
 	m.page_size = 4096;
 	m.bandwidth_source = HVT_BW_SOURCE_NONE; /* present, but no name to write */
 	assert_int_equal(hvt_trace_create(&w, path, &m, &err), -EINVAL);
-	assert_non_null(strstr(err.msg, "field \"bandwidth_source\": expected a string, got null"));
+	assert_non_null(strstr(err.msg, "\"bandwidth_source\" is not a string (got null)"));
 	assert_int_equal(hvt_trace_create(&w, path, NULL, &err), -EINVAL);
 	assert_int_equal(access(path, F_OK), -1);
 	hvt_trace_meta_fini(&m);
