@@ -340,7 +340,8 @@ static void test_standin_pmu(void **state)
 {
 	struct hvt_pmu_host host;
 	struct st_pmu_source p;
-	struct st_standin gen = {.cpu = 0, .pages = 20000, .reps = 5};
+	struct st_standin gen = {
+	    .cpu = 0, .pages = 20000, .reps = 25}; /* as doctor: beside a compile job, 5 was too few */
 	struct st_target t = {.nin = 1, .in = {0}, .exclusive = true, .drive = st_standin_drive, .ctx = &gen};
 	struct st_result res[2];
 	struct hvt_err e;
@@ -357,7 +358,7 @@ static void test_standin_pmu(void **state)
 		/* On a busy machine another process's faults on CPU 0 may make the window noisy; never a
 		 * failure */
 		assert_true(res[d].outcome == ST_PASS || res[d].outcome == ST_NOISY);
-		assert_int_equal(res[d].moved, 5 * 20000 * 64);
+		assert_int_equal(res[d].moved, 25 * 20000 * 64);
 		assert_true(res[d].ratio > 0.9);
 	}
 	assert_non_null(strstr(res[ST_READ].msg, "s0.mc0.ch0 counted"));
