@@ -14,6 +14,9 @@ STOPS=${VMM_STOPS:-20}
 for seed in $(seq 1 "$STOPS"); do
 	start_vmm "$T/vmm.sock" -v --payload phases4 --phase-time 30ms --repeat 0 --wait-attach \
 		--vcpu-cpu $VCPU_CPU
+	# The last stop's record.err says "attached" too: gone before the new record starts, or the wait
+	# below can read it before the new record's shell has truncated it, and kill the VMM before attach.
+	rm -f "$T/record.err"
 	"$HVT" record --attach "$T/vmm.sock" --cpu $TRACER_CPU --interval 10ms -q -o "$T/t.hvt" \
 		2>"$T/record.err" &
 	rec=$!
