@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * hvmtrace export: a trace as JSON Lines (one object per interval) and/or CSV (one row per interval, or one
- * row per page run with --csv-pages). Field names are documented in docs/formats.md and stay stable.
+ * row per page run with --csv-pages), and forms for other tools, read through the walk every reading
+ * command uses (select.h). Field names are documented in docs/formats.md and stay stable.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -157,11 +158,15 @@ struct export_ctx {
 	FILE *csv, *pages, *damo, *pcm, *raw;
 	const struct hvt_trace_meta *meta;
 	const struct hvt_json_opts *jopts;
+	uint64_t gfn_first, gfn_end; /* the selected GFNs */
 };
 
-static int export_one(void *arg, const struct hvt_iv_runs *ir, const struct hvt_layout *l)
+/* One selected interval, its runs cut to the selected GFNs. */
+static int export_one(void *arg, const struct hvt_walk_iv *w)
 {
 	struct export_ctx *x = arg;
+	const struct hvt_iv_runs *ir = w->ir;
+	const struct hvt_layout *l = w->layout;
 	const struct hvt_interval *iv = &ir->hdr;
 
 	if (x->jsonl->f && hvt_jsonl_write_runs(x->jsonl->f, ir, l, x->jopts)) {
@@ -177,11 +182,11 @@ static int export_one(void *arg, const struct hvt_iv_runs *ir, const struct hvt_
 			      (iv->flags & HVT_IV_ACCESSED) ? &ir->set[1] : NULL, l);
 	}
 	if (x->damo)
-		export_damo_interval(x->damo, ir, l);
+		export_damo_interval(x->damo, ir, l, x->gfn_first, x->gfn_end);
 	if (x->pcm)
 		export_pcm_csv_interval(x->pcm, iv, x->meta);
 	if (x->raw)
-		export_raw_interval(x->raw, ir, l);
+		export_raw_interval(x->raw, ir, l, x->gfn_first, x->gfn_end);
 	return 0;
 }
 
@@ -216,6 +221,8 @@ int cmd_export(int argc, char **argv)
 	struct out *const outs[] = {&jsonl, &csv, &pages, &damo, &pcm, &raw};
 	const int nouts = sizeof(outs) / sizeof(outs[0]);
 	struct hvt_json_opts jopts = {.page_ranges = true};
+	struct hvt_selection sel = {0};
+	struct export_ctx ctx = {0};
 	bool meta = false;
 	const char *path = "hvmtrace.hvt";
 	struct hvt_trace_reader *r;
@@ -262,7 +269,8 @@ int cmd_export(int argc, char **argv)
 		hvt_trace_reader_close(r);
 		return 0;
 	}
-	if (pcm.path && export_pcm_csv_check(hvt_trace_meta(r), path)) {
+	if ((pcm.path && export_pcm_csv_check(hvt_trace_meta(r), path)) ||
+	    trace_input_span("export", path, r, &sel, &ctx.gfn_first, &ctx.gfn_end)) {
 		hvt_trace_reader_close(r);
 		return TRACE_USAGE;
 	}
@@ -280,15 +288,16 @@ int cmd_export(int argc, char **argv)
 	if (raw.f)
 		export_raw_header(raw.f);
 
-	struct export_ctx ctx = {.jsonl = &jsonl,
-				 .csv = csv.f,
-				 .pages = pages.f,
-				 .damo = damo.f,
-				 .pcm = pcm.f,
-				 .raw = raw.f,
-				 .meta = hvt_trace_meta(r),
-				 .jopts = &jopts};
-	status = trace_input_each("export", path, r, export_one, &ctx);
+	ctx.jsonl = &jsonl;
+	ctx.csv = csv.f;
+	ctx.pages = pages.f;
+	ctx.damo = damo.f;
+	ctx.pcm = pcm.f;
+	ctx.raw = raw.f;
+	ctx.meta = hvt_trace_meta(r);
+	ctx.jopts = &jopts;
+	status =
+	    trace_input_walk("export", path, r, &sel, ctx.gfn_first, ctx.gfn_end, false, export_one, &ctx);
 out:
 	/* an incomplete trace's export is kept (it holds everything before the damage); a failed one is not
 	 */
