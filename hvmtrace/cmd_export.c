@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * hvmtrace export: a trace as JSON Lines (one object per interval) and/or CSV (one row per interval, or one
- * row per page run with --csv-pages), and forms for other tools, read through the walk every reading
- * command uses (select.h). Field names are documented in docs/formats.md and stay stable.
+ * row per page run with --csv-pages), and forms for other tools; of the intervals --from/--to select, with
+ * the page runs and counts cut to --range (select.h). Field names are documented in docs/formats.md and
+ * stay stable.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -212,7 +213,7 @@ int cmd_export(int argc, char **argv)
 	static const struct hvt_exit_status exits[] = {
 	    {TRACE_OK, "everything was exported"},
 	    {TRACE_OUTPUT_FAILED, "writing the output failed"},
-	    {TRACE_USAGE, "bad arguments, or TRACE is not a trace"},
+	    {TRACE_USAGE, "bad arguments, TRACE is not a trace, or the selection holds nothing"},
 	    {TRACE_INCOMPLETE, "the trace is incomplete (everything before the damage was exported)"},
 	    {0, NULL},
 	};
@@ -243,6 +244,7 @@ int cmd_export(int argc, char **argv)
 			     "JSON Lines without the page ranges (counts only)"),
 	    HVT_OPT_FLAG(0, "meta", &meta,
 			 "print the trace's metadata and layouts as one JSON object and exit"),
+	    HVT_SELECT_OPTIONS(&sel),
 	    HVT_OPT_END,
 	};
 	const struct hvt_cmdline cmd = {
@@ -299,10 +301,10 @@ int cmd_export(int argc, char **argv)
 	status =
 	    trace_input_walk("export", path, r, &sel, ctx.gfn_first, ctx.gfn_end, false, export_one, &ctx);
 out:
-	/* an incomplete trace's export is kept (it holds everything before the damage); a failed one is not
-	 */
+	/* an incomplete trace's export is kept (it holds everything before the damage); a failed one, or one
+	 * whose --from/--to took no interval, is not */
 	for (int i = 0; i < nouts; i++)
-		if (close_out(outs[i], status != TRACE_OUTPUT_FAILED))
+		if (close_out(outs[i], status == TRACE_OK || status == TRACE_INCOMPLETE))
 			status = TRACE_OUTPUT_FAILED;
 	hvt_trace_reader_close(r);
 	return status;

@@ -130,7 +130,7 @@ int cmd_report(int argc, char **argv)
 		return TRACE_USAGE;
 	}
 	if (html)
-		return report_html(rp.path, html);
+		return report_html(rp.path, &o->sel, html);
 	o->window = (uint32_t)window;
 	o->ph.span = (uint32_t)span;
 	o->energy |= o->energy_model != NULL;

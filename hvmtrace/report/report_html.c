@@ -4,13 +4,14 @@
  * and its script (hvmtrace/report/report_page.html, hvmtrace/report/report_view.js, built into the program),
  * the trace's metadata and per-interval series as JSON, and the pages as tiles.
  *
- * Tiles: the guest's RAM (with the small holes between its slots; gaps at least 1/16 as wide as the RAM,
- * such as the PCI hole, left out: gfn_bins.h, as plot heatmap cuts it) is cut into segments and those into
- * cells of `cell_pages` pages (a power of two, so that there are at most about 3 × 2^16 cells: page
- * resolution up to 768 MiB), the intervals into blocks of `block` intervals (so that cells × blocks stays
- * under 8 Mi per set). Each tile holds the page-intervals written (and accessed) in its cell and block: the
- * view sums tiles for any block-aligned time range without the trace. They are little-endian u16 (u32 when
- * a count could exceed 65535), gzip'd, base64.
+ * The page covers the selection (select.h), as report's other outputs do. Tiles: the selected guest RAM
+ * (with the small holes between its slots; gaps at least 1/16 as wide as the RAM, such as the PCI hole, left
+ * out: gfn_bins.h, as plot heatmap cuts it) is cut into segments and those into cells of `cell_pages` pages
+ * (a power of two, so that there are at most about 3 × 2^16 cells: page resolution up to 768 MiB), the
+ * selected intervals into blocks of `block` intervals (so that cells × blocks stays under 8 Mi per set). Each
+ * tile holds the page-intervals written (and accessed) in its cell and block: the view sums tiles for any
+ * block-aligned time range without the trace. They are little-endian u16 (u32 when a count could exceed
+ * 65535), gzip'd, base64.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -286,9 +287,8 @@ static void base64(FILE *f, const unsigned char *p, size_t n)
 	fwrite(line, 1, k, f);
 }
 
-int report_html(const char *trace, const char *out)
+int report_html(const char *trace, const struct hvt_selection *sel, const char *out)
 {
-	const struct hvt_selection all = {0}, *sel = &all;
 	struct trace_series s;
 	struct tiles t = {0};
 	unsigned char *gz = NULL;
@@ -306,7 +306,7 @@ int report_html(const char *trace, const char *out)
 	rc = trace_series_open(&s, "report", trace, sel);
 	if (rc)
 		goto fail;
-	niv = hvt_trace_interval_count(s.r);
+	niv = trace_series_count(&s, sel);
 	segment(&t, &s);
 	ncells = t.cells.nbins;
 	t.block = (ncells * niv + MAX_TILE_VALUES - 1) / MAX_TILE_VALUES;

@@ -62,6 +62,8 @@ int trace_series_load(struct trace_series *s, const char *cmd, const char *path,
 int trace_series_open(struct trace_series *s, const char *cmd, const char *path,
 		      const struct hvt_selection *sel);
 int trace_series_walk(struct trace_series *s, const struct hvt_selection *sel, series_hook hook, void *ctx);
+/* Between the two: how many intervals the walk will give at most (it reads them, decoding none). */
+uint64_t trace_series_count(const struct trace_series *s, const struct hvt_selection *sel);
 void trace_series_fini(struct trace_series *s);
 
 /* The channel a GFN's host memory lies on (devmem extents), or NULL when the layout does not say. */

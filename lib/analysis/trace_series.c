@@ -157,6 +157,19 @@ int trace_series_walk(struct trace_series *s, const struct hvt_selection *sel, s
 	return rc;
 }
 
+uint64_t trace_series_count(const struct trace_series *s, const struct hvt_selection *sel)
+{
+	struct hvt_walk_end end;
+	struct hvt_err err;
+
+	/* without --from/--to, every interval: no need to read them */
+	if (sel->from.kind == HVT_POINT_NONE && sel->to.kind == HVT_POINT_NONE)
+		return hvt_trace_interval_count(s->r);
+	if (hvt_select_walk(s->r, sel, s->gfn_first, s->gfn_end, NULL, NULL, &end, &err))
+		return hvt_trace_interval_count(s->r);
+	return end.selected;
+}
+
 void trace_series_fini(struct trace_series *s)
 {
 	if (s->r)
