@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * hvmtrace export: a trace as JSON Lines (one object per interval) and/or CSV (one row per interval, or one
- * row per page run with --csv-pages). Field names are documented in docs/formats.md and stay stable.
+ * row per page run with --csv-pages), and forms for other tools; of the intervals --from/--to select, with
+ * the page runs and counts cut to --range (select.h). Field names are documented in docs/formats.md and
+ * stay stable.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -158,11 +160,15 @@ struct export_ctx {
 	FILE *csv, *pages, *damo, *pcm, *raw;
 	const struct hvt_trace_meta *meta;
 	const struct hvt_json_opts *jopts;
+	uint64_t gfn_first, gfn_end; /* the selected GFNs */
 };
 
-static int export_one(void *arg, const struct hvt_iv_runs *ir, const struct hvt_layout *l)
+/* One selected interval, its runs cut to the selected GFNs. */
+static int export_one(void *arg, const struct hvt_walk_iv *w)
 {
 	struct export_ctx *x = arg;
+	const struct hvt_iv_runs *ir = w->ir;
+	const struct hvt_layout *l = w->layout;
 	const struct hvt_interval *iv = &ir->hdr;
 
 	if (x->jsonl->f && hvt_jsonl_write_runs(x->jsonl->f, ir, l, x->jopts)) {
@@ -178,11 +184,11 @@ static int export_one(void *arg, const struct hvt_iv_runs *ir, const struct hvt_
 			      (iv->flags & HVT_IV_ACCESSED) ? &ir->set[1] : NULL, l);
 	}
 	if (x->damo)
-		export_damo_interval(x->damo, ir, l);
+		export_damo_interval(x->damo, ir, l, x->gfn_first, x->gfn_end);
 	if (x->pcm)
 		export_pcm_csv_interval(x->pcm, iv, x->meta);
 	if (x->raw)
-		export_raw_interval(x->raw, ir, l);
+		export_raw_interval(x->raw, ir, l, x->gfn_first, x->gfn_end);
 	return 0;
 }
 
@@ -208,7 +214,7 @@ int cmd_export(int argc, char **argv)
 	static const struct hvt_exit_status exits[] = {
 	    {TRACE_OK, "everything was exported"},
 	    {TRACE_OUTPUT_FAILED, "writing the output failed"},
-	    {TRACE_USAGE, "bad arguments, or TRACE is not a trace"},
+	    {TRACE_USAGE, "bad arguments, TRACE is not a trace, or the selection holds nothing"},
 	    {TRACE_INCOMPLETE, "the trace is incomplete (everything before the damage was exported)"},
 	    {0, NULL},
 	};
@@ -217,6 +223,8 @@ int cmd_export(int argc, char **argv)
 	struct out *const outs[] = {&jsonl, &csv, &pages, &damo, &pcm, &raw};
 	const int nouts = sizeof(outs) / sizeof(outs[0]);
 	struct hvt_json_opts jopts = {.page_ranges = true};
+	struct hvt_selection sel = {0};
+	struct export_ctx ctx = {0};
 	bool meta = false;
 	const char *path = "hvmtrace.hvt";
 	struct hvt_trace_reader *r;
@@ -237,6 +245,7 @@ int cmd_export(int argc, char **argv)
 			     "JSON Lines without the page ranges (counts only)"),
 	    HVT_OPT_FLAG(0, "meta", &meta,
 			 "print the trace's metadata and layouts as one JSON object and exit"),
+	    HVT_SELECT_OPTIONS(&sel),
 	    HVT_OPT_END,
 	};
 	const struct hvt_cmdline cmd = {
@@ -263,7 +272,8 @@ int cmd_export(int argc, char **argv)
 		hvt_trace_reader_close(r);
 		return 0;
 	}
-	if (pcm.path && export_pcm_csv_check(hvt_trace_meta(r), path)) {
+	if ((pcm.path && export_pcm_csv_check(hvt_trace_meta(r), path)) ||
+	    trace_input_span("export", path, r, &sel, &ctx.gfn_first, &ctx.gfn_end)) {
 		hvt_trace_reader_close(r);
 		return TRACE_USAGE;
 	}
@@ -281,20 +291,21 @@ int cmd_export(int argc, char **argv)
 	if (raw.f)
 		export_raw_header(raw.f);
 
-	struct export_ctx ctx = {.jsonl = &jsonl,
-				 .csv = csv.f,
-				 .pages = pages.f,
-				 .damo = damo.f,
-				 .pcm = pcm.f,
-				 .raw = raw.f,
-				 .meta = hvt_trace_meta(r),
-				 .jopts = &jopts};
-	status = trace_input_each("export", path, r, export_one, &ctx);
+	ctx.jsonl = &jsonl;
+	ctx.csv = csv.f;
+	ctx.pages = pages.f;
+	ctx.damo = damo.f;
+	ctx.pcm = pcm.f;
+	ctx.raw = raw.f;
+	ctx.meta = hvt_trace_meta(r);
+	ctx.jopts = &jopts;
+	status =
+	    trace_input_walk("export", path, r, &sel, ctx.gfn_first, ctx.gfn_end, false, export_one, &ctx);
 out:
-	/* an incomplete trace's export is kept (it holds everything before the damage); a failed one is not
-	 */
+	/* an incomplete trace's export is kept (it holds everything before the damage); a failed one, or one
+	 * whose --from/--to took no interval, is not */
 	for (int i = 0; i < nouts; i++)
-		if (close_out(outs[i], status != TRACE_OUTPUT_FAILED))
+		if (close_out(outs[i], status == TRACE_OK || status == TRACE_INCOMPLETE))
 			status = TRACE_OUTPUT_FAILED;
 	hvt_trace_reader_close(r);
 	return status;

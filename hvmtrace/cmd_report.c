@@ -2,8 +2,9 @@
 /*
  * hvmtrace report: the per-interval table of a trace, its totals and the analyses of docs/analyses.md
  * (working sets, write frequency, page classes, phases, channel bandwidth), as text or JSON, over a
- * selection of intervals (--from/--to) and guest pages (--range). Totals are computed over guest-physical
- * page numbers, so they stay right across layout changes.
+ * selection of intervals (--from/--to) and guest pages (--range) that every reading command takes alike
+ * (select.h); --html writes the same selection as an interactive page. Totals are computed over
+ * guest-physical page numbers, so they stay right across layout changes.
  */
 #include <errno.h>
 #include <math.h>
@@ -18,28 +19,6 @@
 #include "report/report_energy.h"
 #include "report/report_html.h"
 #include "hvmtrace/trace_input.h"
-
-static int opt_point(const struct hvt_option *opt, const char *arg, char *problem, size_t len)
-{
-	struct hvt_err err = {{0}};
-
-	if (hvt_point_parse(opt->value, arg, &err)) {
-		snprintf(problem, len, "%s", err.msg);
-		return -1;
-	}
-	return 0;
-}
-
-static int opt_range(const struct hvt_option *opt, const char *arg, char *problem, size_t len)
-{
-	struct hvt_err err = {{0}};
-
-	if (hvt_gfn_range_parse(opt->value, arg, &err)) {
-		snprintf(problem, len, "%s", err.msg);
-		return -1;
-	}
-	return 0;
-}
 
 /* A fraction 0 .. 1, or a percentage with '%'. */
 static int opt_fraction(const struct hvt_option *opt, const char *arg, char *problem, size_t len)
@@ -103,12 +82,7 @@ int cmd_report(int argc, char **argv)
 	    HVT_OPT_PATH('o', "output", &output, "FILE", "write the report to FILE, not standard output"),
 	    HVT_OPT_PATH(0, "html", &html, "FILE",
 			 "write the interactive memory display instead: one self-contained HTML file"),
-	    HVT_OPT_HEADING("Selection"),
-	    HVT_OPT_CALLBACK(0, "from", &o->sel.from, opt_point, "WHEN",
-			     "first interval: its number (12) or a time since the start (30s, 1.5m)"),
-	    HVT_OPT_CALLBACK(0, "to", &o->sel.to, opt_point, "WHEN", "last interval, as --from"),
-	    HVT_OPT_CALLBACK(0, "range", &o->sel, opt_range, "GFN-GFN",
-			     "only these guest page frame numbers (decimal or 0x-hex, inclusive)"),
+	    HVT_SELECT_OPTIONS(&o->sel),
 	    HVT_OPT_HEADING("Analyses"),
 	    HVT_OPT_INT(0, "window", &window, 1, 65535, "N", "intervals per sliding window (default 10)"),
 	    HVT_OPT_FLAG(0, "histogram", &o->histogram, "the whole write-frequency histogram"),
@@ -156,7 +130,7 @@ int cmd_report(int argc, char **argv)
 		return TRACE_USAGE;
 	}
 	if (html)
-		return report_html(rp.path, html);
+		return report_html(rp.path, &o->sel, html);
 	o->window = (uint32_t)window;
 	o->ph.span = (uint32_t)span;
 	o->energy |= o->energy_model != NULL;

@@ -35,7 +35,7 @@ int main(int argc, char **argv)
 			 .required = true),
 	    HVT_OPT_INT(0, "width", &a.width, 480, 8192, "PX", "picture width (default 1200)"),
 	    HVT_OPT_INT(0, "height", &a.height, 320, 8192, "PX", "picture height (default 720)"),
-	    SERIES_SELECT_OPTIONS(&a.sel),
+	    HVT_SELECT_OPTIONS(&a.sel),
 	    HVT_OPT_END,
 	};
 	const struct hvt_cmdline cmd = {

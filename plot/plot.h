@@ -8,7 +8,7 @@
 
 struct plot_args {
 	const char *trace, *out;
-	struct series_select sel;
+	struct hvt_selection sel;
 	int width, height;
 };
 

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * hvmtrace plot heatmap: guest-physical address (up) × time (right), as the seed paper's figure 6. The
- * address axis is cut into segments: RAM (with the small holes between slots) drawn to scale, and each
- * large gap without RAM (the PCI hole, the space below a device's RAM high up) squeezed into a hatched band
- * of a few rows. A pixel row of a RAM segment holds `ppr` pages; a pixel column the intervals whose time it
- * covers. Of the row's RAM pages (averaged over the column's intervals), the share written and the share
- * accessed but not written: the larger picks the colour, its square root the intensity (so that a few pages
- * in a large row stay visible, and a fully written row has exactly HEAT_WRITTEN); white when untouched,
- * hatched grey where the guest has no RAM.
+ * address axis is cut into segments as report --html cuts it (gfn_bins.h): RAM (with the small holes
+ * between slots) drawn to scale, and each large gap without RAM (the PCI hole, the space below a device's
+ * RAM high up) squeezed into a hatched band of a few rows. A pixel row of a RAM segment holds a fixed
+ * number of pages; a pixel column the intervals whose time it covers. Of the row's RAM pages (averaged over
+ * the column's intervals), the share written and the share accessed but not written: the larger picks the
+ * colour, its square root the intensity (so that a few pages in a large row stay visible, and a fully written
+ * row has exactly HEAT_WRITTEN); white when untouched, hatched grey where the guest has no RAM.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -15,162 +15,68 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hvmtrace/gfn_bins.h"
+#include "hvmtrace/trace_input.h"
 #include "hvmtrace/util.h"
 #include "plot.h"
-#include "hvmtrace/trace_input.h"
-
-#define MAX_SEGS 64
-
-/* GFNs [first, end) on rows [row0, row0 + nrows): ppr pages a row, or (gap) no page at all. */
-struct seg {
-	uint64_t first, end, row0, nrows;
-	bool gap;
-};
 
 struct heat {
-	struct seg seg[MAX_SEGS];
-	unsigned nseg;
-	uint64_t ppr, nrows; /* pages per row, rows */
-	uint64_t cap;        /* intervals the arrays hold */
-	uint32_t *w, *a;     /* [interval][row]: pages written / accessed */
-	uint32_t *cur;       /* the row the run callback adds to */
+	struct hvt_gfn_bins bins; /* a row is a bin; a squeezed gap a band of rows */
+	uint64_t cap;             /* intervals the arrays hold */
+	uint32_t *w, *a;          /* [interval][row]: pages written / accessed */
 };
 
-/* Segments of [s->gfn_first, s->gfn_end) for `height` rows: gaps wider than 1/16 of the RAM get gap_rows. */
+/* The rows of [s->gfn_first, s->gfn_end) for `height` pixels: each gap squeezed into gap_rows. */
 static void segment(struct heat *h, const struct trace_series *s, uint64_t height)
 {
-	uint64_t ram = 0, cur = s->gfn_first, lin = 0, gap_rows = height / 40 > 8 ? height / 40 : 8, row = 0;
-	unsigned ngaps = 0;
+	struct hvt_gfn_bins *b = &h->bins;
+	uint64_t gap_rows = height / 40 > 8 ? height / 40 : 8, ppr;
 
-	for (uint32_t i = 0; i <= s->nslots; i++) {
-		uint64_t a = i < s->nslots ? s->slots[i].first : s->gfn_end;
-		uint64_t b = i < s->nslots ? s->slots[i].end : s->gfn_end;
-
-		a = a < s->gfn_first ? s->gfn_first : a > s->gfn_end ? s->gfn_end : a;
-		b = b < s->gfn_first ? s->gfn_first : b > s->gfn_end ? s->gfn_end : b;
-		if (a > cur && h->nseg < MAX_SEGS - 2)
-			h->seg[h->nseg++] = (struct seg){.first = cur, .end = a, .gap = true};
-		if (b > a) {
-			h->seg[h->nseg++] = (struct seg){.first = a, .end = b};
-			ram += b - a;
-		}
-		cur = b > cur ? b : cur;
-		if (h->nseg >= MAX_SEGS - 2)
-			break;
-	}
-	if (cur < s->gfn_end) /* more slots than segments: the rest to scale */
-		h->seg[h->nseg++] = (struct seg){.first = cur, .end = s->gfn_end};
-	/* Small gaps are drawn to scale: merged with their neighbours. */
-	for (unsigned i = 0; i < h->nseg; i++)
-		if (h->seg[i].gap && (h->seg[i].end - h->seg[i].first) * 16 < ram)
-			h->seg[i].gap = false;
-	for (unsigned i = 0, k = 0; i < h->nseg; i++) {
-		if (k && !h->seg[k - 1].gap && !h->seg[i].gap)
-			h->seg[k - 1].end = h->seg[i].end;
-		else
-			h->seg[k++] = h->seg[i];
-		if (i + 1 == h->nseg)
-			h->nseg = k;
-	}
-	for (unsigned i = 0; i < h->nseg; i++) {
-		ngaps += h->seg[i].gap;
-		lin += h->seg[i].gap ? 0 : h->seg[i].end - h->seg[i].first;
-	}
-	if (ngaps * gap_rows * 2 > height)
-		gap_rows = height / (2 * ngaps) ? height / (2 * ngaps) : 1;
-	h->ppr = (lin + (height - ngaps * gap_rows) - 1) / (height - ngaps * gap_rows);
-	h->ppr = h->ppr ? h->ppr : 1;
-	for (unsigned i = 0; i < h->nseg; i++) {
-		struct seg *g = &h->seg[i];
-
-		g->row0 = row;
-		g->nrows = g->gap ? gap_rows : (g->end - g->first + h->ppr - 1) / h->ppr;
-		row += g->nrows;
-	}
-	h->nrows = row;
-}
-
-static const struct seg *seg_of(const struct heat *h, uint64_t gfn)
-{
-	for (unsigned i = 0; i < h->nseg; i++)
-		if (gfn >= h->seg[i].first && gfn < h->seg[i].end)
-			return &h->seg[i];
-	return &h->seg[h->nseg - 1];
+	hvt_gfn_bins_segment(b, s->slots, s->nslots, s->gfn_first, s->gfn_end);
+	if (b->ngaps * gap_rows * 2 > height)
+		gap_rows = height / (2 * b->ngaps) ? height / (2 * b->ngaps) : 1;
+	ppr = (b->scale_pages + (height - b->ngaps * gap_rows) - 1) / (height - b->ngaps * gap_rows);
+	hvt_gfn_bins_size(b, ppr ? ppr : 1, gap_rows);
 }
 
 /* The y of a GFN's row edge (bottom of its row), in device space. */
 static double gfn_y(const struct heat *h, const struct plot *p, uint64_t gfn)
 {
-	const struct seg *g = gfn >= h->seg[h->nseg - 1].end ? NULL : seg_of(h, gfn);
-	double row = !g ? h->nrows : g->gap ? g->row0 : g->row0 + (double)(gfn - g->first) / h->ppr;
+	const struct hvt_gfn_bins *b = &h->bins;
+	const struct hvt_bin_seg *g = hvt_gfn_bins_seg_of(b, gfn);
+	double row = !g ? b->nbins : g->gap ? g->bin0 : g->bin0 + (double)(gfn - g->first) / b->pages_per_bin;
 
-	return p->y1 - row / h->nrows * (p->y1 - p->y0);
-}
-
-static void add_run(void *ctx, uint64_t gfn, uint64_t count)
-{
-	struct heat *h = ctx;
-
-	while (count) {
-		const struct seg *g = seg_of(h, gfn);
-		uint64_t off = gfn - g->first, room = h->ppr - off % h->ppr, n;
-
-		if (g->gap) /* no RAM here in the layouts: cannot happen; skip the page */
-			room = 1;
-		else if (g->end - gfn < room)
-			room = g->end - gfn;
-		n = count < room ? count : room;
-		if (!g->gap)
-			h->cur[g->row0 + off / h->ppr] += n;
-		gfn += n;
-		count -= n;
-	}
+	return p->y1 - row / b->nbins * (p->y1 - p->y0);
 }
 
 static int bin_interval(void *ctx, const struct trace_series *s, const struct hvt_iv_runs *ir,
 			const struct hvt_layout *l, uint64_t i)
 {
 	struct heat *h = ctx;
+	uint64_t nrows = h->bins.nbins;
 
 	(void)l;
+	(void)s;
 	if (i >= h->cap) {
 		uint64_t cap = h->cap ? 2 * h->cap : 64;
-		uint32_t *w = realloc(h->w, cap * h->nrows * sizeof(*w)), *a;
+		uint32_t *w = realloc(h->w, cap * nrows * sizeof(*w)), *a;
 
 		if (!w)
 			return TRACE_OUTPUT_FAILED;
 		h->w = w;
-		a = realloc(h->a, cap * h->nrows * sizeof(*a));
+		a = realloc(h->a, cap * nrows * sizeof(*a));
 		if (!a)
 			return TRACE_OUTPUT_FAILED;
 		h->a = a;
 		h->cap = cap;
 	}
-	memset(h->w + i * h->nrows, 0, h->nrows * sizeof(*h->w));
-	memset(h->a + i * h->nrows, 0, h->nrows * sizeof(*h->a));
-	if (ir->hdr.flags & HVT_IV_WRITTEN) {
-		h->cur = h->w + i * h->nrows;
-		series_each_run(&ir->set[0], s->gfn_first, s->gfn_end, add_run, h);
-	}
-	if (ir->hdr.flags & HVT_IV_ACCESSED) {
-		h->cur = h->a + i * h->nrows;
-		series_each_run(&ir->set[1], s->gfn_first, s->gfn_end, add_run, h);
-	}
+	memset(h->w + i * nrows, 0, nrows * sizeof(*h->w));
+	memset(h->a + i * nrows, 0, nrows * sizeof(*h->a));
+	if (ir->hdr.flags & HVT_IV_WRITTEN)
+		hvt_gfn_bins_add(&h->bins, &ir->set[0], h->w + i * nrows);
+	if (ir->hdr.flags & HVT_IV_ACCESSED)
+		hvt_gfn_bins_add(&h->bins, &ir->set[1], h->a + i * nrows);
 	return 0;
-}
-
-/* Pages of RAM in GFNs [a, b). */
-static uint64_t ram_pages(const struct trace_series *s, uint64_t a, uint64_t b)
-{
-	uint64_t n = 0;
-
-	for (uint32_t i = 0; i < s->nslots; i++) {
-		uint64_t x = s->slots[i].first > a ? s->slots[i].first : a;
-		uint64_t y = s->slots[i].end < b ? s->slots[i].end : b;
-
-		n += y > x ? y - x : 0;
-	}
-	return n;
 }
 
 static uint32_t mix(struct rgb c, double v)
@@ -184,7 +90,7 @@ static uint32_t mix(struct rgb c, double v)
 /* The picture's pixels: one column per pixel of the area's width, one row per data row. */
 static cairo_surface_t *render(const struct trace_series *s, const struct heat *h, const struct plot *p)
 {
-	int cols = (int)(p->x1 - p->x0), rows = (int)h->nrows;
+	int cols = (int)(p->x1 - p->x0), rows = (int)h->bins.nbins;
 	double *w = calloc((size_t)cols * rows, sizeof(double)),
 	       *a = calloc((size_t)cols * rows, sizeof(double));
 	unsigned *n = calloc(cols, sizeof(unsigned));
@@ -204,17 +110,12 @@ static cairo_surface_t *render(const struct trace_series *s, const struct heat *
 		for (int c = c0; c < c1; c++) {
 			n[c]++;
 			for (int r = 0; r < rows; r++) {
-				w[(size_t)c * rows + r] += h->w[i * h->nrows + r];
-				a[(size_t)c * rows + r] += h->a[i * h->nrows + r];
+				w[(size_t)c * rows + r] += h->w[i * rows + r];
+				a[(size_t)c * rows + r] += h->a[i * rows + r];
 			}
 		}
 	}
-	for (unsigned i = 0; i < h->nseg; i++)
-		for (uint64_t r = 0; !h->seg[i].gap && r < h->seg[i].nrows; r++) {
-			uint64_t lo = h->seg[i].first + r * h->ppr, hi = lo + h->ppr;
-
-			ram[h->seg[i].row0 + r] = ram_pages(s, lo, hi < h->seg[i].end ? hi : h->seg[i].end);
-		}
+	hvt_gfn_bins_ram(&h->bins, s->slots, s->nslots, ram);
 	cairo_surface_flush(img);
 	for (int r = 0; r < rows; r++) {
 		uint32_t *line =
@@ -273,8 +174,8 @@ static void mark_slots(struct plot *p, const struct trace_series *s, const struc
 		snprintf(label, sizeof(label), "slot %s", sl->name[0] ? sl->name : "(unnamed)");
 		plot_text(p, p->x1 + 12, (gfn_y(h, p, a) + gfn_y(h, p, b)) / 2, 10, label, 0, 0.5);
 	}
-	for (unsigned i = 0; i < h->nseg; i++) {
-		const struct seg *g = &h->seg[i];
+	for (unsigned i = 0; i < h->bins.nseg; i++) {
+		const struct hvt_bin_seg *g = &h->bins.seg[i];
 		char label[96], size[32];
 
 		if (!g->gap)
@@ -283,23 +184,21 @@ static void mark_slots(struct plot *p, const struct trace_series *s, const struc
 		snprintf(label, sizeof(label), "%s, %s (not to scale)",
 			 g->end == four_gib ? "PCI hole" : "no RAM", size);
 		cairo_set_source_rgb(p->cr, 0.35, 0.35, 0.35);
-		plot_text(p, p->x1 + 12, gfn_y(h, p, g->first) - (p->y1 - p->y0) * g->nrows / h->nrows / 2,
-			  10, label, 0, 0.5);
+		plot_text(p, p->x1 + 12,
+			  gfn_y(h, p, g->first) - (p->y1 - p->y0) * g->nbins / h->bins.nbins / 2, 10, label,
+			  0, 0.5);
 	}
 }
 
 /* Address ticks: round values inside each segment drawn to scale, and where each segment starts. */
 static void address_ticks(struct plot *p, const struct trace_series *s, const struct heat *h)
 {
-	uint64_t ps = s->page_size, lin = 0;
-	double step, last = 1e9;
+	uint64_t ps = s->page_size;
+	double step = plot_tick_step((double)h->bins.scale_pages * ps, 6, true), last = 1e9;
 	char buf[64];
 
-	for (unsigned i = 0; i < h->nseg; i++)
-		lin += h->seg[i].gap ? 0 : h->seg[i].end - h->seg[i].first;
-	step = plot_tick_step((double)lin * ps, 6, true);
-	for (unsigned i = 0; i < h->nseg; i++) {
-		const struct seg *g = &h->seg[i];
+	for (unsigned i = 0; i < h->bins.nseg; i++) {
+		const struct hvt_bin_seg *g = &h->bins.seg[i];
 		double v = i ? (double)g->first * ps : ceil((double)g->first * ps / step) * step;
 
 		for (; v < (double)g->end * ps; v = (floor(v / step) + 1) * step) {
@@ -327,7 +226,7 @@ int plot_heatmap(const struct plot_args *a)
 	struct heat h = {0};
 	struct plot p;
 	cairo_surface_t *img;
-	char sub[256], title[160], segs[MAX_SEGS * 48] = "";
+	char sub[256], title[160], segs[HVT_BINS_MAX_SEGS * 48] = "";
 	int rc, height;
 
 	if (plot_open(&p, "plot", a->out, a->width, a->height, 170))
@@ -353,7 +252,7 @@ int plot_heatmap(const struct plot_args *a)
 	cairo_rectangle(p.cr, p.x0 + 1, p.y0 + 1, p.x1 - p.x0 - 1, p.y1 - p.y0 - 1);
 	cairo_clip(p.cr);
 	cairo_translate(p.cr, p.x0, p.y0);
-	cairo_scale(p.cr, 1, (p.y1 - p.y0) / (double)h.nrows);
+	cairo_scale(p.cr, 1, (p.y1 - p.y0) / (double)h.bins.nbins);
 	cairo_set_source_surface(p.cr, img, 0, 0);
 	cairo_pattern_set_filter(cairo_get_source(p.cr), CAIRO_FILTER_NEAREST);
 	cairo_paint(p.cr);
@@ -364,22 +263,23 @@ int plot_heatmap(const struct plot_args *a)
 	plot_legend(&p, HEAT_WRITTEN, -1, "written");
 	if (s.meta->accessed_available)
 		plot_legend(&p, HEAT_ACCESSED, -1, "accessed, not written");
-	snprintf(sub, sizeof(sub), "one row = %" PRIu64 " page%s; paler = fewer of its pages", h.ppr,
-		 h.ppr == 1 ? "" : "s");
+	snprintf(sub, sizeof(sub), "one row = %" PRIu64 " page%s; paler = fewer of its pages",
+		 h.bins.pages_per_bin, h.bins.pages_per_bin == 1 ? "" : "s");
 	cairo_set_source_rgb(p.cr, 0.3, 0.3, 0.3);
 	plot_text(&p, p.x1 + 160, p.y1 + 52, 10, sub, 1, 0.5);
-	for (unsigned i = 0; i < h.nseg; i++)
+	for (unsigned i = 0; i < h.bins.nseg; i++)
 		snprintf(segs + strlen(segs), sizeof(segs) - strlen(segs),
-			 " %s0x%" PRIx64 "-0x%" PRIx64 "@%" PRIu64 "+%" PRIu64, h.seg[i].gap ? "gap:" : "",
-			 h.seg[i].first, h.seg[i].end, h.seg[i].row0, h.seg[i].nrows);
+			 " %s0x%" PRIx64 "-0x%" PRIx64 "@%" PRIu64 "+%" PRIu64,
+			 h.bins.seg[i].gap ? "gap:" : "", h.bins.seg[i].first, h.bins.seg[i].end,
+			 h.bins.seg[i].bin0, h.bins.seg[i].nbins);
 	if (plot_close(&p, "plot")) {
 		rc = TRACE_OUTPUT_FAILED;
 	} else {
 		/* What a reader of the picture (and its test) needs to find pages and times in it. */
 		printf("hvmtrace plot: wrote %s: heatmap %dx%d px; area x=%d y=%d w=%d h=%d; %" PRIu64
 		       " rows of %" PRIu64 " pages, bottom to top:%s; time %.3f-%.3f s left to right\n",
-		       a->out, a->width, a->height, (int)p.x0, (int)p.y0, (int)(p.x1 - p.x0), height, h.nrows,
-		       h.ppr, segs, s.iv[0].t0, s.iv[s.niv - 1].t1);
+		       a->out, a->width, a->height, (int)p.x0, (int)p.y0, (int)(p.x1 - p.x0), height,
+		       h.bins.nbins, h.bins.pages_per_bin, segs, s.iv[0].t0, s.iv[s.niv - 1].t1);
 	}
 	trace_series_fini(&s);
 	free(h.w);

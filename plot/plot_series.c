@@ -231,28 +231,29 @@ struct bounds {
 };
 
 struct per_page {
-	struct bounds w, a, *cur;
+	struct bounds w, a;
 	bool nomem;
 };
 
-static void count_page(void *ctx, uint64_t gfn, uint64_t count)
+/* Each run of runs (cut to the range) as its two boundaries. */
+static int count_runs(struct per_page *pp, struct bounds *b, const struct hvt_runs *runs)
 {
-	struct per_page *pp = ctx;
-	struct bounds *b = pp->cur;
+	for (size_t k = 0; k < runs->n; k++) {
+		if (b->cap - b->n < 2) {
+			size_t cap = b->cap ? 2 * b->cap : 4096;
+			struct bound *v = cap < b->cap ? NULL : realloc(b->v, cap * sizeof(*v));
 
-	if (b->cap - b->n < 2) {
-		size_t cap = b->cap ? 2 * b->cap : 4096;
-		struct bound *v = cap < b->cap ? NULL : realloc(b->v, cap * sizeof(*v));
-
-		if (!v) {
-			pp->nomem = true;
-			return;
+			if (!v) {
+				pp->nomem = true;
+				return TRACE_OUTPUT_FAILED;
+			}
+			b->v = v;
+			b->cap = cap;
 		}
-		b->v = v;
-		b->cap = cap;
+		b->v[b->n++] = (struct bound){runs->v[k].first, 1};
+		b->v[b->n++] = (struct bound){runs->v[k].first + runs->v[k].count, -1};
 	}
-	b->v[b->n++] = (struct bound){gfn, 1};
-	b->v[b->n++] = (struct bound){gfn + count, -1};
+	return 0;
 }
 
 static int count_pages(void *ctx, const struct trace_series *s, const struct hvt_iv_runs *ir,
@@ -262,15 +263,12 @@ static int count_pages(void *ctx, const struct trace_series *s, const struct hvt
 
 	(void)i;
 	(void)l;
-	if (ir->hdr.flags & HVT_IV_WRITTEN) {
-		pp->cur = &pp->w;
-		series_each_run(&ir->set[0], s->gfn_first, s->gfn_end, count_page, pp);
-	}
-	if (ir->hdr.flags & HVT_IV_ACCESSED) {
-		pp->cur = &pp->a;
-		series_each_run(&ir->set[1], s->gfn_first, s->gfn_end, count_page, pp);
-	}
-	return pp->nomem ? TRACE_OUTPUT_FAILED : 0;
+	(void)s;
+	if ((ir->hdr.flags & HVT_IV_WRITTEN) && count_runs(pp, &pp->w, &ir->set[0]))
+		return TRACE_OUTPUT_FAILED;
+	if ((ir->hdr.flags & HVT_IV_ACCESSED) && count_runs(pp, &pp->a, &ir->set[1]))
+		return TRACE_OUTPUT_FAILED;
+	return 0;
 }
 
 static int by_gfn(const void *a, const void *b)

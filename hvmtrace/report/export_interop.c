@@ -14,6 +14,18 @@
 #include "hvmtrace/trace_meta.h"
 #include "hvmtrace/trace_runs.h"
 
+bool export_slot_cut(const struct hvt_layout *l, uint32_t s, uint64_t lo, uint64_t hi, uint64_t *first,
+		     uint64_t *npages)
+{
+	uint64_t f = hvt_memslot_first_gfn(l, &l->slots[s]), e = f + hvt_memslot_npages(l, &l->slots[s]);
+
+	f = f > lo ? f : lo;
+	e = e < hi ? e : hi;
+	*first = f;
+	*npages = e > f ? e - f : 0;
+	return e > f;
+}
+
 /* ---- damo ---- */
 
 /* One line of `perf script` output for the damon:damon_aggregated tracepoint, as damo parses it. */
@@ -30,7 +42,8 @@ static void damo_line(FILE *f, double t, uint64_t nr_regions, uint64_t start, ui
  * gaps between them (nr_accesses 0), in guest-physical bytes. Touched = accessed where the interval has
  * accessed sets, else written; written pages are accessed pages.
  */
-void export_damo_interval(FILE *f, const struct hvt_iv_runs *ir, const struct hvt_layout *l)
+void export_damo_interval(FILE *f, const struct hvt_iv_runs *ir, const struct hvt_layout *l, uint64_t lo,
+			  uint64_t hi)
 {
 	const struct hvt_interval *iv = &ir->hdr;
 	const struct hvt_runs *runs = (iv->flags & HVT_IV_ACCESSED)  ? &ir->set[1]
@@ -43,11 +56,12 @@ void export_damo_interval(FILE *f, const struct hvt_iv_runs *ir, const struct hv
 		return;
 	for (int pass = 0; pass < 2; pass++)
 		for (uint32_t s = 0; s < l->nslots; s++) {
-			uint64_t first = hvt_memslot_first_gfn(l, &l->slots[s]);
-			uint64_t npages = hvt_memslot_npages(l, &l->slots[s]);
-			uint64_t base = l->slots[s].gpa, at = 0;
+			uint64_t first, npages, base, at = 0;
 			size_t k, end;
 
+			if (!export_slot_cut(l, s, lo, hi, &first, &npages))
+				continue;
+			base = l->slots[s].gpa + (first - hvt_memslot_first_gfn(l, &l->slots[s])) * ps;
 			hvt_runs_range(runs, first, first + npages, &k, &end);
 			for (; k < end; k++) {
 				struct hvt_run r = {runs->v[k].first - first, runs->v[k].count};
@@ -234,25 +248,30 @@ static void put_bitmap(FILE *f, const struct hvt_runs *runs, uint64_t first, uin
 /* Per interval: seq, t_start_ns, t_end_ns (u64), kinds (u32: 1 written, 2 accessed), nslots (u32), per slot
  * first_gfn and npages (u64), then per kind present (written first) per slot the bitmap: ceil(npages/64)
  * little-endian u64 words, bit i of the slot's bitmap = page i, as KVM_GET_DIRTY_LOG fills it. */
-void export_raw_interval(FILE *f, const struct hvt_iv_runs *ir, const struct hvt_layout *l)
+void export_raw_interval(FILE *f, const struct hvt_iv_runs *ir, const struct hvt_layout *l, uint64_t lo,
+			 uint64_t hi)
 {
 	const struct hvt_interval *iv = &ir->hdr;
-	uint32_t kinds = iv->flags & (HVT_IV_WRITTEN | HVT_IV_ACCESSED);
+	uint32_t kinds = iv->flags & (HVT_IV_WRITTEN | HVT_IV_ACCESSED), n = 0;
+	uint64_t first, npages;
 
 	put64(f, iv->seq);
 	put64(f, iv->t_start_ns);
 	put64(f, iv->t_end_ns);
 	put32(f, kinds);
-	put32(f, l->nslots);
-	for (uint32_t s = 0; s < l->nslots; s++) {
-		put64(f, hvt_memslot_first_gfn(l, &l->slots[s]));
-		put64(f, hvt_memslot_npages(l, &l->slots[s]));
-	}
+	for (uint32_t s = 0; s < l->nslots; s++)
+		n += export_slot_cut(l, s, lo, hi, &first, &npages);
+	put32(f, n);
+	for (uint32_t s = 0; s < l->nslots; s++)
+		if (export_slot_cut(l, s, lo, hi, &first, &npages)) {
+			put64(f, first);
+			put64(f, npages);
+		}
 	for (int k = 0; k < 2; k++) {
 		if (!(kinds & (k ? HVT_IV_ACCESSED : HVT_IV_WRITTEN)))
 			continue;
 		for (uint32_t s = 0; s < l->nslots; s++)
-			put_bitmap(f, &ir->set[k], hvt_memslot_first_gfn(l, &l->slots[s]),
-				   hvt_memslot_npages(l, &l->slots[s]));
+			if (export_slot_cut(l, s, lo, hi, &first, &npages))
+				put_bitmap(f, &ir->set[k], first, npages);
 	}
 }

@@ -7,6 +7,7 @@
 #ifndef HVT_REPORT_EXPORT_INTEROP_H
 #define HVT_REPORT_EXPORT_INTEROP_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 struct hvt_interval;
@@ -20,10 +21,17 @@ int export_pcm_csv_check(const struct hvt_trace_meta *m, const char *path);
 void export_pcm_csv_header(FILE *f, const struct hvt_trace_meta *m);
 void export_raw_header(FILE *f);
 
-void export_damo_interval(FILE *f, const struct hvt_iv_runs *ir, const struct hvt_layout *l);
+/* Slot s of l cut to the selected GFNs [lo, hi): false when nothing of it is left. */
+bool export_slot_cut(const struct hvt_layout *l, uint32_t s, uint64_t lo, uint64_t hi, uint64_t *first,
+		     uint64_t *npages);
+
+/* The per-interval forms cover the slots of l cut to the selected GFNs [lo, hi) (export_slot_cut). */
+void export_damo_interval(FILE *f, const struct hvt_iv_runs *ir, const struct hvt_layout *l, uint64_t lo,
+			  uint64_t hi);
 void export_pcm_csv_interval(FILE *f, const struct hvt_interval *iv, const struct hvt_trace_meta *m);
 /* Writes the bitmaps as it goes, a buffer at a time: its output is a bit per page of every slot, whatever
  * the trace holds, but its memory is not. */
-void export_raw_interval(FILE *f, const struct hvt_iv_runs *ir, const struct hvt_layout *l);
+void export_raw_interval(FILE *f, const struct hvt_iv_runs *ir, const struct hvt_layout *l, uint64_t lo,
+			 uint64_t hi);
 
 #endif

@@ -4,12 +4,14 @@
  * and its script (hvmtrace/report/report_page.html, hvmtrace/report/report_view.js, built into the program),
  * the trace's metadata and per-interval series as JSON, and the pages as tiles.
  *
- * Tiles: the guest's RAM (with the small holes between its slots; gaps wider than 1/16 of the RAM, such as
- * the PCI hole, left out) is cut into segments and those into cells of `cell_pages` pages (a power of two,
- * so that there are at most about 3 × 2^16 cells: page resolution up to 768 MiB), the intervals into blocks
- * of `block` intervals (so that cells × blocks stays under 8 Mi per set). Each tile holds the page-intervals
- * written (and accessed) in its cell and block: the view sums tiles for any block-aligned time range without
- * the trace. They are little-endian u16 (u32 when a count could exceed 65535), gzip'd, base64.
+ * The page covers the selection (select.h), as report's other outputs do. Tiles: the selected guest RAM
+ * (with the small holes between its slots; gaps at least 1/16 as wide as the RAM, such as the PCI hole, left
+ * out: gfn_bins.h, as plot heatmap cuts it) is cut into segments and those into cells of `cell_pages` pages
+ * (a power of two, so that there are at most about 3 × 2^16 cells: page resolution up to 768 MiB), the
+ * selected intervals into blocks of `block` intervals (so that cells × blocks stays under 8 Mi per set). Each
+ * tile holds the page-intervals written (and accessed) in its cell and block: the view sums tiles for any
+ * block-aligned time range without the trace. They are little-endian u16 (u32 when a count could exceed
+ * 65535), gzip'd, base64.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -19,9 +21,10 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "report_html.h"
+#include "hvmtrace/gfn_bins.h"
 #include "hvmtrace/trace_input.h"
 #include "hvmtrace/trace_series.h"
+#include "report_html.h"
 
 #define MAX_CELLS       (3u << 16)
 #define MAX_TILE_VALUES (8u << 20)
@@ -29,45 +32,11 @@
 extern const char hvt_report_page[], hvt_report_page_end[];
 extern const char hvt_report_view[], hvt_report_view_end[];
 
-#define MAX_SEGS 64
-
-/* GFNs [first, end) on cells [cell0, ...). */
-struct seg {
-	uint64_t first, end, cell0;
-};
-
 struct tiles {
-	struct seg seg[MAX_SEGS];
-	unsigned nseg;
-	uint64_t cell_pages, ncells, block, nblocks;
+	struct hvt_gfn_bins cells; /* gaps have none */
+	uint64_t block, nblocks;
 	uint32_t *w, *a; /* [block][cell] */
-	uint32_t *cur;
 };
-
-static void add_run(void *ctx, uint64_t gfn, uint64_t count)
-{
-	struct tiles *t = ctx;
-
-	while (count) {
-		const struct seg *g = NULL;
-		uint64_t off, room, n;
-
-		for (unsigned i = 0; i < t->nseg && !g; i++)
-			g = gfn >= t->seg[i].first && gfn < t->seg[i].end ? &t->seg[i] : NULL;
-		if (!g) { /* in a gap left out: no RAM there in any layout */
-			gfn++;
-			count--;
-			continue;
-		}
-		off = gfn - g->first;
-		room = t->cell_pages - off % t->cell_pages;
-		room = g->end - gfn < room ? g->end - gfn : room;
-		n = count < room ? count : room;
-		t->cur[g->cell0 + off / t->cell_pages] += n;
-		gfn += n;
-		count -= n;
-	}
-}
 
 static int tile_interval(void *ctx, const struct trace_series *s, const struct hvt_iv_runs *ir,
 			 const struct hvt_layout *l, uint64_t i)
@@ -76,46 +45,25 @@ static int tile_interval(void *ctx, const struct trace_series *s, const struct h
 	uint64_t b = i / t->block;
 
 	(void)l;
+	(void)s;
 	if (b >= t->nblocks)
 		return 0;
-	if (ir->hdr.flags & HVT_IV_WRITTEN) {
-		t->cur = t->w + b * t->ncells;
-		series_each_run(&ir->set[0], s->gfn_first, s->gfn_end, add_run, t);
-	}
-	if (ir->hdr.flags & HVT_IV_ACCESSED) {
-		t->cur = t->a + b * t->ncells;
-		series_each_run(&ir->set[1], s->gfn_first, s->gfn_end, add_run, t);
-	}
+	if (ir->hdr.flags & HVT_IV_WRITTEN)
+		hvt_gfn_bins_add(&t->cells, &ir->set[0], t->w + b * t->cells.nbins);
+	if (ir->hdr.flags & HVT_IV_ACCESSED)
+		hvt_gfn_bins_add(&t->cells, &ir->set[1], t->a + b * t->cells.nbins);
 	return 0;
 }
 
-/* The RAM as segments, gaps wider than 1/16 of it left out; then the cell size and each segment's cells. */
+/* The selected RAM in segments, large gaps left out; then the cell size, a power of two. */
 static void segment(struct tiles *t, const struct trace_series *s)
 {
-	uint64_t ram = 0, lin = 0, cell = 0;
+	uint64_t cell_pages = 1;
 
-	for (uint32_t i = 0; i < s->nslots; i++)
-		ram += s->slots[i].end - s->slots[i].first;
-	for (uint32_t i = 0; i < s->nslots; i++) {
-		struct seg *last = t->nseg ? &t->seg[t->nseg - 1] : NULL;
-
-		if (last && (s->slots[i].first - last->end) * 16 < ram)
-			last->end = s->slots[i].end; /* a small hole: kept, drawn as cells without RAM */
-		else if (t->nseg < MAX_SEGS)
-			t->seg[t->nseg++] = (struct seg){.first = s->slots[i].first, .end = s->slots[i].end};
-		else
-			last->end = s->slots[i].end;
-	}
-	for (unsigned i = 0; i < t->nseg; i++)
-		lin += t->seg[i].end - t->seg[i].first;
-	t->cell_pages = 1;
-	while ((lin + t->cell_pages - 1) / t->cell_pages > MAX_CELLS)
-		t->cell_pages *= 2;
-	for (unsigned i = 0; i < t->nseg; i++) {
-		t->seg[i].cell0 = cell;
-		cell += (t->seg[i].end - t->seg[i].first + t->cell_pages - 1) / t->cell_pages;
-	}
-	t->ncells = cell;
+	hvt_gfn_bins_segment(&t->cells, s->slots, s->nslots, s->gfn_first, s->gfn_end);
+	while ((t->cells.scale_pages + cell_pages - 1) / cell_pages > MAX_CELLS)
+		cell_pages *= 2;
+	hvt_gfn_bins_size(&t->cells, cell_pages, 0);
 }
 
 static struct json_object *u64_array(uint64_t n, const uint64_t *v, size_t stride, const bool *have)
@@ -174,17 +122,22 @@ static struct json_object *series_json(const struct trace_series *s)
 	return o;
 }
 
-/* Slots, and the host channel of every devmem extent, in GFNs. */
+/* Slots (cut to the range), and the host channel of every devmem extent, in GFNs. */
 static void layout_json(struct json_object *o, const struct trace_series *s)
 {
 	struct json_object *slots = json_object_new_array(), *ext = json_object_new_array();
 	struct hvt_trace_status st;
 
 	for (uint32_t i = 0; i < s->nslots; i++) {
-		struct json_object *x = json_object_new_object();
+		uint64_t first = s->slots[i].first > s->gfn_first ? s->slots[i].first : s->gfn_first;
+		uint64_t end = s->slots[i].end < s->gfn_end ? s->slots[i].end : s->gfn_end;
+		struct json_object *x;
 
-		json_object_object_add(x, "first", json_object_new_uint64(s->slots[i].first));
-		json_object_object_add(x, "end", json_object_new_uint64(s->slots[i].end));
+		if (first >= end)
+			continue;
+		x = json_object_new_object();
+		json_object_object_add(x, "first", json_object_new_uint64(first));
+		json_object_object_add(x, "end", json_object_new_uint64(end));
 		json_object_object_add(x, "name", json_object_new_string(s->slots[i].name));
 		json_object_array_add(slots, x);
 	}
@@ -242,17 +195,21 @@ static struct json_object *meta_json(const struct trace_series *s, const struct 
 	layout_json(o, s);
 	struct json_object *segs = json_object_new_array();
 
-	for (unsigned i = 0; i < t->nseg; i++) {
-		struct json_object *g = json_object_new_array();
+	for (unsigned i = 0; i < t->cells.nseg; i++) {
+		const struct hvt_bin_seg *g = &t->cells.seg[i];
+		struct json_object *a;
 
-		json_object_array_add(g, json_object_new_uint64(t->seg[i].first));
-		json_object_array_add(g, json_object_new_uint64(t->seg[i].end));
-		json_object_array_add(g, json_object_new_uint64(t->seg[i].cell0));
-		json_object_array_add(segs, g);
+		if (g->gap)
+			continue;
+		a = json_object_new_array();
+		json_object_array_add(a, json_object_new_uint64(g->first));
+		json_object_array_add(a, json_object_new_uint64(g->end));
+		json_object_array_add(a, json_object_new_uint64(g->bin0));
+		json_object_array_add(segs, a);
 	}
 	json_object_object_add(o, "segments", segs);
-	json_object_object_add(o, "cell_pages", json_object_new_uint64(t->cell_pages));
-	json_object_object_add(o, "ncells", json_object_new_uint64(t->ncells));
+	json_object_object_add(o, "cell_pages", json_object_new_uint64(t->cells.pages_per_bin));
+	json_object_object_add(o, "ncells", json_object_new_uint64(t->cells.nbins));
 	json_object_object_add(o, "block", json_object_new_uint64(t->block));
 	json_object_object_add(o, "nblocks", json_object_new_uint64(t->nblocks));
 	json_object_object_add(o, "tile_bytes", json_object_new_int((int)tile_bytes));
@@ -264,7 +221,7 @@ static struct json_object *meta_json(const struct trace_series *s, const struct 
 static int pack_tiles(const struct tiles *t, bool accessed, unsigned *tile_bytes, unsigned char **out,
 		      size_t *outlen)
 {
-	uint64_t n = t->nblocks * t->ncells, sets = accessed ? 2 : 1;
+	uint64_t n = t->nblocks * t->cells.nbins, sets = accessed ? 2 : 1;
 	uint32_t max = 0;
 	unsigned char *raw;
 	size_t rawlen;
@@ -330,15 +287,14 @@ static void base64(FILE *f, const unsigned char *p, size_t n)
 	fwrite(line, 1, k, f);
 }
 
-int report_html(const char *trace, const char *out)
+int report_html(const char *trace, const struct hvt_selection *sel, const char *out)
 {
-	struct series_select all = {0};
 	struct trace_series s;
 	struct tiles t = {0};
 	unsigned char *gz = NULL;
 	size_t gzlen = 0;
 	unsigned tile_bytes;
-	uint64_t niv;
+	uint64_t niv, ncells;
 	struct json_object *meta;
 	FILE *f = fopen(out, "we");
 	int rc;
@@ -347,23 +303,23 @@ int report_html(const char *trace, const char *out)
 		fprintf(stderr, "hvmtrace report: cannot create %s: %s\n", out, strerror(errno));
 		return TRACE_USAGE;
 	}
-	rc = trace_series_open(&s, "report", trace, &all);
+	rc = trace_series_open(&s, "report", trace, sel);
 	if (rc)
 		goto fail;
-	niv = hvt_trace_interval_count(s.r);
+	niv = trace_series_count(&s, sel);
 	segment(&t, &s);
-	t.block = (t.ncells * niv + MAX_TILE_VALUES - 1) / MAX_TILE_VALUES;
+	ncells = t.cells.nbins;
+	t.block = (ncells * niv + MAX_TILE_VALUES - 1) / MAX_TILE_VALUES;
 	t.block = t.block ? t.block : 1;
 	t.nblocks = (niv + t.block - 1) / t.block;
-	t.w = calloc(t.nblocks * t.ncells, sizeof(uint32_t));
-	t.a = calloc(t.nblocks * t.ncells, sizeof(uint32_t));
+	t.w = calloc(t.nblocks ? t.nblocks * ncells : 1, sizeof(uint32_t));
+	t.a = calloc(t.nblocks ? t.nblocks * ncells : 1, sizeof(uint32_t));
 	if (!t.w || !t.a) {
-		fprintf(stderr, "hvmtrace report: out of memory for %" PRIu64 " tiles\n",
-			t.nblocks * t.ncells);
+		fprintf(stderr, "hvmtrace report: out of memory for %" PRIu64 " tiles\n", t.nblocks * ncells);
 		rc = TRACE_OUTPUT_FAILED;
 		goto fail;
 	}
-	rc = trace_series_walk(&s, &all, tile_interval, &t);
+	rc = trace_series_walk(&s, sel, tile_interval, &t);
 	if (rc && rc != TRACE_INCOMPLETE)
 		goto fail;
 	t.nblocks = (s.niv + t.block - 1) / t.block; /* a torn trace has fewer */
@@ -390,8 +346,8 @@ int report_html(const char *trace, const char *out)
 	}
 	printf("hvmtrace report: wrote %s: %" PRIu64 " intervals; %" PRIu64 " cells of %" PRIu64
 	       " page%s, blocks of %" PRIu64 " interval%s\n",
-	       out, s.niv, t.ncells, t.cell_pages, t.cell_pages == 1 ? "" : "s", t.block,
-	       t.block == 1 ? "" : "s");
+	       out, s.niv, t.cells.nbins, t.cells.pages_per_bin, t.cells.pages_per_bin == 1 ? "" : "s",
+	       t.block, t.block == 1 ? "" : "s");
 	free(gz);
 	free(t.w);
 	free(t.a);

@@ -3,7 +3,10 @@
 #ifndef HVT_REPORT_REPORT_HTML_H
 #define HVT_REPORT_REPORT_HTML_H
 
-/* Writes the page for trace to out; returns the exit status of report (enum trace_cmd_exit). */
-int report_html(const char *trace, const char *out);
+#include "hvmtrace/select.h"
+
+/* Writes the page for the selection sel of trace to out; returns the exit status of report (enum
+ * trace_cmd_exit). */
+int report_html(const char *trace, const struct hvt_selection *sel, const char *out);
 
 #endif

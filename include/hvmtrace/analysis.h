@@ -3,8 +3,8 @@
  * Analyses of a trace (docs/analyses.md): what `hvmtrace report`, `plot` and the HTML view compute, read
  * through libhvmtrace so they work on any trace.
  *
- * A selection names the intervals (--from/--to, by interval number or time) and the guest-physical pages
- * (--range GFN-GFN) to look at. hvt_analysis_load() reads the selected intervals once and keeps, per
+ * A selection (select.h) names the intervals (--from/--to, by interval number or time) and the guest-physical
+ * pages (--range FIRST-LAST) to look at. hvt_analysis_load() reads the selected intervals once and keeps, per
  * interval, its working-set sizes and bytes, and per page, in how many intervals it was written and
  * accessed. Everything else (histograms, classes, phases) is computed from that. hvt_analysis_walk()
  * gives the selected page runs of every interval, for pictures that need more than counts.
@@ -19,38 +19,10 @@
 #include <stdint.h>
 
 #include "pageset.h"
+#include "select.h"
 #include "trace.h"
 
-struct hvt_err;
-
 #define HVT_NA UINT64_MAX /* a count or byte total that the trace does not have */
-
-/* ---- selection ---- */
-
-enum hvt_point_kind {
-	HVT_POINT_NONE,     /* not given: the first (from) or last (to) interval */
-	HVT_POINT_INTERVAL, /* an interval's seq, as report's table shows it */
-	HVT_POINT_TIME,     /* ns since the start of the trace's first interval */
-};
-
-struct hvt_point {
-	enum hvt_point_kind kind;
-	uint64_t value;
-};
-
-struct hvt_selection {
-	struct hvt_point from, to; /* both ends included */
-	bool gfns_given;
-	uint64_t gfn_first, gfn_last; /* inclusive */
-};
-
-/*
- * "12": interval seq 12. "30s", "1.5s", "250ms", "2m", "1h": a time since the trace's start. -EINVAL with
- * a message naming s otherwise.
- */
-int hvt_point_parse(struct hvt_point *p, const char *s, struct hvt_err *err);
-/* "FIRST-LAST", each decimal or 0x-hex, FIRST <= LAST: sets gfns_given and the range. */
-int hvt_gfn_range_parse(struct hvt_selection *sel, const char *s, struct hvt_err *err);
 
 /* ---- loading ---- */
 
@@ -86,6 +58,7 @@ struct hvt_analysis_opts {
 
 struct hvt_analysis {
 	const struct hvt_trace_meta *meta; /* borrowed from the reader */
+	struct hvt_selection sel;          /* what was loaded, for hvt_analysis_walk */
 	uint32_t page_size;
 	uint64_t t0_ns;       /* CLOCK_MONOTONIC start of the trace's first interval */
 	uint64_t first_index; /* reader index of the first selected interval */

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* Opening a trace for the reading commands (report, export), with the same messages and exit codes. */
+/* Opening and walking a trace for the reading commands (plot, report --html, export), with the same messages
+ * and exit codes. */
 #ifndef HVMTRACE_TRACE_INPUT_H
 #define HVMTRACE_TRACE_INPUT_H
 
+#include <stdbool.h>
+
+#include "hvmtrace/select.h"
 #include "hvmtrace/trace.h"
 #include "hvmtrace/trace_runs.h"
 
@@ -18,15 +22,18 @@ enum trace_cmd_exit {
 /* Opens path; prints why not (and returns NULL) if it is not a trace. */
 struct hvt_trace_reader *trace_input_open(const char *cmd, const char *path);
 
-/* Called for each interval in order, read as runs (so that its cost follows the record, not the slots it
- * declares); a non-zero return stops the walk and becomes its status. */
-typedef int (*trace_input_fn)(void *ctx, const struct hvt_iv_runs *ir, const struct hvt_layout *l);
+/* The GFNs [*first, *end) sel takes of r (hvt_select_span); prints why not and returns TRACE_USAGE. */
+int trace_input_span(const char *cmd, const char *path, struct hvt_trace_reader *r,
+		     const struct hvt_selection *sel, uint64_t *first, uint64_t *end);
 
 /*
- * Walks every readable interval. Returns 0; the callback's status; or TRACE_INCOMPLETE (after saying why)
- * when the trace ends early: every interval before that point has been given to fn.
+ * Walks the intervals sel takes, their runs cut to [first, end) (hvt_select_walk). Returns 0; fn's status;
+ * TRACE_INCOMPLETE (after saying why) when the trace ends early or an interval is damaged: every selected
+ * interval before that point has been given to fn; or TRACE_USAGE (after saying so) when sel's --from/--to
+ * take no interval, or need_one and none could be read.
  */
-int trace_input_each(const char *cmd, const char *path, struct hvt_trace_reader *r, trace_input_fn fn,
-		     void *ctx);
+int trace_input_walk(const char *cmd, const char *path, struct hvt_trace_reader *r,
+		     const struct hvt_selection *sel, uint64_t first, uint64_t end, bool need_one,
+		     hvt_walk_fn fn, void *ctx);
 
 #endif

@@ -15,16 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis_ahead.h"
 #include "analysis_sweep.h"
 #include "hvmtrace/analysis.h"
 #include "hvmtrace/error.h"
 
 struct loader {
 	struct hvt_analysis *a;
-	const struct hvt_iv_runs *ir; /* the interval being added */
-	struct hvt_runs clipped[2];
-	const struct hvt_runs *runs[2]; /* this interval's runs inside the range: ir.set or clipped */
+	const struct hvt_iv_runs *ir; /* the interval being added, its runs inside the range */
 	struct hvt_sweep sw;
 	const struct hvt_sweep_tuning *tuning; /* NULL: the sweep's defaults */
 	bool kind[2];                          /* the trace has sets of this kind */
@@ -34,52 +31,8 @@ struct loader {
 	uint64_t gfn_end; /* one past the range */
 	const struct hvt_layout *marked;
 	size_t cap;
+	struct hvt_err *err;
 };
-
-/* The runs of src inside [lo, hi): src itself when all are, else dst (emptied first) holds them. */
-static const struct hvt_runs *clip(struct hvt_runs *dst, const struct hvt_runs *src, uint64_t lo, uint64_t hi)
-{
-	size_t i = 0, top = src->n;
-
-	if (!src->n || (src->v[0].first >= lo && src->v[src->n - 1].first + src->v[src->n - 1].count <= hi))
-		return src;
-	dst->n = 0;
-	dst->pages = 0;
-	while (i < top) { /* first run ending after lo */
-		size_t mid = i + (top - i) / 2;
-
-		if (src->v[mid].first + src->v[mid].count <= lo)
-			i = mid + 1;
-		else
-			top = mid;
-	}
-	for (; i < src->n && src->v[i].first < hi; i++) {
-		uint64_t f = src->v[i].first > lo ? src->v[i].first : lo;
-		uint64_t e = src->v[i].first + src->v[i].count < hi ? src->v[i].first + src->v[i].count : hi;
-
-		if (hvt_runs_push(dst, f, e - f))
-			return NULL;
-		dst->pages += e - f;
-	}
-	return dst;
-}
-
-/* The guest's RAM span over every layout of the trace: [*first, *end). */
-static void ram_span(struct hvt_trace_reader *r, uint64_t *first, uint64_t *end)
-{
-	const struct hvt_layout *l;
-
-	*first = UINT64_MAX;
-	*end = 0;
-	for (uint64_t i = 0; (l = hvt_trace_layout_at(r, i)); i++)
-		for (uint32_t s = 0; s < l->nslots; s++) {
-			uint64_t f = hvt_memslot_first_gfn(l, &l->slots[s]);
-			uint64_t e = f + hvt_memslot_npages(l, &l->slots[s]);
-
-			*first = f < *first ? f : *first;
-			*end = e > *end ? e : *end;
-		}
-}
 
 static void mark_ram(struct loader *ld, const struct hvt_layout *l)
 {
@@ -147,7 +100,7 @@ static uint64_t close_window(struct loader *ld, int kind, uint64_t k)
 	uint32_t w = ld->a->window;
 	int64_t *wd = ld->wdiff[kind];
 	uint64_t *gap = ld->sw.gap[kind];
-	uint64_t seen = 0, pages = ld->runs[kind]->pages;
+	uint64_t seen = 0, pages = ld->ir->set[kind].pages;
 
 	/* the sweep's window is at most w: gaps beyond it are none */
 	for (uint32_t d = 1; d < ld->sw.window; d++) {
@@ -191,14 +144,13 @@ static int add_interval(struct loader *ld, const struct hvt_layout *l)
 	if ((rc = hvt_sweep_begin(&ld->sw)))
 		return rc;
 	for (int k = 0; k < 2; k++) {
+		const struct hvt_runs *runs = &ld->ir->set[k];
+
 		if (!(h->flags & (k ? HVT_IV_ACCESSED : HVT_IV_WRITTEN)) || !ld->kind[k])
 			continue;
-		ld->runs[k] = clip(&ld->clipped[k], &ld->ir->set[k], a->gfn_first, ld->gfn_end);
-		if (!ld->runs[k])
-			return -ENOMEM;
-		hvt_sweep_touch(&ld->sw, k, ld->runs[k]->v, ld->runs[k]->n, a->gfn_first);
+		hvt_sweep_touch(&ld->sw, k, runs->v, runs->n, a->gfn_first);
 		*(k ? &ii->win_accessed : &ii->win_written) = close_window(ld, k, a->n);
-		*(k ? &ii->accessed : &ii->written) = ld->runs[k]->pages;
+		*(k ? &ii->accessed : &ii->written) = runs->pages;
 		*(k ? &a->n_accessed : &a->n_written) += 1;
 	}
 	a->n++;
@@ -211,7 +163,6 @@ static int setup(struct loader *ld, struct hvt_trace_reader *r, const struct hvt
 	struct hvt_analysis *a = ld->a;
 	const struct hvt_trace_meta *m = hvt_trace_meta(r);
 	struct hvt_trace_status st;
-	uint64_t span_first, span_end;
 	int rc;
 
 	hvt_trace_get_status(r, &st);
@@ -234,18 +185,9 @@ static int setup(struct loader *ld, struct hvt_trace_reader *r, const struct hvt
 		a->bw = m->bandwidth_source == HVT_BW_SOURCE_RESCTRL_TOTAL ? HVT_BW_TOTAL : HVT_BW_SPLIT;
 	a->nchannels = m->bandwidth_available ? m->channels.n : 0;
 
-	ram_span(r, &span_first, &span_end);
-	a->gfn_first = span_first;
-	ld->gfn_end = span_end;
-	if (sel->gfns_given) {
-		if (sel->gfn_last < span_first || sel->gfn_first >= span_end)
-			return hvt_err_set(err, -EINVAL,
-					   "--range 0x%" PRIx64 "-0x%" PRIx64
-					   " lies outside the guest's RAM (GFNs 0x%" PRIx64 "-0x%" PRIx64 ")",
-					   sel->gfn_first, sel->gfn_last, span_first, span_end - 1);
-		a->gfn_first = sel->gfn_first > span_first ? sel->gfn_first : span_first;
-		ld->gfn_end = sel->gfn_last < span_end - 1 ? sel->gfn_last + 1 : span_end;
-	}
+	a->sel = *sel;
+	if ((rc = hvt_select_span(r, sel, &a->gfn_first, &ld->gfn_end, err)))
+		return rc;
 	a->npages = ld->gfn_end - a->gfn_first;
 	if (hvt_pageset_init(&a->ram, a->npages))
 		return hvt_err_set(err, -ENOMEM, "out of memory for %" PRIu64 " pages", a->npages);
@@ -267,17 +209,12 @@ static int setup(struct loader *ld, struct hvt_trace_reader *r, const struct hvt
 	return 0;
 }
 
-static int finish(struct loader *ld, uint64_t last_end_ns, uint64_t first_seq, uint64_t last_seq,
-		  struct hvt_err *err)
+static int finish(struct loader *ld, const struct hvt_walk_end *end, struct hvt_err *err)
 {
 	struct hvt_analysis *a = ld->a;
 
 	if (!a->n)
-		return hvt_err_set(
-		    err, -EINVAL,
-		    "--from/--to select no interval: the trace covers 0-%.3f s, intervals %" PRIu64
-		    "-%" PRIu64,
-		    last_end_ns / 1e9, first_seq, last_seq);
+		return hvt_select_none(&a->sel, end, err);
 	a->ram_pages = hvt_pageset_count(&a->ram);
 	if (!a->ram_pages)
 		return hvt_err_set(err, -EINVAL,
@@ -297,71 +234,51 @@ static int finish(struct loader *ld, uint64_t last_end_ns, uint64_t first_seq, u
 	return 0;
 }
 
+/* The walk's callback: one selected interval into the analysis. */
+static int take(void *ctx, const struct hvt_walk_iv *w)
+{
+	struct loader *ld = ctx;
+	int rc;
+
+	if (!ld->a->n)
+		ld->a->first_index = w->index;
+	ld->a->t0_ns = w->t0_ns;
+	ld->ir = w->ir;
+	if ((rc = add_interval(ld, w->layout)))
+		hvt_err_set(ld->err, rc, "out of memory");
+	return rc;
+}
+
 int hvt_analysis_load_tuned(struct hvt_analysis *a, struct hvt_trace_reader *r,
 			    const struct hvt_selection *sel, const struct hvt_analysis_opts *o,
 			    const struct hvt_sweep_tuning *t, struct hvt_err *err)
 {
-	struct loader ld = {.a = a, .tuning = t};
-	uint64_t total = hvt_trace_interval_count(r), last_end = 0, first_seq = 0, last_seq = 0,
-		 bad_index = 0;
-	bool damaged = false, started;
-	struct hvt_ahead q;
+	struct loader ld = {.a = a, .tuning = t, .err = err};
+	struct hvt_walk_end end = {0};
 	int rc;
 
 	memset(a, 0, sizeof(*a));
 	rc = setup(&ld, r, sel, o, err);
 	if (!rc)
-		rc = hvt_ahead_start(&q, r, sel, total, err);
-	started = !rc;
-	while (!rc) {
-		const struct hvt_ahead_item *it = hvt_ahead_next(&q);
-
-		if (it->kind == HVT_AHEAD_END)
-			break;
-		if (it->parsed) {
-			if (it->index == 0) {
-				a->t0_ns = it->ts_ns;
-				first_seq = it->seq;
-			}
-			last_end = it->te_ns - a->t0_ns;
-			last_seq = it->seq;
-		}
-		if (it->kind == HVT_AHEAD_PAST)
-			break;
-		if (it->kind == HVT_AHEAD_SKIPPED)
-			continue;
-		if (!a->n && it->parsed)
-			a->first_index = it->index;
-		if (it->kind == HVT_AHEAD_ERROR) {
-			rc = it->rc;
-			*err = it->err;
-			damaged = rc == -EINVAL;
-			bad_index = it->index;
-			break;
-		}
-		ld.ir = &it->ir;
-		if ((rc = add_interval(&ld, it->layout)))
-			hvt_err_set(err, rc, "out of memory");
-	}
-	if (started)
-		hvt_ahead_stop(&q);
-	if (damaged) {
+		rc = hvt_select_walk(r, sel, a->gfn_first, ld.gfn_end, take, &ld, &end, err);
+	a->t0_ns = end.t0_ns;
+	if (!rc && end.damaged && end.bad_rc != -EINVAL) {
+		rc = end.bad_rc;
+		*err = end.why;
+	} else if (!rc && end.damaged) {
 		/* a damaged record (or the file changed under us): analyse what came before, as for a torn
 		 * trace, and say so */
 		a->truncated = true;
 		a->complete = false;
 		a->damaged = true;
-		a->readable = bad_index;
-		snprintf(a->problem, sizeof(a->problem), "%.255s", err->msg);
-		rc = 0;
+		a->readable = end.bad_index;
+		snprintf(a->problem, sizeof(a->problem), "%.255s", end.why.msg);
 	}
 	if (!rc)
-		rc = finish(&ld, last_end, first_seq, last_seq, err);
+		rc = finish(&ld, &end, err);
 	hvt_sweep_fini(&ld.sw);
-	for (int k = 0; k < 2; k++) {
-		free(ld.clipped[k].v);
+	for (int k = 0; k < 2; k++)
 		free(ld.wdiff[k]);
-	}
 	if (rc)
 		hvt_analysis_fini(a);
 	return rc;
@@ -383,30 +300,42 @@ void hvt_analysis_fini(struct hvt_analysis *a)
 	memset(a, 0, sizeof(*a));
 }
 
+struct run_walk {
+	const struct hvt_analysis *a;
+	unsigned kinds;
+	hvt_run_fn fn;
+	void *ctx;
+	bool done; /* every loaded interval was given */
+};
+
+static int each_run(void *ctx, const struct hvt_walk_iv *w)
+{
+	struct run_walk *x = ctx;
+	int rc = 0;
+
+	for (int s = 0; !rc && s < 2; s++) {
+		const struct hvt_runs *in = &w->ir->set[s];
+
+		if (!(x->kinds & (1u << s)) || !(w->ir->hdr.flags & (s ? HVT_IV_ACCESSED : HVT_IV_WRITTEN)))
+			continue;
+		for (size_t i = 0; !rc && i < in->n; i++)
+			rc = x->fn(x->ctx, w->k, (enum hvt_set_kind)s, in->v[i].first, in->v[i].count);
+	}
+	x->done = !rc && w->k + 1 == x->a->n;
+	return rc ? rc : x->done;
+}
+
 int hvt_analysis_walk(const struct hvt_analysis *a, struct hvt_trace_reader *r, unsigned kinds, hvt_run_fn fn,
 		      void *ctx, struct hvt_err *err)
 {
-	struct hvt_iv_runs ir = {0};
-	struct hvt_runs clipped = {0};
-	int rc = 0;
+	struct run_walk x = {.a = a, .kinds = kinds, .fn = fn, .ctx = ctx};
+	struct hvt_walk_end end;
+	int rc = hvt_select_walk(r, &a->sel, a->gfn_first, a->gfn_first + a->npages, each_run, &x, &end, err);
 
-	for (uint64_t k = 0; !rc && k < a->n; k++) {
-		rc = hvt_trace_read_runs(r, a->first_index + k, &ir, err);
-		for (int s = 0; !rc && s < 2; s++) {
-			if (!(kinds & (1u << s)) || !(ir.hdr.flags & (s ? HVT_IV_ACCESSED : HVT_IV_WRITTEN)))
-				continue;
-			const struct hvt_runs *in =
-			    clip(&clipped, &ir.set[s], a->gfn_first, a->gfn_first + a->npages);
-
-			if (!in) {
-				rc = hvt_err_set(err, -ENOMEM, "out of memory");
-				break;
-			}
-			for (size_t i = 0; !rc && i < in->n; i++)
-				rc = fn(ctx, k, (enum hvt_set_kind)s, in->v[i].first, in->v[i].count);
-		}
-	}
-	hvt_iv_runs_fini(&ir);
-	free(clipped.v);
+	if (x.done)
+		return 0;
+	if (!rc && end.selected < a->n)
+		return hvt_err_set(err, end.damaged ? end.bad_rc : -EINVAL, "%s",
+				   end.damaged ? end.why.msg : "the trace changed since it was analysed");
 	return rc;
 }

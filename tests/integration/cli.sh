@@ -19,6 +19,13 @@ expect 2 "'frobnicate' is not a command" "$HVT" frobnicate
 expect 2 "unexpected argument" "$HVT" report a.hvt b.hvt
 "$HVT" record --help | grep -q -- '--interval DUR' || fail "record --help"
 "$HVT" --help | grep -q 'export' || fail "--help"
+# One selection for every reading command: the same --from/--to/--range lines (lib/analysis/select.c).
+for c in report plot export; do
+	"$HVT" $c --help | grep -A 3 '^Selection' | tr -s ' ' >"$T/sel-$c.txt"
+done
+grep -q -- '--range FIRST-LAST only these guest page frame numbers' "$T/sel-report.txt" || fail "report --help: $(cat "$T/sel-report.txt")"
+cmp -s "$T/sel-report.txt" "$T/sel-plot.txt" && cmp -s "$T/sel-report.txt" "$T/sel-export.txt" ||
+	fail "report, plot and export --help differ on the selection: $(cat "$T"/sel-*.txt)"
 "$BIN/hvmtrace-vmm" --help | grep -q -- '--listen' || fail "hvmtrace-vmm --help"
 
 # hvmtrace-vmm exits as its --help says: 2 on a usage error, 1 on a host error, and in both cases only after

@@ -5,7 +5,8 @@
 # against the trace's intervals as `hvmtrace export --jsonl` reads them, and the summaries against
 # `hvmtrace report --json` of the same range; a mode-ad trace with channels and
 # a dirty-log one without (accessed and bandwidth "not available"). Screenshots go to
-# $BUILD/test-logs/html_report/. The file is self-contained (no URL in it); bad input: one line, exit 2.
+# $BUILD/test-logs/html_report/. The same for a selection (--from/--to/--range), whose page must agree with
+# export and report of that selection. The file is self-contained (no URL in it); bad input: one line, exit 2.
 source "$(dirname "$0")/../lib/assert.bash"
 command -v chromium >/dev/null || skip "chromium is not installed (scripts/install-deps.sh)"
 command -v python3 >/dev/null || skip "python3 is not installed (scripts/install-deps.sh)"
@@ -17,17 +18,21 @@ user=()
 [ "$(id -u)" = 0 ] && user=(--user nobody)
 mkdir -p "$T/profile" && [ "$(id -u)" = 0 ] && chown nobody "$T/profile"
 
-# run NAME TRACE FROM TO CHECK_HTML-ARGS...: report --html, the oracles (export --jsonl, report --json of
-# the whole trace and of seqs FROM-TO), then the browser checks, with a drag over FROM-TO.
+# run NAME TRACE FROM TO CHECK_HTML-ARGS...: report --html of the selection ${SEL[@]} (--from/--to) and
+# ${RANGE[@]} (--range), both arrays, empty for the whole trace; the oracles of the same selection (export
+# --jsonl, report --json of it and of seqs FROM-TO in the range), then the browser checks, with a drag over
+# FROM-TO.
+SEL=() RANGE=()
 run() {
 	local name=$1 trace=$2 from=$3 to=$4
 	shift 4
-	"$HVT" report "$trace" --html "$T/$name.html" >"$T/$name.out" || fail "report --html $name"
+	"$HVT" report "$trace" "${SEL[@]}" "${RANGE[@]}" --html "$T/$name.html" >"$T/$name.out" || fail "report --html $name"
 	cat "$T/$name.out"
-	"$HVT" export --jsonl "$T/$name.jsonl" "$trace" || fail "export --jsonl $name"
+	"$HVT" export --jsonl "$T/$name.jsonl" "${SEL[@]}" "${RANGE[@]}" "$trace" || fail "export --jsonl $name"
 	"$HVT" export --meta "$trace" >"$T/$name.meta" || fail "export --meta $name"
-	"$HVT" report --json "$trace" >"$T/$name.all.json" || fail "report --json $name"
-	"$HVT" report --json --from "$from" --to "$to" "$trace" >"$T/$name.range.json" || fail "report --json --from $from --to $to"
+	"$HVT" report --json "${SEL[@]}" "${RANGE[@]}" "$trace" >"$T/$name.all.json" || fail "report --json $name"
+	"$HVT" report --json --from "$from" --to "$to" "${RANGE[@]}" "$trace" >"$T/$name.range.json" ||
+		fail "report --json --from $from --to $to ${RANGE[*]}"
 	chmod 644 "$T/$name.html"
 	! grep -Eq 'https?://|<link|<img|src=' "$T/$name.html" || fail "$name.html refers to something outside it"
 	python3 tests/tools/check_html.py --html "$T/$name.html" --jsonl "$T/$name.jsonl" --meta "$T/$name.meta" \
@@ -44,12 +49,23 @@ for arr in a b c; do
 done
 # 128 MiB extents, channels round robin: a and c on ch0, b and GFN 0x9000 on ch1
 run ad "$T/ad.hvt" 8 14 "${pages[@]}" --page 0x9000
+# The same trace through a selection: seqs 5-16 of GFNs a .. c (report's --from/--to/--range): the page,
+# export and report all read the one selection, so the page holds to them as it does for the whole trace.
+read -r _ _ a _ <<<"$(grep '^array a' "$T/truth")"
+read -r _ _ c cn <<<"$(grep '^array c' "$T/truth")"
+a=$((a)) c=$((c + cn - 1))
+SEL=(--from 5 --to 16) RANGE=(--range "$a-$c")
+run ad-sel "$T/ad.hvt" 8 12 "${pages[@]}" --page 0x9000
+grep -q "wrote $T/ad-sel.html: 12 intervals; $((c - a + 1)) cells of 1 page" "$T/ad-sel.out" ||
+	fail "report --html did not take the selection: $(cat "$T/ad-sel.out")"
+SEL=() RANGE=()
 "$TOOLS/synth_arrays" -o "$T/dl.hvt" --memory 256M --intervals 8 --mode dirty-log >"$T/truth-dl" ||
 	fail "synth_arrays dirty-log"
 c=$(awk '$2 == "c" {print $3}' "$T/truth-dl")
 run dirty-log "$T/dl.hvt" 3 6 --page "$(printf '0x%x' $((c + 1)))" --page 0x100
 ls "$SHOTS"
-[ "$(ls "$SHOTS"/ad-*.png | wc -l)" = 4 ] || fail "expected 4 screenshots of the ad report in $SHOTS"
+[ "$(ls "$SHOTS"/ad-[0-9]*.png | wc -l)" = 4 ] || fail "expected 4 screenshots of the ad report in $SHOTS"
+[ "$(ls "$SHOTS"/ad-sel-*.png | wc -l)" = 4 ] || fail "expected 4 screenshots of the selected ad report in $SHOTS"
 
 # Bad input.
 "$TOOLS/synth_arrays" -o "$T/empty.hvt" --intervals 0 >/dev/null || fail "synth_arrays --intervals 0"

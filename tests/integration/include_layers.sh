@@ -14,8 +14,8 @@ GRAPH=$ROOT/tests/tools/include_graph.sh
 ALLOWED='
 hvmtrace/doctor/doctor_chain.c hvmtrace/libvirt/host_checks.h the doctor asks the libvirt engine'"'"'s own output-directory check, so that doctor and the hook answer alike
 hvmtrace/doctor/doctor_limits.c hvmtrace/record/mem_budget.h the doctor sizes the lock record would take with record'"'"'s own budget
-lib/analysis/analysis_ahead.c lib/format/trace_format.h it selects intervals by the seq and times at the head of their payloads (hvt_get_le64) before it decodes them
-lib/analysis/analysis_ahead.c lib/format/trace_decode.h it decodes the selected intervals straight into runs (hvt_iv_runs_decode), ahead of the sweep
+lib/analysis/select_ahead.c lib/format/trace_format.h it selects intervals by the seq and times at the head of their payloads (hvt_get_le64) before it decodes them
+lib/analysis/select_ahead.c lib/format/trace_decode.h it decodes the selected intervals straight into runs (hvt_trace_decode_runs), ahead of the walk
 '
 
 # check_layers ROOT: prints every breach, one a line.
@@ -73,7 +73,7 @@ printf '#include "../../lib/core/a.h"\n' >"$B/include/hvmtrace/pub.h"
 printf '#include "trace_format.h"\n#include "trace_decode.h"\n' >"$B/lib/format/trace_reader.c"
 touch "$B/lib/format/trace_format.h" "$B/lib/format/trace_decode.h" "$B/hvmtrace/record/session.h" \
 	"$B/hvmtrace/live/metrics.h" "$B/hvmtrace/commands.h" "$B/plot/plot.h"
-printf '#include "format/trace_format.h"\n#include "format/trace_decode.h"\n' >"$B/lib/analysis/analysis_ahead.c"
+printf '#include "format/trace_format.h"\n#include "format/trace_decode.h"\n' >"$B/lib/analysis/select_ahead.c"
 printf '#include "format/trace_format.h"\n' >"$B/lib/analysis/analysis_pages.c"
 printf '#include "../../hvmtrace/record/session.h"\n' >"$B/lib/core/util.c"
 printf '#include "../lib/format/trace_format.h"\n' >"$B/plot/main.c"
@@ -92,7 +92,7 @@ for want in \
 	assert_contains "$T/broken.out" "$want"
 done
 assert_eq "breaches in the broken tree" 7 "$(grep -vc "^include_layers.sh allows" "$T/broken.out")"
-rm "$B/lib/analysis/analysis_ahead.c"
-check_layers "$B" | grep -q "allows lib/analysis/analysis_ahead.c lib/format/trace_decode.h, which no longer occurs" ||
+rm "$B/lib/analysis/select_ahead.c"
+check_layers "$B" | grep -q "allows lib/analysis/select_ahead.c lib/format/trace_decode.h, which no longer occurs" ||
 	fail "an allowance no file uses any more went unnoticed"
 echo "ok: a tree that breaks each rule is refused by name"

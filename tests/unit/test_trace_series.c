@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for lib/analysis/trace_series.c, what the pictures read: the --range/--from/--to arguments, the
- * RAM of every layout merged, and the selection of intervals and pages on a trace written here through the
- * trace writer, whose answers are known by construction.
+ * Unit tests for lib/analysis/trace_series.c, what the pictures read, and the walk under it
+ * (lib/analysis/select_walk.c): the --range/--from/--to arguments as the pictures' option table takes them,
+ * the RAM of every layout merged, and the selection of intervals and pages on a trace written here through
+ * the trace writer, whose answers are known by construction.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -34,39 +36,42 @@ static int parse(hvt_opt_fn fn, void *value, const char *arg)
 
 static void test_parse_range(void **state)
 {
-	struct series_select sel = {0};
+	struct hvt_selection sel = {0};
 
 	(void)state;
-	assert_int_equal(parse(series_parse_range, &sel, "0x1000-0x1fff"), 0);
-	assert_true(sel.range_given);
+	assert_int_equal(parse(hvt_select_opt_range, &sel, "0x1000-0x1fff"), 0);
+	assert_true(sel.gfns_given);
 	assert_int_equal(sel.gfn_first, 0x1000);
-	assert_int_equal(sel.gfn_end, 0x2000);
-	assert_int_equal(parse(series_parse_range, &sel, "5-5"), 0);
-	assert_int_equal(sel.gfn_end - sel.gfn_first, 1);
-	assert_int_equal(parse(series_parse_range, &sel, "5-2"), -1);
-	assert_int_equal(parse(series_parse_range, &sel, "x-5"), -1);
-	assert_int_equal(parse(series_parse_range, &sel, "5"), -1);
-	assert_int_equal(parse(series_parse_range, &sel, "5-"), -1);
-	assert_int_equal(parse(series_parse_range, &sel, "-5"), -1);
-	assert_int_equal(parse(series_parse_range, &sel, "1-2x"), -1);
-	assert_int_equal(parse(series_parse_range, &sel, "0-0xffffffffffffffff"), -1);
+	assert_int_equal(sel.gfn_last, 0x1fff);
+	assert_int_equal(parse(hvt_select_opt_range, &sel, "5-5"), 0);
+	assert_int_equal(sel.gfn_last - sel.gfn_first, 0);
+	assert_int_equal(parse(hvt_select_opt_range, &sel, "5-2"), -1);
+	assert_int_equal(parse(hvt_select_opt_range, &sel, "x-5"), -1);
+	assert_int_equal(parse(hvt_select_opt_range, &sel, "5"), -1);
+	assert_int_equal(parse(hvt_select_opt_range, &sel, "5-"), -1);
+	assert_int_equal(parse(hvt_select_opt_range, &sel, "-5"), -1);
+	assert_int_equal(parse(hvt_select_opt_range, &sel, "1-2x"), -1);
+	/* the pictures' half-open range could not hold a last GFN of 2^64 - 1 and refused it; the one
+	 * selection holds the last GFN, as report always did (tests/unit/test_select.c has the rest) */
+	assert_int_equal(parse(hvt_select_opt_range, &sel, "0-0xffffffffffffffff"), 0);
+	assert_true(sel.gfn_last == UINT64_MAX);
 }
 
 static void test_parse_point(void **state)
 {
-	struct series_point p = {0};
+	struct hvt_point p = {0};
 
 	(void)state;
-	assert_int_equal(parse(series_parse_point, &p, "12"), 0);
-	assert_true(p.given && !p.is_time);
-	assert_int_equal(p.v, 12);
-	assert_int_equal(parse(series_parse_point, &p, "1500ms"), 0);
-	assert_true(p.given && p.is_time);
-	assert_int_equal(p.v, 1500000000ull);
-	assert_int_equal(parse(series_parse_point, &p, "2s"), 0);
-	assert_int_equal(p.v, 2000000000ull);
-	assert_int_equal(parse(series_parse_point, &p, "soon"), -1);
-	assert_int_equal(parse(series_parse_point, &p, "-3"), -1);
+	assert_int_equal(parse(hvt_select_opt_point, &p, "12"), 0);
+	assert_int_equal(p.kind, HVT_POINT_INTERVAL);
+	assert_int_equal(p.value, 12);
+	assert_int_equal(parse(hvt_select_opt_point, &p, "1500ms"), 0);
+	assert_int_equal(p.kind, HVT_POINT_TIME);
+	assert_int_equal(p.value, 1500000000ull);
+	assert_int_equal(parse(hvt_select_opt_point, &p, "2s"), 0);
+	assert_int_equal(p.value, 2000000000ull);
+	assert_int_equal(parse(hvt_select_opt_point, &p, "soon"), -1);
+	assert_int_equal(parse(hvt_select_opt_point, &p, "-3"), -1);
 }
 
 /* Two layouts: slots [0, 256) "low" and [1024, 1280) "high"; the second adds [256, 512) "more". Interval i
@@ -141,7 +146,7 @@ static int teardown(void **state)
 
 static void test_whole_trace(void **state)
 {
-	struct series_select sel = {0};
+	struct hvt_selection sel = {0};
 	struct trace_series s;
 
 	(void)state;
@@ -174,29 +179,29 @@ struct runs {
 	uint64_t pages, lo, hi;
 };
 
-static void collect(void *ctx, uint64_t gfn, uint64_t count)
-{
-	struct runs *r = ctx;
-
-	r->pages += count;
-	r->lo = gfn < r->lo ? gfn : r->lo;
-	r->hi = gfn + count > r->hi ? gfn + count : r->hi;
-}
-
+/* The hook gets the interval's runs cut to the range. */
 static int hook(void *ctx, const struct trace_series *s, const struct hvt_iv_runs *ir,
 		const struct hvt_layout *l, uint64_t i)
 {
-	struct runs *r = ctx;
+	struct runs *r = &((struct runs *)ctx)[i];
 
 	(void)l;
 	assert_int_equal(ir->hdr.seq, s->iv[i].seq);
-	series_each_run(&ir->set[0], s->gfn_first, s->gfn_end, collect, &r[i]);
+	for (size_t k = 0; k < ir->set[0].n; k++) {
+		uint64_t gfn = ir->set[0].v[k].first, count = ir->set[0].v[k].count;
+
+		assert_true(gfn >= s->gfn_first && gfn + count <= s->gfn_end);
+		r->pages += count;
+		r->lo = gfn < r->lo ? gfn : r->lo;
+		r->hi = gfn + count > r->hi ? gfn + count : r->hi;
+	}
+	assert_int_equal(r->pages, ir->set[0].pages);
 	return 0;
 }
 
 static void test_selection(void **state)
 {
-	struct series_select sel = {0};
+	struct hvt_selection sel = {0};
 	struct trace_series s;
 	struct runs r[NIV];
 
@@ -205,9 +210,9 @@ static void test_selection(void **state)
 		r[i] = (struct runs){0, UINT64_MAX, 0};
 	/* GFNs 20-1029 and seqs 2-4: interval seq 2 writes 16-23 (20-23 inside), seq 3 32-39, seq 4 48-55;
 	 * GFN 1030 lies outside */
-	assert_int_equal(parse(series_parse_range, &sel, "20-1029"), 0);
-	assert_int_equal(parse(series_parse_point, &sel.from, "2"), 0);
-	assert_int_equal(parse(series_parse_point, &sel.to, "4"), 0);
+	assert_int_equal(parse(hvt_select_opt_range, &sel, "20-1029"), 0);
+	assert_int_equal(parse(hvt_select_opt_point, &sel.from, "2"), 0);
+	assert_int_equal(parse(hvt_select_opt_point, &sel.to, "4"), 0);
 	assert_int_equal(trace_series_load(&s, "test", path, &sel, hook, r), 0);
 	assert_int_equal(s.gfn_first, 20);
 	assert_int_equal(s.gfn_end, 1030);
@@ -223,8 +228,8 @@ static void test_selection(void **state)
 
 	/* by time: [2 s, 4 s) are seqs 3 and 4 */
 	memset(&sel, 0, sizeof(sel));
-	assert_int_equal(parse(series_parse_point, &sel.from, "2s"), 0);
-	assert_int_equal(parse(series_parse_point, &sel.to, "4s"), 0);
+	assert_int_equal(parse(hvt_select_opt_point, &sel.from, "2s"), 0);
+	assert_int_equal(parse(hvt_select_opt_point, &sel.to, "4s"), 0);
 	assert_int_equal(trace_series_load(&s, "test", path, &sel, NULL, NULL), 0);
 	assert_int_equal(s.niv, 2);
 	assert_int_equal(s.iv[0].seq, 3);
@@ -234,19 +239,130 @@ static void test_selection(void **state)
 
 static void test_refused(void **state)
 {
-	struct series_select sel = {0};
+	struct hvt_selection sel = {0};
 	struct trace_series s;
 
 	(void)state;
-	assert_int_equal(parse(series_parse_range, &sel, "2000-3000"), 0);
+	assert_int_equal(parse(hvt_select_opt_range, &sel, "2000-3000"), 0);
 	assert_int_equal(trace_series_load(&s, "test", path, &sel, NULL, NULL), TRACE_USAGE);
 	trace_series_fini(&s);
 	memset(&sel, 0, sizeof(sel));
-	assert_int_equal(parse(series_parse_point, &sel.from, "7"), 0);
+	assert_int_equal(parse(hvt_select_opt_point, &sel.from, "7"), 0);
 	assert_int_equal(trace_series_load(&s, "test", path, &sel, NULL, NULL), TRACE_USAGE);
 	trace_series_fini(&s);
 	memset(&sel, 0, sizeof(sel));
 	assert_int_equal(trace_series_load(&s, "test", "/nonexistent.hvt", &sel, NULL, NULL), TRACE_USAGE);
+	trace_series_fini(&s);
+}
+
+struct seen {
+	uint64_t n, seq[NIV], index[NIV], pages[NIV], t0_ns;
+	uint64_t stop_after; /* return 7 after so many, 0: never */
+};
+
+static int see(void *ctx, const struct hvt_walk_iv *w)
+{
+	struct seen *x = ctx;
+
+	assert_int_equal(w->k, x->n);
+	x->seq[x->n] = w->ir->hdr.seq;
+	x->index[x->n] = w->index;
+	x->pages[x->n] = w->ir->set[0].pages;
+	x->t0_ns = w->t0_ns;
+	x->n++;
+	return x->n == x->stop_after ? 7 : 0;
+}
+
+/* Walks path's --from from --to to --range range (NULL: not given); x NULL: only counts. */
+static int walk(const char *from, const char *to, const char *range, struct seen *x, struct hvt_walk_end *end)
+{
+	struct hvt_selection sel = {0};
+	struct hvt_trace_reader *r;
+	struct hvt_err err = {{0}};
+	uint64_t first, last;
+	int rc;
+
+	assert_true(!from || !hvt_point_parse(&sel.from, from, &err));
+	assert_true(!to || !hvt_point_parse(&sel.to, to, &err));
+	assert_true(!range || !hvt_gfn_range_parse(&sel, range, &err));
+	assert_int_equal(hvt_trace_open(&r, path, &err), 0);
+	assert_int_equal(hvt_select_span(r, &sel, &first, &last, &err), 0);
+	rc = hvt_select_walk(r, &sel, first, last, x ? see : NULL, x, end, &err);
+	hvt_trace_reader_close(r);
+	return rc;
+}
+
+static void test_walk(void **state)
+{
+	struct hvt_selection sel = {.from = {HVT_POINT_TIME, 3000000000ull}};
+	struct hvt_err err = {{0}};
+	struct hvt_walk_end end;
+	struct seen x = {0};
+
+	(void)state;
+	/* the intervals overlapping [from, to): seq i + 1 covers [i s, i + 1 s) */
+	assert_int_equal(walk("2.5s", "2.5s", NULL, NULL, &end), 0);
+	assert_int_equal(end.selected, 1);
+	assert_int_equal(walk("0s", NULL, NULL, NULL, &end), 0); /* the pictures refused 0s */
+	assert_int_equal(end.selected, NIV);
+	assert_int_equal(walk(NULL, "2s", NULL, NULL, &end), 0);
+	assert_int_equal(end.selected, 2);
+	assert_int_equal(walk("2", "4", NULL, NULL, &end), 0);
+	assert_int_equal(end.selected, 3);
+	assert_false(end.damaged);
+
+	/* a count reads, the walk decodes and cuts: the same intervals */
+	assert_int_equal(walk("2", "4", "20-1029", &x, &end), 0);
+	assert_int_equal(x.n, 3);
+	assert_int_equal(x.seq[0], 2);
+	assert_int_equal(x.index[2], 3);
+	assert_int_equal(x.pages[0], 4); /* GFNs 20-23 of 16-23; 1030 is outside */
+	assert_int_equal(x.pages[1], 8);
+	assert_int_equal(x.t0_ns, 10000000000ull);
+
+	/* the callback's status stops the walk */
+	x = (struct seen){.stop_after = 2};
+	assert_int_equal(walk(NULL, NULL, NULL, &x, &end), 7);
+	assert_int_equal(x.n, 2);
+
+	/* none: the message names what was read, up to the first interval past the selection */
+	assert_int_equal(walk("3s", "3s", NULL, NULL, &end), 0);
+	assert_int_equal(end.selected, 0);
+	assert_int_equal(hvt_select_none(&sel, &end, &err), -EINVAL);
+	assert_string_equal(err.msg,
+			    "--from/--to select no interval: the trace covers 0-4.000 s, intervals 1-4");
+	sel = (struct hvt_selection){0};
+	assert_int_equal(hvt_select_none(&sel, &end, &err), -EINVAL);
+	assert_string_equal(err.msg, "no interval of the trace could be read");
+}
+
+static void test_span(void **state)
+{
+	struct hvt_selection sel = {0};
+	struct hvt_trace_reader *r;
+	struct hvt_err err = {{0}};
+	struct trace_series s;
+	uint64_t first, end;
+
+	(void)state;
+	assert_int_equal(hvt_trace_open(&r, path, &err), 0);
+	assert_int_equal(hvt_select_span(r, &sel, &first, &end, &err), 0);
+	assert_int_equal(first, 0);
+	assert_int_equal(end, 1280);
+	assert_int_equal(hvt_gfn_range_parse(&sel, "1000-0xffffffffffffffff", &err), 0);
+	assert_int_equal(hvt_select_span(r, &sel, &first, &end, &err), 0);
+	assert_int_equal(first, 1000);
+	assert_int_equal(end, 1280);
+	/* wholly in the hole between "more" and "high": refused by every command, as report did */
+	assert_int_equal(hvt_gfn_range_parse(&sel, "600-700", &err), 0);
+	assert_int_equal(hvt_select_span(r, &sel, &first, &end, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "--range 0x258-0x2bc holds no guest RAM"));
+	assert_int_equal(hvt_gfn_range_parse(&sel, "1280-2000", &err), 0);
+	assert_int_equal(hvt_select_span(r, &sel, &first, &end, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "lies outside the guest's RAM (GFNs 0x0-0x4ff)"));
+	hvt_trace_reader_close(r);
+	assert_int_equal(hvt_gfn_range_parse(&sel, "600-700", &err), 0);
+	assert_int_equal(trace_series_load(&s, "test", path, &sel, NULL, NULL), TRACE_USAGE);
 	trace_series_fini(&s);
 }
 
@@ -255,7 +371,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_parse_range), cmocka_unit_test(test_parse_point),
 	    cmocka_unit_test(test_whole_trace), cmocka_unit_test(test_selection),
-	    cmocka_unit_test(test_refused),
+	    cmocka_unit_test(test_refused),     cmocka_unit_test(test_walk),
+	    cmocka_unit_test(test_span),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,19 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internal to libhvmtrace: the intervals of a trace read, selected and decoded into runs on a thread of their
- * own, a few ahead of the analyses' sweep (analysis_load.c), which then overlaps decoding (about a fifth of
- * a report's time) with the sweep. The items come in the trace's order, one per interval read, ending with
- * the first that is not HVT_AHEAD_SELECTED or HVT_AHEAD_SKIPPED. The reader belongs to the thread until
- * hvt_ahead_stop.
+ * Internal to libhvmtrace: the intervals of a trace read, selected, decoded into runs and cut to the GFN
+ * range on a thread of their own, a few ahead of the walk's caller (select_walk.c): report's sweep, the
+ * pictures, export, which then overlap decoding (about a fifth of a report's time) with their own work. The
+ * items come in the trace's order, one per interval read, ending with the first that is not
+ * HVT_AHEAD_SELECTED or HVT_AHEAD_SKIPPED. The reader belongs to the thread until hvt_ahead_stop.
  */
-#ifndef HVMTRACE_LIB_ANALYSIS_AHEAD_H
-#define HVMTRACE_LIB_ANALYSIS_AHEAD_H
+#ifndef HVMTRACE_LIB_SELECT_AHEAD_H
+#define HVMTRACE_LIB_SELECT_AHEAD_H
 
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "hvmtrace/error.h"
+#include "hvmtrace/select.h"
 #include "hvmtrace/trace_runs.h"
 
 struct hvt_selection;
@@ -21,7 +22,7 @@ struct hvt_selection;
 #define HVT_AHEAD_SLOTS 4
 
 enum hvt_ahead_kind {
-	HVT_AHEAD_SELECTED, /* decoded into ir */
+	HVT_AHEAD_SELECTED, /* decoded into ir, cut into view (unless the walk only counts) */
 	HVT_AHEAD_SKIPPED,  /* before the selection */
 	HVT_AHEAD_PAST,     /* past the selection: the last item */
 	HVT_AHEAD_ERROR,    /* rc and err: the last item */
@@ -35,6 +36,8 @@ struct hvt_ahead_item {
 	uint64_t seq, ts_ns, te_ns; /* as recorded */
 	const struct hvt_layout *layout;
 	struct hvt_iv_runs ir;
+	struct hvt_runs cut[2];  /* room for ir's sets cut to the range, where they leave it */
+	struct hvt_iv_runs view; /* ir with its sets cut: borrows ir's and cut's arrays */
 	int rc;
 	struct hvt_err err;
 };
@@ -42,6 +45,8 @@ struct hvt_ahead_item {
 struct hvt_ahead {
 	struct hvt_trace_reader *r;
 	const struct hvt_selection *sel;
+	uint64_t gfn_first, gfn_end; /* the range the runs are cut to */
+	bool decode;                 /* false: only select, for a count */
 	uint64_t total;
 	struct hvt_ahead_item slot[HVT_AHEAD_SLOTS];
 	uint64_t produced, taken, released; /* items */
@@ -51,17 +56,13 @@ struct hvt_ahead {
 	pthread_t thread;
 };
 
-/* Starts reading the total intervals of r that sel selects: 0, or -errno with err set. */
+/* Starts reading the total intervals of r that sel selects, decoded (if decode) with their runs cut to GFNs
+ * [first, end): 0, or -errno with err set. */
 int hvt_ahead_start(struct hvt_ahead *q, struct hvt_trace_reader *r, const struct hvt_selection *sel,
-		    uint64_t total, struct hvt_err *err);
+		    uint64_t first, uint64_t end, bool decode, uint64_t total, struct hvt_err *err);
 /* The next item, valid until the next call; after the last item, that one again. */
 const struct hvt_ahead_item *hvt_ahead_next(struct hvt_ahead *q);
 /* Stops the thread (it may be ahead) and frees the items. */
 void hvt_ahead_stop(struct hvt_ahead *q);
-
-/* Whether an interval (seq, ts, te) of a trace whose first interval started at t0 is selected; *past: it is
- * after the selection, and so are all that follow. */
-bool hvt_ahead_selected(const struct hvt_selection *sel, uint64_t seq, uint64_t t0, uint64_t ts, uint64_t te,
-			bool *past);
 
 #endif

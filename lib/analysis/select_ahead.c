@@ -1,25 +1,28 @@
 // SPDX-License-Identifier: MIT
-/* Reading and decoding intervals ahead of the analyses' sweep (analysis_ahead.h). */
+/* Reading, selecting, decoding and cutting intervals ahead of the walk's caller (select_ahead.h). */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "analysis_ahead.h"
-#include "format/trace_format.h"
 #include "format/trace_decode.h"
-#include "hvmtrace/analysis.h"
+#include "format/trace_format.h"
+#include "select_ahead.h"
 
-bool hvt_ahead_selected(const struct hvt_selection *sel, uint64_t seq, uint64_t t0, uint64_t ts, uint64_t te,
-			bool *past)
+/* it->view: it->ir with its sets cut to the range. */
+static int cut(const struct hvt_ahead *q, struct hvt_ahead_item *it)
 {
-	*past = (sel->to.kind == HVT_POINT_INTERVAL && seq > sel->to.value) ||
-		(sel->to.kind == HVT_POINT_TIME && ts - t0 >= sel->to.value);
-	if (*past)
-		return false;
-	if (sel->from.kind == HVT_POINT_INTERVAL && seq < sel->from.value)
-		return false;
-	if (sel->from.kind == HVT_POINT_TIME && te - t0 <= sel->from.value)
-		return false;
-	return true;
+	it->view.hdr = it->ir.hdr;
+	for (int k = 0; k < 2; k++) {
+		const struct hvt_runs *in =
+		    hvt_runs_clip(&it->cut[k], &it->ir.set[k], q->gfn_first, q->gfn_end);
+
+		if (!in)
+			return hvt_err_set(&it->err, -ENOMEM,
+					   "out of memory cutting interval %llu to the range",
+					   (unsigned long long)it->index);
+		it->view.set[k] = *in;
+	}
+	return 0;
 }
 
 /* Reads interval i into it; false when it is the last item. */
@@ -47,17 +50,22 @@ static bool read_one(struct hvt_ahead *q, uint64_t i, uint64_t *t0, struct hvt_a
 	it->te_ns = hvt_get_le64(payload + 16);
 	if (i == 0)
 		*t0 = it->ts_ns;
-	if (!hvt_ahead_selected(q->sel, it->seq, *t0, it->ts_ns, it->te_ns, &past)) {
+	if (!hvt_select_takes(q->sel, it->seq, it->ts_ns - *t0, it->te_ns - *t0, &past)) {
 		it->kind = past ? HVT_AHEAD_PAST : HVT_AHEAD_SKIPPED;
 		return !past;
+	}
+	if (!q->decode) {
+		it->kind = HVT_AHEAD_SELECTED;
+		return true;
 	}
 	it->rc = hvt_trace_decode_runs(q->r, i, payload, len, it->layout, &it->ir, &it->err);
 	if (it->rc) {
 		it->kind = HVT_AHEAD_ERROR;
 		return false;
 	}
-	it->kind = HVT_AHEAD_SELECTED;
-	return true;
+	it->rc = cut(q, it);
+	it->kind = it->rc ? HVT_AHEAD_ERROR : HVT_AHEAD_SELECTED;
+	return !it->rc;
 }
 
 static void *reader(void *arg)
@@ -87,13 +95,16 @@ static void *reader(void *arg)
 }
 
 int hvt_ahead_start(struct hvt_ahead *q, struct hvt_trace_reader *r, const struct hvt_selection *sel,
-		    uint64_t total, struct hvt_err *err)
+		    uint64_t first, uint64_t end, bool decode, uint64_t total, struct hvt_err *err)
 {
 	int rc;
 
 	memset(q, 0, sizeof(*q));
 	q->r = r;
+	q->decode = decode;
 	q->sel = sel;
+	q->gfn_first = first;
+	q->gfn_end = end;
 	q->total = total;
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->changed, NULL);
@@ -137,8 +148,11 @@ void hvt_ahead_stop(struct hvt_ahead *q)
 		pthread_join(q->thread, NULL);
 		q->started = false;
 	}
-	for (int i = 0; i < HVT_AHEAD_SLOTS; i++)
+	for (int i = 0; i < HVT_AHEAD_SLOTS; i++) {
 		hvt_iv_runs_fini(&q->slot[i].ir);
+		free(q->slot[i].cut[0].v);
+		free(q->slot[i].cut[1].v);
+	}
 	pthread_cond_destroy(&q->changed);
 	pthread_mutex_destroy(&q->lock);
 }
