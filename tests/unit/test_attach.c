@@ -136,6 +136,21 @@ static void expect_recv_error(int sock, int want, const char *needle)
 	assert_int_equal(m.nfds, 0);
 }
 
+/* A frame the receiver refuses with -EPROTO, and what its message must mention. */
+struct refused_frame {
+	const char *text;
+	const char *needle;
+};
+
+/* Sends each frame in turn and expects it refused, as send_frame_text then expect_recv_error would. */
+static void expect_frames_refused(const struct pair *p, const struct refused_frame *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		send_frame_text(p->a, f[i].text, NULL, 0);
+		expect_recv_error(p->b, -EPROTO, f[i].needle);
+	}
+}
+
 static int memfd_with(const char *text)
 {
 	int fd = memfd_create("test", MFD_CLOEXEC);
@@ -434,20 +449,17 @@ static void test_not_json(void **state)
 {
 	struct pair *p = *state;
 
-	send_frame_text(p->a, "{\"type\":\"harvest\",\"seq\":", NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "not JSON");
-	send_frame_text(p->a, "hello", NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "not JSON");
-	send_frame_text(p->a, "{\"type\":\"harvest\",\"seq\":1} {}", NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "not JSON");
-	send_frame_text(p->a, "{\"type\":\"bye\",\"reason\":\"\xff\xfe\"}", NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "not JSON");
-	send_frame_text(p->a, "[1,2]", NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "not an object");
-	send_frame_text(p->a, "42", NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "not an object");
-	send_frame_text(p->a, "null", NULL, 0); /* json-c parses it to NULL with "success" */
-	expect_recv_error(p->b, -EPROTO, "frame holds JSON null, not an object");
+	static const struct refused_frame refused[] = {
+	    {"{\"type\":\"harvest\",\"seq\":", "not JSON"},
+	    {"hello", "not JSON"},
+	    {"{\"type\":\"harvest\",\"seq\":1} {}", "not JSON"},
+	    {"{\"type\":\"bye\",\"reason\":\"\xff\xfe\"}", "not JSON"},
+	    {"[1,2]", "not an object"},
+	    {"42", "not an object"},
+	    {"null", "frame holds JSON null, not an object"}, /* json-c parses it to NULL with "success" */
+	};
+
+	expect_frames_refused(p, refused, sizeof(refused) / sizeof(refused[0]));
 	/* The stream is still in step after all of these. */
 	send_frame_text(p->a, "{\"type\":\"harvest\",\"seq\":9}", NULL, 0);
 	struct hvt_msg r;
@@ -490,40 +502,25 @@ static void test_bad_types_and_fields(void **state)
 {
 	struct pair *p = *state;
 
-	send_frame_text(p->a, "{\"type\":\"teleport\"}", NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "unknown message type \"teleport\"");
-	send_frame_text(p->a, "{\"seq\":1}", NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "without a string \"type\"");
-	send_frame_text(p->a, "{\"type\":\"harvested\",\"generation\":1}", NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "harvested message: missing \"seq\"");
-	send_frame_text(
-	    p->a,
-	    "{\"type\":\"harvested\",\"seq\":1,\"generation\":1,\"t_start_ns\":1,\"t_end_ns\":2,\"t_done_ns\":3,\"dirty_pages\":0,\"lost_pages\":0}",
-	    NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "harvested message: missing \"final\"");
-	send_frame_text(p->a, "{\"type\":\"harvest\",\"seq\":-1}", NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "harvest message: \"seq\" = -1 is out of range");
-	send_frame_text(p->a, "{\"type\":\"harvest\",\"seq\":\"1\"}", NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "harvest message: \"seq\" is not an integer");
-	send_frame_text(
-	    p->a,
-	    "{\"type\":\"attach\",\"protocol\":1,\"mode\":\"ad\",\"cpu\":-2,\"tracer\":{\"name\":\"t\",\"pid\":1}}",
-	    NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "attach message: \"cpu\" = -2 is out of range");
-	send_frame_text(
-	    p->a,
-	    "{\"type\":\"attached\",\"mode\":\"warp\",\"cpu\":0,\"generation\":1,\"t_armed_ns\":1,\"bitmap_bytes\":8}",
-	    NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "attached message: unknown mode \"warp\"");
-	send_frame_text(
-	    p->a, "{\"type\":\"layout\",\"bitmap_bytes\":0,\"layout\":{\"generation\":1,\"page_size\":4096}}",
-	    NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "layout message: layout: top level: missing \"slots\"");
-	send_frame_text(
-	    p->a,
-	    "{\"type\":\"layout\",\"bitmap_bytes\":0,\"layout\":{\"generation\":0,\"page_size\":4096,\"slots\":[]}}",
-	    NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "generation 0");
+	static const struct refused_frame refused[] = {
+	    {"{\"type\":\"teleport\"}", "unknown message type \"teleport\""},
+	    {"{\"seq\":1}", "without a string \"type\""},
+	    {"{\"type\":\"harvested\",\"generation\":1}", "harvested message: missing \"seq\""},
+	    {"{\"type\":\"harvested\",\"seq\":1,\"generation\":1,\"t_start_ns\":1,\"t_end_ns\":2,\"t_done_ns\":3,\"dirty_pages\":0,\"lost_pages\":0}",
+	     "harvested message: missing \"final\""},
+	    {"{\"type\":\"harvest\",\"seq\":-1}", "harvest message: \"seq\" = -1 is out of range"},
+	    {"{\"type\":\"harvest\",\"seq\":\"1\"}", "harvest message: \"seq\" is not an integer"},
+	    {"{\"type\":\"attach\",\"protocol\":1,\"mode\":\"ad\",\"cpu\":-2,\"tracer\":{\"name\":\"t\",\"pid\":1}}",
+	     "attach message: \"cpu\" = -2 is out of range"},
+	    {"{\"type\":\"attached\",\"mode\":\"warp\",\"cpu\":0,\"generation\":1,\"t_armed_ns\":1,\"bitmap_bytes\":8}",
+	     "attached message: unknown mode \"warp\""},
+	    {"{\"type\":\"layout\",\"bitmap_bytes\":0,\"layout\":{\"generation\":1,\"page_size\":4096}}",
+	     "layout message: layout: top level: missing \"slots\""},
+	    {"{\"type\":\"layout\",\"bitmap_bytes\":0,\"layout\":{\"generation\":0,\"page_size\":4096,\"slots\":[]}}",
+	     "generation 0"},
+	};
+
+	expect_frames_refused(p, refused, sizeof(refused) / sizeof(refused[0]));
 }
 
 static void test_eof(void **state)
