@@ -71,6 +71,5 @@ assert_contains "$T/report" "DRAM bytes written               $wr "
 # A row's read MB/s is its bytes over its duration (cpu-clock: 64 bytes per ns on each of 2 channels).
 row=$(awk '$1 == 3 { print $7 }' "$T/report")
 want=$(jq -s '.[2] | .read_bytes / .duration_s / 1e6 | . * 10 | round / 10' "$T/rec.jsonl")
-awk -v a="$row" -v b="$want" 'BEGIN { exit !(a - b < 0.15 && b - a < 0.15) }' ||
-	fail "report row 3 says $row read MB/s, the interval's bytes give $want"
+assert_near "report row 3 says $row read MB/s, the interval's bytes give $want" "$row" "$want" 0.15
 echo "ok: $n intervals, $rd bytes 'read' and $wr 'written' on 2 stand-in channels"

@@ -21,8 +21,7 @@ assert_contains "$T/idle.report" "(more than 50 % in 0 intervals)"
 # report's share for interval 2 is its CPU time over its duration
 row=$(awk '$1 == 2 { print $(NF - 0) }' "$T/idle.report")
 want=$(jq -s '.[1] | .tracer_cpu_us / 1e4 / .duration_s | . * 10 | round / 10' "$T/idle.jsonl")
-awk -v a="$row" -v b="$want" 'BEGIN { exit !(a - b < 0.11 && b - a < 0.11) }' ||
-	fail "report says interval 2 took $row % of a core, the trace $want %"
+assert_near "report says interval 2 took $row % of a core, the trace $want %" "$row" "$want" 0.11
 kill "$VMM_PID"
 wait "$VMM_PID" 2>/dev/null
 

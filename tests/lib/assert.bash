@@ -54,6 +54,11 @@ assert_contains() { # file text
 	}
 }
 
+# assert_near WHAT A B TOLERANCE: the numbers A and B differ by less than TOLERANCE, else fail saying WHAT.
+assert_near() {
+	awk -v a="$2" -v b="$3" -v t="$4" 'BEGIN { exit !(a - b < t && b - a < t) }' || fail "$1"
+}
+
 # expect EXIT TEXT COMMAND...: runs COMMAND, which must exit EXIT and say TEXT on stderr.
 expect() {
 	local want=$1 text=$2 rc=0
