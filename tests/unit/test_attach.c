@@ -23,6 +23,7 @@
 #include "hvmtrace/attach.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/util.h"
+#include "test_qemu_layout.h"
 
 #define GiB (1ull << 30)
 
@@ -53,20 +54,6 @@ static int teardown_pair(void **state)
 		close(p->b);
 	free(p);
 	return 0;
-}
-
-static void make_layout(struct hvt_layout *l, uint64_t generation)
-{
-	memset(l, 0, sizeof(*l));
-	l->generation = generation;
-	l->page_size = 4096;
-	l->nslots = 2;
-	l->slots = calloc(2, sizeof(*l->slots));
-	assert_non_null(l->slots);
-	l->slots[0] =
-	    (struct hvt_memslot){.slot = 0, .gpa = 0, .size = 3 * GiB, .backing = "anon", .name = "low"};
-	l->slots[1] =
-	    (struct hvt_memslot){.slot = 1, .gpa = 4 * GiB, .size = GiB, .backing = "anon", .name = "high"};
 }
 
 static void send_ok(int sock, const struct hvt_msg *m)
@@ -190,7 +177,7 @@ static void test_hello_round_trip(void **state)
 	h->vcpu_tids[0] = 100;
 	h->vcpu_tids[1] = 101;
 	h->vcpu_tids[2] = 2147483647;
-	make_layout(&h->layout, 5);
+	qemu_layout(&h->layout, 5);
 	send_ok(p->a, &m);
 	recv_ok(p->b, &r);
 
@@ -219,7 +206,7 @@ static void test_hello_round_trip(void **state)
 	m = (struct hvt_msg){.type = HVT_MSG_HELLO};
 	m.u.hello.page_size = 4096;
 	m.u.hello.default_cpu = -1;
-	make_layout(&m.u.hello.layout, 1);
+	qemu_layout(&m.u.hello.layout, 1);
 	send_ok(p->a, &m);
 	recv_ok(p->b, &r);
 	assert_int_equal(r.u.hello.default_cpu, -1);
@@ -307,7 +294,7 @@ static void test_layout_round_trip_and_fd_order(void **state)
 	    (struct hvt_msg_attached){.mode = HVT_MODE_DIRTY_LOG, .generation = 1, .bitmap_bytes = 64};
 	a.nfds = 1;
 	a.fds[0] = fd1;
-	make_layout(&l.u.layout.layout, 2);
+	qemu_layout(&l.u.layout.layout, 2);
 	l.u.layout.layout.slots[1].size = 2 * GiB;
 	l.u.layout.bitmap_bytes = (3 * GiB + 2 * GiB) / 4096 / 8;
 	l.nfds = 1;
@@ -334,7 +321,7 @@ static void test_layout_round_trip_and_fd_order(void **state)
 
 	/* ad mode: a layout without bitmaps carries no fd. */
 	l = (struct hvt_msg){.type = HVT_MSG_LAYOUT};
-	make_layout(&l.u.layout.layout, 3);
+	qemu_layout(&l.u.layout.layout, 3);
 	send_ok(p->a, &l);
 	recv_ok(p->b, &r1);
 	assert_int_equal(r1.nfds, 0);
@@ -484,7 +471,7 @@ static void test_guest_ram_bound(void **state)
 	    NULL, 0);
 	expect_recv_error(p->b, -EPROTO, "past the attach protocol's bound of 17592186044416 bytes (16 TiB)");
 	/* Two slots of 8 TiB fit exactly; a third page does not. */
-	make_layout(&m.u.layout.layout, 3);
+	qemu_layout(&m.u.layout.layout, 3);
 	m.u.layout.layout.slots[0].size = 8ull << 40;
 	m.u.layout.layout.slots[1].gpa = 16ull << 40;
 	m.u.layout.layout.slots[1].size = 8ull << 40;
