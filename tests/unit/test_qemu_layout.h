@@ -20,7 +20,8 @@ static void qemu_layout(struct hvt_layout *l, uint64_t generation)
 	l->nslots = 2;
 	l->slots = calloc(2, sizeof(*l->slots));
 	assert_non_null(l->slots);
-	l->slots[0] = (struct hvt_memslot){.slot = 0, .gpa = 0, .size = 3 * gib, .backing = "anon", .name = "low"};
+	l->slots[0] =
+	    (struct hvt_memslot){.slot = 0, .gpa = 0, .size = 3 * gib, .backing = "anon", .name = "low"};
 	l->slots[1] =
 	    (struct hvt_memslot){.slot = 1, .gpa = 4 * gib, .size = gib, .backing = "anon", .name = "high"};
 }
