@@ -46,12 +46,16 @@ assert_eq() { # what expected actual
 	[ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"
 }
 
-assert_contains() { # file text
-	grep -qF -- "$2" "$1" || {
-		echo "--- $1:"
-		cat "$1"
-		fail "$1 does not say '$2'"
-	}
+assert_contains() { # file text...: each text, in turn
+	local file=$1 text
+	shift
+	for text in "$@"; do
+		grep -qF -- "$text" "$file" || {
+			echo "--- $file:"
+			cat "$file"
+			fail "$file does not say '$text'"
+		}
+	done
 }
 
 # assert_near WHAT A B TOLERANCE: the numbers A and B differ by less than TOLERANCE, else fail saying WHAT.
