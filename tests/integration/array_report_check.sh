@@ -5,7 +5,6 @@
 # the right log passes; a log whose switch is 4 s later, and one that swaps a and c, fail (exit 1, with a
 # MISMATCH line); a dirty-log trace is refused (exit 2: no accessed sets).
 source "$(dirname "$0")/../lib/assert.bash"
-HVT=$BIN/hvmtrace
 CHECK=$TOOLS/check_array_report
 
 "$TOOLS/synth_arrays" -o "$T/s.hvt" --memory 512M --intervals 20 --noise-written 0 --noise-accessed 0 \

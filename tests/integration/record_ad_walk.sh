@@ -6,7 +6,6 @@
 # for.
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/vmm.bash"
-HVT=$BIN/hvmtrace
 fake_kvm_ad_preload
 
 # record_with NAME KERNEL [record options...]: one short recording against a fake VMM in mode ad.

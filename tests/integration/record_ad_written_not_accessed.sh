@@ -5,7 +5,6 @@
 # warned about once, and the count must reach the trace, its exports and the report.
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/vmm.bash"
-HVT=$BIN/hvmtrace
 fake_kvm_ad_preload
 
 rm -f "$T/f.sock"

@@ -1,6 +1,6 @@
-# The base of every test script (sourced first, not a test itself): the directories under test, a private
-# temporary directory $T removed at exit with every background process the test started, the verdicts
-# (fail, skip), assertions, waits on observed progress, and the CPUs tests pin to.
+# The base of every test script (sourced first, not a test itself): the directories under test and HVT, the
+# hvmtrace under test; a private temporary directory $T removed at exit with every background process the
+# test started, the verdicts (fail, skip), assertions, waits on observed progress, and the CPUs tests pin to.
 # The topic libraries next to it (vmm.bash, qemu.bash, lab.bash) build on it; a test sources this file and
 # the topics it uses. BUILD is the build directory under test (tests/run.sh exports it).
 set -u
@@ -8,6 +8,7 @@ BUILD=${BUILD:-build/check}
 ROOT=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 cd "$ROOT" || exit 1
 BIN=$ROOT/$BUILD/bin
+HVT=$BIN/hvmtrace
 TOOLS=$ROOT/$BUILD/tests/tools
 T=$(mktemp -d /tmp/hvmtrace-test.XXXXXX)
 chmod 755 "$T"
