@@ -156,6 +156,13 @@ static void summarize(const struct hvt_chanmap *m, const struct hvt_probe_stats 
 		fprintf(stderr, "chanmap probe: INTERLEAVED: %s\n", m->advice);
 }
 
+/* The warning for memory the map leaves out: how much, where the first of it lies, and why. */
+static void left_out(const char *label, uint64_t bytes, uint64_t first, const char *why)
+{
+	fprintf(stderr, "chanmap probe: %s%.1f MiB (first at 0x%" PRIx64 ") %s\n", label,
+		bytes / (double)(1 << 20), first, why);
+}
+
 static int check_model(struct hvt_probe_backend *b, const struct hvt_chanmap *got)
 {
 	struct hvt_chanmap want;
@@ -221,19 +228,18 @@ int cmd_probe(int argc, char **argv)
 	summarize(&m, &st, &a);
 	int status = PROBE_OK;
 	if (st.unattributed_bytes) {
-		fprintf(
-		    stderr,
-		    "chanmap probe: %.1f MiB (first at 0x%" PRIx64
-		    ") showed no clear channel and is left out of the map: no counter rose as expected (is the host idle? is that memory DRAM?)\n",
-		    st.unattributed_bytes / (double)(1 << 20), st.first_unattributed);
+		left_out(
+		    "", st.unattributed_bytes, st.first_unattributed,
+		    "showed no clear channel and is left out of the map: no counter rose as expected (is the "
+		    "host idle? is that memory DRAM?)");
 		status = PROBE_UNATTRIBUTED;
 	}
 	if (st.unresolved_bytes) {
-		fprintf(
-		    stderr,
-		    "chanmap probe: UNRESOLVED: %.1f MiB (first at 0x%" PRIx64
-		    ") is left out of the map: its channel set stayed ambiguous after the retries, or a second look disagreed with the first; nothing is guessed. Probe again when the host is quieter (exit status 4)\n",
-		    st.unresolved_bytes / (double)(1 << 20), st.first_unresolved);
+		left_out(
+		    "UNRESOLVED: ", st.unresolved_bytes, st.first_unresolved,
+		    "is left out of the map: its channel set stayed ambiguous after the retries, or a second "
+		    "look disagreed with the first; nothing is guessed. Probe again when the host is quieter "
+		    "(exit status 4)");
 		status = PROBE_UNRESOLVED;
 	}
 	if (a.check && check_model(b, &m))

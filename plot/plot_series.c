@@ -59,6 +59,16 @@ static int finish(struct plot *p, struct trace_series *s, const char *out, const
 	return rc;
 }
 
+/* A picture not drawn: the series and the surface go, and so does the half-made output file. */
+static int abandon(struct plot *p, struct trace_series *s, const char *out, int rc)
+{
+	trace_series_fini(s);
+	cairo_destroy(p->cr);
+	cairo_surface_destroy(p->surface);
+	remove(out);
+	return rc;
+}
+
 static void clip_area(struct plot *p)
 {
 	cairo_rectangle(p->cr, p->x0, p->y0, p->x1 - p->x0, p->y1 - p->y0);
@@ -69,6 +79,15 @@ static void unavailable(struct plot *p, const char *what)
 {
 	cairo_set_source_rgb(p->cr, 0.4, 0.4, 0.4);
 	plot_text(p, (p->x0 + p->x1) / 2, p->y0 + 16, 11, what, 0.5, 0.5);
+}
+
+/* What a picture of accessed pages says when the trace's mode records none. */
+static void accessed_unavailable(struct plot *p, enum hvt_mode mode)
+{
+	char what[128];
+
+	snprintf(what, sizeof(what), "accessed pages: not available (mode %s)", hvt_mode_name(mode));
+	unavailable(p, what);
 }
 
 int plot_bw(const struct plot_args *a)
@@ -91,13 +110,8 @@ int plot_bw(const struct plot_args *a)
 			rc = TRACE_USAGE;
 		}
 	}
-	if (rc && rc != TRACE_INCOMPLETE) {
-		trace_series_fini(&s);
-		cairo_destroy(p.cr);
-		cairo_surface_destroy(p.surface);
-		remove(a->out);
-		return rc;
-	}
+	if (rc && rc != TRACE_INCOMPLETE)
+		return abandon(&p, &s, a->out, rc);
 	x = calloc(s.niv, sizeof(double));
 	rd = calloc(s.niv * s.nchannels, sizeof(double));
 	wr = calloc(s.niv * s.nchannels, sizeof(double));
@@ -164,13 +178,8 @@ int plot_wss(const struct plot_args *a)
 	if (plot_open(&p, "plot", a->out, a->width, a->height, 24))
 		return TRACE_USAGE;
 	rc = trace_series_load(&s, "plot", a->trace, &a->sel, NULL, NULL);
-	if (rc && rc != TRACE_INCOMPLETE) {
-		trace_series_fini(&s);
-		cairo_destroy(p.cr);
-		cairo_surface_destroy(p.surface);
-		remove(a->out);
-		return rc;
-	}
+	if (rc && rc != TRACE_INCOMPLETE)
+		return abandon(&p, &s, a->out, rc);
 	mib = s.page_size / 1048576.0;
 	x = calloc(s.niv, sizeof(double));
 	w = calloc(s.niv, sizeof(double));
@@ -200,13 +209,8 @@ int plot_wss(const struct plot_args *a)
 		plot_legend(&p, HEAT_WRITTEN, 0, "written");
 	if (any_a)
 		plot_legend(&p, HEAT_ACCESSED, 0, "accessed (reads and writes)");
-	if (!any_a) {
-		char what[128];
-
-		snprintf(what, sizeof(what), "accessed pages: not available (mode %s)",
-			 hvt_mode_name(s.meta->mode));
-		unavailable(&p, what);
-	}
+	if (!any_a)
+		accessed_unavailable(&p, s.meta->mode);
 	free(x);
 	free(w);
 	free(ac);
@@ -345,13 +349,9 @@ int plot_cdf(const struct plot_args *a)
 	if (rc == TRACE_OUTPUT_FAILED && pp.nomem)
 		fprintf(stderr, "hvmtrace plot: out of memory for the page runs of %s\n", a->trace);
 	if (rc && rc != TRACE_INCOMPLETE) {
-		trace_series_fini(&s);
 		free(pp.w.v);
 		free(pp.a.v);
-		cairo_destroy(p.cr);
-		cairo_surface_destroy(p.surface);
-		remove(a->out);
-		return rc;
+		return abandon(&p, &s, a->out, rc);
 	}
 	nw = concentration(&pp.w, s.niv, &xw, &yw);
 	na = concentration(&pp.a, s.niv, &xa, &ya);
@@ -369,13 +369,8 @@ int plot_cdf(const struct plot_args *a)
 	if (na)
 		plot_legend(&p, HEAT_ACCESSED, 0, "accessed: share of page-accesses");
 	plot_legend(&p, (struct rgb){0.6, 0.6, 0.6}, 3, "all pages alike");
-	if (!na) {
-		char what[128];
-
-		snprintf(what, sizeof(what), "accessed pages: not available (mode %s)",
-			 hvt_mode_name(s.meta->mode));
-		unavailable(&p, what);
-	}
+	if (!na)
+		accessed_unavailable(&p, s.meta->mode);
 	free(xw);
 	free(yw);
 	free(xa);

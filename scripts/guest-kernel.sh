@@ -29,7 +29,6 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 
 SCRIPT_NAME=guest-kernel
 . "$here/scripts/log.sh"
-quiet=0
 [ "${1:-}" != -q ] || { quiet=1; shift; }
 
 [ $# -eq 1 ] || die "usage: guest-kernel.sh [-q] 6.1|6.12|ABI  (see the header of this script)"

@@ -21,7 +21,6 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 
 SCRIPT_NAME=kvm-modules
 . "$here/scripts/log.sh"
-quiet=0
 [ "${1:-}" != -q ] || { quiet=1; shift; }
 [ $# -le 1 ] || die "usage: kvm-modules.sh [-q] [KVER]"
 kver=${1:-$(uname -r)}

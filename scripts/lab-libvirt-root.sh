@@ -22,7 +22,6 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/scripts/cache.sh"
 SCRIPT_NAME=lab-libvirt-root
 . "$here/scripts/log.sh"
-quiet=0
 [ "${1:-}" = -q ] && quiet=1
 
 PACKAGES="libvirt0 libvirt-common libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients"

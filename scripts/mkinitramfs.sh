@@ -27,7 +27,6 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 
 SCRIPT_NAME=mkinitramfs
 . "$here/scripts/log.sh"
-quiet=0
 out=""
 adds="" # newline-separated "kind<TAB>src<TAB>dest"
 tab=$(printf '\t')

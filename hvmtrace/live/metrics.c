@@ -212,6 +212,14 @@ static void family(struct out *o, const char *name, const char *type, const char
 	put(o, "# TYPE %.*s %s\n# HELP %.*s %s\n", (int)n, name, type, (int)n, name, help);
 }
 
+/* A family of one sample, labelled with the VM only. */
+static void one_sample(struct out *o, const char *name, const char *type, const char *help, const char *vm,
+		       uint64_t value)
+{
+	family(o, name, type, help);
+	put(o, "%s{vm=\"%s\"} %llu\n", name, vm, (unsigned long long)value);
+}
+
 static void render(struct out *o, const struct metrics *m, const struct figures *f, uint64_t scrapes)
 {
 	const char *vm = m->vm;
@@ -222,53 +230,47 @@ static void render(struct out *o, const struct metrics *m, const struct figures 
 	    HVT_VERSION);
 	family(o, "hvmtrace_interval_seconds", "gauge", "The harvest interval asked for.");
 	put(o, "hvmtrace_interval_seconds{vm=\"%s\"} %.9g\n", vm, m->interval_ns / 1e9);
-	family(o, "hvmtrace_intervals_total", "counter", "Intervals recorded.");
-	put(o, "hvmtrace_intervals_total{vm=\"%s\"} %llu\n", vm, (unsigned long long)f->intervals);
+	one_sample(o, "hvmtrace_intervals_total", "counter", "Intervals recorded.", vm, f->intervals);
 	family(o, "hvmtrace_recorded_seconds_total", "counter",
 	       "Guest time the recorded intervals cover (rates: a counter's increase over this one's).");
 	put(o, "hvmtrace_recorded_seconds_total{vm=\"%s\"} %.9f\n", vm, f->covered_ns / 1e9);
-	family(o, "hvmtrace_missed_deadlines_total", "counter",
-	       "Interval deadlines that passed without a harvest (their time is in the next interval).");
-	put(o, "hvmtrace_missed_deadlines_total{vm=\"%s\"} %llu\n", vm, (unsigned long long)f->missed);
-	family(o, "hvmtrace_written_pages_total", "counter",
-	       "Guest pages written, summed over the intervals.");
-	put(o, "hvmtrace_written_pages_total{vm=\"%s\"} %llu\n", vm, (unsigned long long)f->written_total);
-	family(o, "hvmtrace_written_pages", "gauge", "Guest pages written in the last interval.");
-	put(o, "hvmtrace_written_pages{vm=\"%s\"} %llu\n", vm, (unsigned long long)f->last_written);
-	family(o, "hvmtrace_written_working_set_bytes", "gauge",
-	       "Bytes of the pages written in the last interval (the written working set at the interval).");
-	put(o, "hvmtrace_written_working_set_bytes{vm=\"%s\"} %llu\n", vm,
-	    (unsigned long long)(f->last_written * m->page_size));
+	one_sample(o, "hvmtrace_missed_deadlines_total", "counter",
+		   "Interval deadlines that passed without a harvest (their time is in the next interval).",
+		   vm, f->missed);
+	one_sample(o, "hvmtrace_written_pages_total", "counter",
+		   "Guest pages written, summed over the intervals.", vm, f->written_total);
+	one_sample(o, "hvmtrace_written_pages", "gauge", "Guest pages written in the last interval.", vm,
+		   f->last_written);
+	one_sample(
+	    o, "hvmtrace_written_working_set_bytes", "gauge",
+	    "Bytes of the pages written in the last interval (the written working set at the interval).", vm,
+	    f->last_written * m->page_size);
 	if (m->accessed_available) {
-		family(o, "hvmtrace_accessed_pages_total", "counter",
-		       "Guest pages accessed, summed over the intervals.");
-		put(o, "hvmtrace_accessed_pages_total{vm=\"%s\"} %llu\n", vm,
-		    (unsigned long long)f->accessed_total);
-		family(o, "hvmtrace_accessed_pages", "gauge", "Guest pages accessed in the last interval.");
-		put(o, "hvmtrace_accessed_pages{vm=\"%s\"} %llu\n", vm, (unsigned long long)f->last_accessed);
-		family(o, "hvmtrace_accessed_working_set_bytes", "gauge",
-		       "Bytes of the pages accessed in the last interval (the working set at the interval).");
-		put(o, "hvmtrace_accessed_working_set_bytes{vm=\"%s\"} %llu\n", vm,
-		    (unsigned long long)(f->last_accessed * m->page_size));
+		one_sample(o, "hvmtrace_accessed_pages_total", "counter",
+			   "Guest pages accessed, summed over the intervals.", vm, f->accessed_total);
+		one_sample(o, "hvmtrace_accessed_pages", "gauge",
+			   "Guest pages accessed in the last interval.", vm, f->last_accessed);
+		one_sample(
+		    o, "hvmtrace_accessed_working_set_bytes", "gauge",
+		    "Bytes of the pages accessed in the last interval (the working set at the interval).", vm,
+		    f->last_accessed * m->page_size);
 	}
 	bool split = false, total = false;
 	for (uint32_t i = 0; i < f->nch; i++)
 		*(f->ch[i].split ? &split : &total) = true;
-	if (split) {
-		family(o, "hvmtrace_dram_read_bytes_total", "counter",
-		       "DRAM bytes read by the VM, per channel.");
+	/* reads, then writes: one family each, a sample per channel that splits them */
+	static const struct {
+		const char *name, *help;
+		bool write;
+	} dir[] = {{"hvmtrace_dram_read_bytes_total", "DRAM bytes read by the VM, per channel.", false},
+		   {"hvmtrace_dram_write_bytes_total", "DRAM bytes written by the VM, per channel.", true}};
+	for (unsigned d = 0; split && d < 2; d++) {
+		family(o, dir[d].name, "counter", dir[d].help);
 		for (uint32_t i = 0; i < f->nch; i++)
 			if (f->ch[i].split)
-				put(o,
-				    "hvmtrace_dram_read_bytes_total{vm=\"%s\",socket=\"%d\",channel=\"%s\"} %llu\n",
-				    vm, f->ch[i].socket, f->ch[i].id, (unsigned long long)f->ch[i].rd);
-		family(o, "hvmtrace_dram_write_bytes_total", "counter",
-		       "DRAM bytes written by the VM, per channel.");
-		for (uint32_t i = 0; i < f->nch; i++)
-			if (f->ch[i].split)
-				put(o,
-				    "hvmtrace_dram_write_bytes_total{vm=\"%s\",socket=\"%d\",channel=\"%s\"} %llu\n",
-				    vm, f->ch[i].socket, f->ch[i].id, (unsigned long long)f->ch[i].wr);
+				put(o, "%s{vm=\"%s\",socket=\"%d\",channel=\"%s\"} %llu\n", dir[d].name, vm,
+				    f->ch[i].socket, f->ch[i].id,
+				    (unsigned long long)(dir[d].write ? f->ch[i].wr : f->ch[i].rd));
 	}
 	if (total) {
 		family(
@@ -295,15 +297,12 @@ static void render(struct out *o, const struct metrics *m, const struct figures 
 	family(o, "hvmtrace_tracer_cpu_seconds_total", "counter",
 	       "CPU time of the tracer process (all threads).");
 	put(o, "hvmtrace_tracer_cpu_seconds_total{vm=\"%s\"} %.9f\n", vm, f->cpu_ns / 1e9);
-	family(o, "hvmtrace_tracer_busy_intervals_total", "counter",
-	       "Intervals in which the tracer needed more than half its CPU.");
-	put(o, "hvmtrace_tracer_busy_intervals_total{vm=\"%s\"} %llu\n", vm, (unsigned long long)f->busy);
-	family(o, "hvmtrace_trace_written_bytes_total", "counter", "Bytes of the trace file written so far.");
-	put(o, "hvmtrace_trace_written_bytes_total{vm=\"%s\"} %llu\n", vm,
-	    (unsigned long long)f->trace_bytes);
-	family(o, "hvmtrace_metrics_scrapes_total", "counter",
-	       "Scrapes of this endpoint answered, this one included.");
-	put(o, "hvmtrace_metrics_scrapes_total{vm=\"%s\"} %llu\n", vm, (unsigned long long)scrapes);
+	one_sample(o, "hvmtrace_tracer_busy_intervals_total", "counter",
+		   "Intervals in which the tracer needed more than half its CPU.", vm, f->busy);
+	one_sample(o, "hvmtrace_trace_written_bytes_total", "counter",
+		   "Bytes of the trace file written so far.", vm, f->trace_bytes);
+	one_sample(o, "hvmtrace_metrics_scrapes_total", "counter",
+		   "Scrapes of this endpoint answered, this one included.", vm, scrapes);
 	if (o->om)
 		put(o, "# EOF\n");
 }

@@ -141,6 +141,17 @@ void export_pcm_csv_header(FILE *f, const struct hvt_trace_meta *m)
 	}
 }
 
+/* n cells of MB/s, each `width` wide and followed by a comma, the row's last (row_end) by its newline. A cell
+ * without data is empty, pcm-memory's form. */
+static void mbps_cells(FILE *f, bool have, int width, const double *v, int n, bool row_end)
+{
+	for (int k = 0; k < n; k++) {
+		if (have)
+			fprintf(f, "%*.2f", width, v[k]);
+		fputs(row_end && k == n - 1 ? "\n" : ",", f);
+	}
+}
+
 void export_pcm_csv_interval(FILE *f, const struct hvt_interval *iv, const struct hvt_trace_meta *m)
 {
 	double secs = (iv->t_end_ns - iv->t_start_ns) / 1e9, srd = 0, swr = 0;
@@ -166,24 +177,15 @@ void export_pcm_csv_interval(FILE *f, const struct hvt_interval *iv, const struc
 					      secs; /* MB = 10^6 bytes, as pcm */
 					cwr = iv->channels[j].write_bytes / 1e6 / secs;
 				}
-			if (have)
-				fprintf(f, "%8.2f,%8.2f,", crd, cwr);
-			else
-				fputs(",,", f); /* pcm-memory's form for a channel without data */
+			mbps_cells(f, have, 8, (const double[]){crd, cwr}, 2, false);
 			rd += crd;
 			wr += cwr;
 		}
-		if (have)
-			fprintf(f, "%8.2f,%8.2f,%8.2f,", rd, wr, rd + wr);
-		else
-			fputs(",,,", f);
+		mbps_cells(f, have, 8, (const double[]){rd, wr, rd + wr}, 3, false);
 		srd += rd;
 		swr += wr;
 	}
-	if (have)
-		fprintf(f, "%10.2f,%10.2f,%10.2f\n", srd, swr, srd + swr);
-	else
-		fputs(",,\n", f);
+	mbps_cells(f, have, 10, (const double[]){srd, swr, srd + swr}, 3, true);
 }
 
 /* ---- raw bitmaps ---- */

@@ -5,7 +5,6 @@
 # the right log passes; a log whose switch is 4 s later, and one that swaps a and c, fail (exit 1, with a
 # MISMATCH line); a dirty-log trace is refused (exit 2: no accessed sets).
 source "$(dirname "$0")/../lib/assert.bash"
-HVT=$BIN/hvmtrace
 CHECK=$TOOLS/check_array_report
 
 "$TOOLS/synth_arrays" -o "$T/s.hvt" --memory 512M --intervals 20 --noise-written 0 --noise-accessed 0 \
@@ -41,6 +40,14 @@ run() {
 	return $rc
 }
 
+# expect_check WHAT STATUS LOG PATTERN: run on LOG exits STATUS and says something matching PATTERN.
+expect_check() {
+	local out rc=0
+	out=$(run "$3") || rc=$?
+	assert_eq "$1" "$2" "$rc"
+	grep -q "$4" <<<"$out" || fail "$out"
+}
+
 phase_log "$T/right.jsonl" "$a" "$c" 11
 out=$(run "$T/right.jsonl") || fail "the right log failed: $out"
 grep -q "range 2 19" <<<"$out" || fail "range: $out" # 1 began before the copy was confirmed, 20 ends after the run
@@ -50,23 +57,14 @@ grep -q "copy→add at 1.00 of interval 10+, accessed phases at \[11\]: ok" <<<"
 echo "ok: the right log: $(head -n 1 <<<"$out")"
 
 phase_log "$T/late.jsonl" "$a" "$c" 15
-rc=0
-out=$(run "$T/late.jsonl") || rc=$?
-assert_eq "a switch 4 s late" 1 "$rc"
-grep -q "MISMATCH no accessed-set phase boundary in intervals 14..16" <<<"$out" || fail "$out"
+expect_check "a switch 4 s late" 1 "$T/late.jsonl" "MISMATCH no accessed-set phase boundary in intervals 14..16"
 echo "ok: a switch 4 s late fails"
 
 phase_log "$T/swapped.jsonl" "$c" "$a" 11
-rc=0
-out=$(run "$T/swapped.jsonl") || rc=$?
-assert_eq "a and c swapped" 1 "$rc"
-grep -q "MISMATCH $((n)) pages of c .* not write-heavy, $((n)) pages of a .* not read-mostly" <<<"$out" || fail "$out"
+expect_check "a and c swapped" 1 "$T/swapped.jsonl" "MISMATCH $((n)) pages of c .* not write-heavy, $((n)) pages of a .* not read-mostly"
 echo "ok: a and c swapped fails"
 
 "$TOOLS/synth_arrays" -o "$T/s.hvt" --memory 512M --intervals 20 --noise-written 0 --noise-accessed 0 \
 	--mode dirty-log >/dev/null || fail "synth_arrays --mode dirty-log"
-rc=0
-out=$(run "$T/right.jsonl") || rc=$?
-assert_eq "a dirty-log trace" 2 "$rc"
-grep -q "mode ad is needed" <<<"$out" || fail "$out"
+expect_check "a dirty-log trace" 2 "$T/right.jsonl" "mode ad is needed"
 echo "ok: a dirty-log trace is refused"

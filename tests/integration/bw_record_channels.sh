@@ -64,13 +64,11 @@ assert_eq "CSV read_bytes sum" "$rd" "$(awk -F, 'NR > 1 { s += $14 } END { print
 assert_eq "CSV write_bytes sum" "$wr" "$(awk -F, 'NR > 1 { s += $15 } END { printf "%.0f", s }' "$T/t.csv")"
 assert_eq "CSV total_bytes sum" "$((rd + wr))" "$(awk -F, 'NR > 1 { s += $17 } END { printf "%.0f", s }' "$T/t.csv")"
 "$BIN/hvmtrace" report "$T/t.hvt" >"$T/report" || fail "report failed"
-assert_contains "$T/report" "read_MBps write_MBps"
-assert_contains "$T/report" "pmu-stand-in (STAND-IN: software events, not DRAM): s0.mc0.ch1, s1.mc0.ch0"
-assert_contains "$T/report" "DRAM bytes read                  $rd "
-assert_contains "$T/report" "DRAM bytes written               $wr "
+assert_contains "$T/report" "read_MBps write_MBps" \
+	"pmu-stand-in (STAND-IN: software events, not DRAM): s0.mc0.ch1, s1.mc0.ch0" \
+	"DRAM bytes read                  $rd " "DRAM bytes written               $wr "
 # A row's read MB/s is its bytes over its duration (cpu-clock: 64 bytes per ns on each of 2 channels).
 row=$(awk '$1 == 3 { print $7 }' "$T/report")
 want=$(jq -s '.[2] | .read_bytes / .duration_s / 1e6 | . * 10 | round / 10' "$T/rec.jsonl")
-awk -v a="$row" -v b="$want" 'BEGIN { exit !(a - b < 0.15 && b - a < 0.15) }' ||
-	fail "report row 3 says $row read MB/s, the interval's bytes give $want"
+assert_near "report row 3 says $row read MB/s, the interval's bytes give $want" "$row" "$want" 0.15
 echo "ok: $n intervals, $rd bytes 'read' and $wr 'written' on 2 stand-in channels"

@@ -1,7 +1,6 @@
 #!/bin/bash
 # Command-line errors name the option and the value at fault and exit 2; help works.
 source "$(dirname "$0")/../lib/assert.bash"
-HVT=$BIN/hvmtrace
 
 expect 2 "--interval '0'" "$HVT" record --attach x --interval 0
 expect 2 "--interval '5x'" "$HVT" record --attach x --interval 5x

@@ -4,7 +4,6 @@
 # version, a busy VMM, a peer of another uid, a socket we may not open.
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/vmm.bash"
-HVT=$BIN/hvmtrace
 
 fake() { start_fakepeer "$T/f.sock" "$@"; } # fakepeer in the given mode on $T/f.sock
 

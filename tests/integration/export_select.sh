@@ -6,7 +6,6 @@
 # the VM's; report --json of the same selection counts the same pages. Bad selections: one line, exit 2,
 # nothing left behind.
 source "$(dirname "$0")/../lib/assert.bash"
-HVT=$BIN/hvmtrace
 command -v jq >/dev/null || skip "needs jq"
 command -v python3 >/dev/null || skip "needs python3"
 

@@ -6,7 +6,6 @@
 # there (it used to truncate it first); JSON Lines and CSV are created 0600 like traces.
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/vmm.bash"
-HVT=$BIN/hvmtrace
 CM=$BIN/chanmap
 FIX=tests/fixtures/trace
 

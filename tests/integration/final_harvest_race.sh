@@ -9,7 +9,6 @@
 # Every interval holds 16 pages, so equal page counts cannot reveal a wrong interval; the oracle can.
 source "$(dirname "$0")/../lib/assert.bash"
 command -v jq >/dev/null || skip "jq is not installed (scripts/install-deps.sh)"
-HVT=$BIN/hvmtrace
 STOPS=${RACE_STOPS:-200}
 UNASKED=${RACE_UNASKED:-100}
 

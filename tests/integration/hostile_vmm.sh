@@ -5,7 +5,6 @@
 # during attach, a hello with an absurd slot size, and a hello of JSON null.
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/vmm.bash"
-HVT=$BIN/hvmtrace
 
 fake() { start_fakepeer "$T/f.sock" "$@"; } # fakepeer in the given mode on $T/f.sock
 

@@ -10,7 +10,6 @@
 source "$(dirname "$0")/../lib/assert.bash"
 command -v chromium >/dev/null || skip "chromium is not installed (scripts/install-deps.sh)"
 command -v python3 >/dev/null || skip "python3 is not installed (scripts/install-deps.sh)"
-HVT=$BIN/hvmtrace
 SHOTS=$ROOT/$BUILD/test-logs/html_report
 mkdir -p "$SHOTS"
 # As root, Chromium runs as nobody with its sandbox on (it refuses root with it); its profile is private.

@@ -4,7 +4,6 @@
 # path once (it was printed twice, "T: T: interval 1 …") and without blaming a missing index (a closed trace
 # was said to be one "the writer did not close"). tests/tools/trace_patch makes the records.
 source "$(dirname "$0")/../lib/assert.bash"
-HVT=$BIN/hvmtrace
 FIX=tests/fixtures/trace/dirtylog-nobw.hvt
 
 "$HVT" export --jsonl "$T/good.jsonl" "$FIX" || fail "export of the fixture failed"

@@ -84,8 +84,8 @@ assert_eq "harvests counted" "$n" "$(val hvmtrace_harvest_duration_seconds_count
 assert_eq "s0.mc0.ch1 read bytes" "$(first '[.[].channels[0].read_bytes] | add')" "$(val hvmtrace_dram_read_bytes_total s0.mc0.ch1)"
 assert_eq "s1.mc0.ch0 write bytes" "$(first '[.[].channels[1].write_bytes] | add')" "$(val hvmtrace_dram_write_bytes_total s1.mc0.ch0)"
 cpu=$(first '[.[].tracer_cpu_us] | add / 1e6')
-awk -v a="$cpu" -v b="$(val hvmtrace_tracer_cpu_seconds_total)" 'BEGIN { exit !(a - b < 1e-6 && b - a < 1e-6) }' ||
-	fail "tracer CPU: the trace says $cpu s, Prometheus $(val hvmtrace_tracer_cpu_seconds_total) s"
+prom_cpu=$(val hvmtrace_tracer_cpu_seconds_total)
+assert_near "tracer CPU: the trace says $cpu s, Prometheus $prom_cpu s" "$cpu" "$prom_cpu" 1e-6
 [ "$(val hvmtrace_trace_written_bytes_total)" -gt 0 ] || fail "no trace bytes reported"
 [ "$(val hvmtrace_trace_written_bytes_total)" -le "$(stat -c %s "$T/t.hvt")" ] || fail "more trace bytes than the file has"
 echo "ok: Prometheus stored $n intervals, $(val hvmtrace_written_pages_total) pages written, as in the trace"

@@ -6,7 +6,6 @@
 # colour in the rows around them; zoomed by --range and --from/--to; SVG output; bw, wss, cdf. Bad input:
 # one line and exit 2; a torn trace: drawn up to its last complete interval, said, exit 3.
 source "$(dirname "$0")/../lib/assert.bash"
-HVT=$BIN/hvmtrace
 CHECK=$TOOLS/check_heatmap
 
 "$TOOLS/synth_arrays" -o "$T/s.hvt" --memory 512M --intervals 20 --noise-written 0 --noise-accessed 0 \

@@ -6,7 +6,6 @@
 # runs at both ends of the huge slot, the page counts, and the raw bitmaps' size and bits (export --raw's
 # output is a bit per page by definition; it is written as it goes, in bounded memory).
 source "$(dirname "$0")/../lib/assert.bash"
-HVT=$BIN/hvmtrace
 TR=$T/huge.hvt
 LIMIT_KB=65536
 

@@ -6,11 +6,7 @@
 # for.
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/vmm.bash"
-HVT=$BIN/hvmtrace
-SHIM=$ROOT/$BUILD/tests/preload/fake_kvm_ad.so
-[ -f "$SHIM" ] || fail "$SHIM is not built (make tests)"
-# A sanitized tracer needs its ASan runtime first in the preload list.
-PRELOAD="$(ldd "$HVT" | awk '/libasan/ { print $3 }') $SHIM"
+fake_kvm_ad_preload
 
 # record_with NAME KERNEL [record options...]: one short recording against a fake VMM in mode ad.
 record_with() {

@@ -5,11 +5,7 @@
 # warned about once, and the count must reach the trace, its exports and the report.
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/vmm.bash"
-HVT=$BIN/hvmtrace
-SHIM=$ROOT/$BUILD/tests/preload/fake_kvm_ad.so
-[ -f "$SHIM" ] || fail "$SHIM is not built (make tests)"
-# A sanitized tracer needs its ASan runtime first in the preload list.
-PRELOAD="$(ldd "$HVT" | awk '/libasan/ { print $3 }') $SHIM"
+fake_kvm_ad_preload
 
 rm -f "$T/f.sock"
 start_fakepeer "$T/f.sock" ad

@@ -14,7 +14,6 @@ source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/vmm.bash"
 source "$(dirname "$0")/../lib/storm.bash"
 need_kvm
-HVT=$BIN/hvmtrace
 SHIM=$ROOT/$BUILD/tests/preload/fail_alloc.so
 [ -f "$SHIM" ] || fail "$SHIM is not built (make tests)"
 ldd "$HVT" | grep -q libasan &&

@@ -5,7 +5,6 @@
 # the --damo, --pcm-csv and --raw forms hold what the report counts. The analyses' answers on traces known
 # by construction are checked in tests/unit/test_analysis.c.
 source "$(dirname "$0")/../lib/assert.bash"
-HVT=$BIN/hvmtrace
 SYN=$TOOLS/synth_trace
 command -v jq >/dev/null || skip "needs jq"
 

@@ -5,7 +5,6 @@
 # overrides what it names, a trace without bandwidth says its bytes are modelled, and bad input gets one
 # line and exit 2. The apportionment's answers on traces known by construction are in tests/unit/test_energy.c.
 source "$(dirname "$0")/../lib/assert.bash"
-HVT=$BIN/hvmtrace
 SYN=$TOOLS/synth_trace
 command -v jq >/dev/null || skip "needs jq"
 

@@ -13,7 +13,7 @@ mount -t tmpfs -o size=512k,mode=0700 hvmtrace-storm "$T/small" 2>"$T/mount.err"
 	skip "cannot mount a small tmpfs: $(cat "$T/mount.err")"
 trap 'umount "$T/small"; cleanup' EXIT
 
-start_vmm "$T/vmm.sock" --payload phases4 --phase-time 0.1s --repeat 0 --vcpu-cpu $VCPU_CPU
+storm_vmm 0.1s
 rc=0
 "$BIN/hvmtrace" record --attach "$T/vmm.sock" --cpu $TRACER_CPU --interval 10ms -o "$T/small/t.hvt" \
 	--jsonl "$T/t.jsonl" 2>"$T/record.err" || rc=$?

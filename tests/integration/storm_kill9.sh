@@ -9,9 +9,8 @@ source "$(dirname "$0")/../lib/vmm.bash"
 source "$(dirname "$0")/../lib/storm.bash"
 need_kvm
 
-start_vmm "$T/vmm.sock" --payload phases4 --phase-time 0.05s --repeat 0 --vcpu-cpu $VCPU_CPU
-RANDOM=${STORM_SEED:-$$}
-echo "seed $RANDOM"
+storm_vmm 0.05s
+storm_seed
 notrace=0 inside=0 after=0 total=0
 for i in $(seq 1 100); do
 	want=$((RANDOM % 11)) us=$((RANDOM % 10000))

@@ -9,9 +9,8 @@ source "$(dirname "$0")/../lib/vmm.bash"
 source "$(dirname "$0")/../lib/storm.bash"
 need_kvm
 
-start_vmm "$T/vmm.sock" --payload phases4 --phase-time 0.3s --repeat 0 --vcpu-cpu $VCPU_CPU
-RANDOM=${STORM_SEED:-$$}
-echo "seed $RANDOM"
+storm_vmm 0.3s
+storm_seed
 "$BIN/hvmtrace" record --attach "$T/vmm.sock" --cpu $TRACER_CPU --interval 50ms -o "$T/t.hvt" \
 	--jsonl "$T/t.jsonl" 2>"$T/record.err" &
 rec=$!

@@ -8,14 +8,13 @@ source "$(dirname "$0")/../lib/vmm.bash"
 source "$(dirname "$0")/../lib/storm.bash"
 need_kvm
 
-RANDOM=${STORM_SEED:-$$}
-echo "seed $RANDOM"
+storm_seed
 lines() { cat "$T/t.jsonl" 2>/dev/null | wc -l; }
 has_lines() { [ "$(lines)" -ge "$1" ]; }
 for i in $(seq 1 10); do
 	want=$((1 + RANDOM % 8)) us=$(((RANDOM << 15 | RANDOM) % 100000))
 	rm -f "$T"/t.* "$T/vmm.sock"
-	start_vmm "$T/vmm.sock" --payload phases4 --phase-time 0.2s --repeat 0 --vcpu-cpu $VCPU_CPU
+	storm_vmm 0.2s
 	"$BIN/hvmtrace" record --attach "$T/vmm.sock" --cpu $TRACER_CPU --interval 100ms -o "$T/t.hvt" \
 		--jsonl "$T/t.jsonl" 2>"$T/record.err" &
 	rec=$!

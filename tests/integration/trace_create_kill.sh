@@ -7,7 +7,6 @@
 # through `hvmtrace record`.
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/vmm.bash"
-HVT=$BIN/hvmtrace
 KILLER=$ROOT/$BUILD/tests/preload/kill_at_write.so
 [ -f "$KILLER" ] || fail "$KILLER is not built (make tests)"
 # A sanitized program needs its ASan runtime first in the preload list.

@@ -7,7 +7,6 @@
 # kept.
 source "$(dirname "$0")/../lib/assert.bash"
 command -v jq >/dev/null || skip "jq is not installed (scripts/install-deps.sh)"
-HVT=$BIN/hvmtrace
 FIX=tests/fixtures/trace
 
 for f in dirtylog-nobw pmu-standin resctrl-total; do

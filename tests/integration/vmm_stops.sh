@@ -8,7 +8,6 @@ source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/vmm.bash"
 need_kvm
 command -v jq >/dev/null || skip "jq is not installed (scripts/install-deps.sh)"
-HVT=$BIN/hvmtrace
 STOPS=${VMM_STOPS:-20}
 
 for seed in $(seq 1 "$STOPS"); do

@@ -4,7 +4,6 @@
 # whose tracer checked says how many (CSV, JSON, and a report line when not 0). Fixtures:
 # tests/fixtures/trace/README.md.
 source "$(dirname "$0")/../lib/assert.bash"
-HVT=$BIN/hvmtrace
 FIX=tests/fixtures/trace
 
 # The column is the last, after total_bytes (17): earlier columns keep their positions.

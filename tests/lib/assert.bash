@@ -1,6 +1,6 @@
-# The base of every test script (sourced first, not a test itself): the directories under test, a private
-# temporary directory $T removed at exit with every background process the test started, the verdicts
-# (fail, skip), assertions, waits on observed progress, and the CPUs tests pin to.
+# The base of every test script (sourced first, not a test itself): the directories under test and HVT, the
+# hvmtrace under test; a private temporary directory $T removed at exit with every background process the
+# test started, the verdicts (fail, skip), assertions, waits on observed progress, and the CPUs tests pin to.
 # The topic libraries next to it (vmm.bash, qemu.bash, lab.bash) build on it; a test sources this file and
 # the topics it uses. BUILD is the build directory under test (tests/run.sh exports it).
 set -u
@@ -8,6 +8,7 @@ BUILD=${BUILD:-build/check}
 ROOT=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 cd "$ROOT" || exit 1
 BIN=$ROOT/$BUILD/bin
+HVT=$BIN/hvmtrace
 TOOLS=$ROOT/$BUILD/tests/tools
 T=$(mktemp -d /tmp/hvmtrace-test.XXXXXX)
 chmod 755 "$T"
@@ -46,12 +47,21 @@ assert_eq() { # what expected actual
 	[ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"
 }
 
-assert_contains() { # file text
-	grep -qF -- "$2" "$1" || {
-		echo "--- $1:"
-		cat "$1"
-		fail "$1 does not say '$2'"
-	}
+assert_contains() { # file text...: each text, in turn
+	local file=$1 text
+	shift
+	for text in "$@"; do
+		grep -qF -- "$text" "$file" || {
+			echo "--- $file:"
+			cat "$file"
+			fail "$file does not say '$text'"
+		}
+	done
+}
+
+# assert_near WHAT A B TOLERANCE: the numbers A and B differ by less than TOLERANCE, else fail saying WHAT.
+assert_near() {
+	awk -v a="$2" -v b="$3" -v t="$4" 'BEGIN { exit !(a - b < t && b - a < t) }' || fail "$1"
 }
 
 # expect EXIT TEXT COMMAND...: runs COMMAND, which must exit EXIT and say TEXT on stderr.

@@ -28,3 +28,15 @@ check_recovered() {
 	head -n "$WRITTEN" "$out" | cmp -s - "$jsonl" ||
 		fail "$what: the intervals in the trace differ from what the tracer wrote alongside"
 }
+
+# storm_vmm PHASE_TIME: the storm's VMM, running the phases4 payload without end at PHASE_TIME a phase.
+storm_vmm() {
+	start_vmm "$T/vmm.sock" --payload phases4 --phase-time "$1" --repeat 0 --vcpu-cpu $VCPU_CPU
+}
+
+# storm_seed: seeds $RANDOM with STORM_SEED (default: this shell's pid), so that a run can be repeated, and
+# prints the first number it then gives.
+storm_seed() {
+	RANDOM=${STORM_SEED:-$$}
+	echo "seed $RANDOM"
+}

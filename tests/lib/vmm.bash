@@ -22,6 +22,14 @@ start_fakepeer() {
 	wait_socket "$sock"
 }
 
+# fake_kvm_ad_preload: sets PRELOAD, what LD_PRELOAD must hold for hvmtrace to run against the fake
+# KVM_AD_HARVEST of tests/preload/fake_kvm_ad.c; a sanitized tracer needs its ASan runtime first in the list.
+fake_kvm_ad_preload() {
+	local shim=$ROOT/$BUILD/tests/preload/fake_kvm_ad.so
+	[ -f "$shim" ] || fail "$shim is not built (make tests)"
+	PRELOAD="$(ldd "$BIN/hvmtrace" | awk '/libasan/ { print $3 }') $shim"
+}
+
 # trace_phases INTERVAL PHASE_TIME MIN_INSIDE: traces the phases4 payload from start to end and checks it
 # page by page against the VMM's phase log; the JSON Lines written while recording must equal the trace's
 # export. Each phase lasts PHASE_TIME and until the tracer has harvested MIN_INSIDE whole intervals inside

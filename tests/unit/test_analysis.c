@@ -78,14 +78,22 @@ static void set_gfns(struct hvt_pageset *sets, uint64_t first, uint64_t count)
 		hvt_pageset_set_range(&sets[0], first, count);
 }
 
-/* The known trace: see the file comment. n intervals; torn: abandoned, then its last record cut. */
-static void write_known(const char *path, bool accessed, int n, bool torn)
+static void path_of(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", dir, name);
+}
+
+/* The known trace in dir/name: see the file comment. n intervals; torn: abandoned, then its last record cut.
+ */
+static void write_known(const char *name, bool accessed, int n, bool torn)
 {
 	struct hvt_trace_writer *w;
 	struct hvt_trace_meta meta;
 	struct hvt_layout l;
 	struct hvt_err err = {{0}};
+	char path[128];
 
+	path_of(path, sizeof(path), name);
 	make_meta(&meta, accessed);
 	make_layout(&l);
 	if (hvt_trace_create(&w, path, &meta, &err) || hvt_trace_write_layout(w, &l, &err))
@@ -148,23 +156,25 @@ static int load(struct hvt_analysis *a, const char *path, const struct hvt_selec
 	return rc;
 }
 
-static void path_of(char *buf, size_t len, const char *name)
+/* dir/name loaded whole with this window; a failure fails the test. */
+static void load_whole(struct hvt_analysis *a, const char *name, uint32_t window)
 {
-	snprintf(buf, len, "%s/%s", dir, name);
+	struct hvt_selection sel = {0};
+	struct hvt_err err = {{0}};
+	char p[128];
+
+	path_of(p, sizeof(p), name);
+	if (load(a, p, &sel, window, &err))
+		fail_msg("load: %s", err.msg);
 }
 
 static void test_known_counts(void **state)
 {
-	struct hvt_selection sel = {0};
 	struct hvt_analysis a;
-	struct hvt_err err = {{0}};
-	char p[128];
 
 	(void)state;
-	path_of(p, sizeof(p), "known.hvt");
-	write_known(p, true, N, false);
-	if (load(&a, p, &sel, 4, &err))
-		fail_msg("load: %s", err.msg);
+	write_known("known.hvt", true, N, false);
+	load_whole(&a, "known.hvt", 4);
 	assert_true(a.complete);
 	assert_int_equal(a.n, N);
 	assert_int_equal(a.gfn_first, 0);
@@ -204,17 +214,12 @@ static void test_known_counts(void **state)
 
 static void test_histogram_cdf(void **state)
 {
-	struct hvt_selection sel = {0};
 	struct hvt_analysis a;
-	struct hvt_err err = {{0}};
 	struct hvt_cdf_point pts[N + 1];
 	uint64_t hist[N + 1];
-	char p[128];
 
 	(void)state;
-	path_of(p, sizeof(p), "known.hvt");
-	if (load(&a, p, &sel, 0, &err))
-		fail_msg("load: %s", err.msg);
+	load_whole(&a, "known.hvt", 0);
 	assert_int_equal(hvt_write_histogram(&a, hist), 0);
 	for (int j = 0; j <= N; j++)
 		assert_int_equal(hist[j], j == N ? 100 : j == 10 ? 40 : j == 0 ? 1536 - 140 : 0);
@@ -246,17 +251,12 @@ static enum hvt_page_class known_class(uint64_t g, bool accessed)
 
 static void test_classes(void **state)
 {
-	struct hvt_selection sel = {0};
 	struct hvt_analysis a;
 	struct hvt_region_class *rc;
-	struct hvt_err err = {{0}};
 	uint64_t nrc;
-	char p[128];
 
 	(void)state;
-	path_of(p, sizeof(p), "known.hvt");
-	if (load(&a, p, &sel, 0, &err))
-		fail_msg("load: %s", err.msg);
+	load_whole(&a, "known.hvt", 0);
 	for (uint64_t g = 0; g < a.npages; g++)
 		if (hvt_pageset_test(&a.ram, g))
 			assert_int_equal(hvt_page_class(&a, &hvt_class_defaults, g), known_class(g, true));
@@ -285,16 +285,11 @@ static void test_classes(void **state)
 
 static void test_phases(void **state)
 {
-	struct hvt_selection sel = {0};
 	struct hvt_analysis a;
-	struct hvt_err err = {{0}};
 	uint64_t wr[N], ac[N], out[N];
-	char p[128];
 
 	(void)state;
-	path_of(p, sizeof(p), "known.hvt");
-	if (load(&a, p, &sel, 0, &err))
-		fail_msg("load: %s", err.msg);
+	load_whole(&a, "known.hvt", 0);
 	for (int k = 0; k < N; k++) {
 		wr[k] = a.iv[k].written;
 		ac[k] = a.iv[k].accessed;
@@ -465,7 +460,7 @@ static void test_bad_selections(void **state)
 	assert_int_equal(load(&a, p, &sel, 0, &err), -EINVAL);
 
 	path_of(empty, sizeof(empty), "empty.hvt");
-	write_known(empty, true, 0, false);
+	write_known("empty.hvt", true, 0, false);
 	sel = (struct hvt_selection){0};
 	assert_int_equal(load(&a, empty, &sel, 0, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "no intervals"));
@@ -473,16 +468,11 @@ static void test_bad_selections(void **state)
 
 static void test_dirty_log_not_available(void **state)
 {
-	struct hvt_selection sel = {0};
 	struct hvt_analysis a;
-	struct hvt_err err = {{0}};
-	char p[128];
 
 	(void)state;
-	path_of(p, sizeof(p), "dirty.hvt");
-	write_known(p, false, N, false);
-	if (load(&a, p, &sel, 0, &err))
-		fail_msg("load: %s", err.msg);
+	write_known("dirty.hvt", false, N, false);
+	load_whole(&a, "dirty.hvt", 0);
 	assert_null(a.accessed_count);
 	assert_int_equal(a.n_accessed, 0);
 	for (int k = 0; k < N; k++) {
@@ -498,16 +488,11 @@ static void test_dirty_log_not_available(void **state)
 
 static void test_torn(void **state)
 {
-	struct hvt_selection sel = {0};
 	struct hvt_analysis a;
-	struct hvt_err err = {{0}};
-	char p[128];
 
 	(void)state;
-	path_of(p, sizeof(p), "torn.hvt");
-	write_known(p, true, 10, true);
-	if (load(&a, p, &sel, 0, &err))
-		fail_msg("load: %s", err.msg);
+	write_known("torn.hvt", true, 10, true);
+	load_whole(&a, "torn.hvt", 0);
 	assert_false(a.complete);
 	assert_true(a.truncated);
 	assert_int_equal(a.n, 9);

@@ -23,6 +23,7 @@
 #include "hvmtrace/attach.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/util.h"
+#include "test_qemu_layout.h"
 
 #define GiB (1ull << 30)
 
@@ -53,20 +54,6 @@ static int teardown_pair(void **state)
 		close(p->b);
 	free(p);
 	return 0;
-}
-
-static void make_layout(struct hvt_layout *l, uint64_t generation)
-{
-	memset(l, 0, sizeof(*l));
-	l->generation = generation;
-	l->page_size = 4096;
-	l->nslots = 2;
-	l->slots = calloc(2, sizeof(*l->slots));
-	assert_non_null(l->slots);
-	l->slots[0] =
-	    (struct hvt_memslot){.slot = 0, .gpa = 0, .size = 3 * GiB, .backing = "anon", .name = "low"};
-	l->slots[1] =
-	    (struct hvt_memslot){.slot = 1, .gpa = 4 * GiB, .size = GiB, .backing = "anon", .name = "high"};
 }
 
 static void send_ok(int sock, const struct hvt_msg *m)
@@ -136,6 +123,21 @@ static void expect_recv_error(int sock, int want, const char *needle)
 	assert_int_equal(m.nfds, 0);
 }
 
+/* A frame the receiver refuses with -EPROTO, and what its message must mention. */
+struct refused_frame {
+	const char *text;
+	const char *needle;
+};
+
+/* Sends each frame in turn and expects it refused, as send_frame_text then expect_recv_error would. */
+static void expect_frames_refused(const struct pair *p, const struct refused_frame *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		send_frame_text(p->a, f[i].text, NULL, 0);
+		expect_recv_error(p->b, -EPROTO, f[i].needle);
+	}
+}
+
 static int memfd_with(const char *text)
 {
 	int fd = memfd_create("test", MFD_CLOEXEC);
@@ -175,7 +177,7 @@ static void test_hello_round_trip(void **state)
 	h->vcpu_tids[0] = 100;
 	h->vcpu_tids[1] = 101;
 	h->vcpu_tids[2] = 2147483647;
-	make_layout(&h->layout, 5);
+	qemu_layout(&h->layout, 5);
 	send_ok(p->a, &m);
 	recv_ok(p->b, &r);
 
@@ -204,7 +206,7 @@ static void test_hello_round_trip(void **state)
 	m = (struct hvt_msg){.type = HVT_MSG_HELLO};
 	m.u.hello.page_size = 4096;
 	m.u.hello.default_cpu = -1;
-	make_layout(&m.u.hello.layout, 1);
+	qemu_layout(&m.u.hello.layout, 1);
 	send_ok(p->a, &m);
 	recv_ok(p->b, &r);
 	assert_int_equal(r.u.hello.default_cpu, -1);
@@ -292,7 +294,7 @@ static void test_layout_round_trip_and_fd_order(void **state)
 	    (struct hvt_msg_attached){.mode = HVT_MODE_DIRTY_LOG, .generation = 1, .bitmap_bytes = 64};
 	a.nfds = 1;
 	a.fds[0] = fd1;
-	make_layout(&l.u.layout.layout, 2);
+	qemu_layout(&l.u.layout.layout, 2);
 	l.u.layout.layout.slots[1].size = 2 * GiB;
 	l.u.layout.bitmap_bytes = (3 * GiB + 2 * GiB) / 4096 / 8;
 	l.nfds = 1;
@@ -319,7 +321,7 @@ static void test_layout_round_trip_and_fd_order(void **state)
 
 	/* ad mode: a layout without bitmaps carries no fd. */
 	l = (struct hvt_msg){.type = HVT_MSG_LAYOUT};
-	make_layout(&l.u.layout.layout, 3);
+	qemu_layout(&l.u.layout.layout, 3);
 	send_ok(p->a, &l);
 	recv_ok(p->b, &r1);
 	assert_int_equal(r1.nfds, 0);
@@ -434,20 +436,17 @@ static void test_not_json(void **state)
 {
 	struct pair *p = *state;
 
-	send_frame_text(p->a, "{\"type\":\"harvest\",\"seq\":", NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "not JSON");
-	send_frame_text(p->a, "hello", NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "not JSON");
-	send_frame_text(p->a, "{\"type\":\"harvest\",\"seq\":1} {}", NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "not JSON");
-	send_frame_text(p->a, "{\"type\":\"bye\",\"reason\":\"\xff\xfe\"}", NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "not JSON");
-	send_frame_text(p->a, "[1,2]", NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "not an object");
-	send_frame_text(p->a, "42", NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "not an object");
-	send_frame_text(p->a, "null", NULL, 0); /* json-c parses it to NULL with "success" */
-	expect_recv_error(p->b, -EPROTO, "frame holds JSON null, not an object");
+	static const struct refused_frame refused[] = {
+	    {"{\"type\":\"harvest\",\"seq\":", "not JSON"},
+	    {"hello", "not JSON"},
+	    {"{\"type\":\"harvest\",\"seq\":1} {}", "not JSON"},
+	    {"{\"type\":\"bye\",\"reason\":\"\xff\xfe\"}", "not JSON"},
+	    {"[1,2]", "not an object"},
+	    {"42", "not an object"},
+	    {"null", "frame holds JSON null, not an object"}, /* json-c parses it to NULL with "success" */
+	};
+
+	expect_frames_refused(p, refused, sizeof(refused) / sizeof(refused[0]));
 	/* The stream is still in step after all of these. */
 	send_frame_text(p->a, "{\"type\":\"harvest\",\"seq\":9}", NULL, 0);
 	struct hvt_msg r;
@@ -472,7 +471,7 @@ static void test_guest_ram_bound(void **state)
 	    NULL, 0);
 	expect_recv_error(p->b, -EPROTO, "past the attach protocol's bound of 17592186044416 bytes (16 TiB)");
 	/* Two slots of 8 TiB fit exactly; a third page does not. */
-	make_layout(&m.u.layout.layout, 3);
+	qemu_layout(&m.u.layout.layout, 3);
 	m.u.layout.layout.slots[0].size = 8ull << 40;
 	m.u.layout.layout.slots[1].gpa = 16ull << 40;
 	m.u.layout.layout.slots[1].size = 8ull << 40;
@@ -490,40 +489,25 @@ static void test_bad_types_and_fields(void **state)
 {
 	struct pair *p = *state;
 
-	send_frame_text(p->a, "{\"type\":\"teleport\"}", NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "unknown message type \"teleport\"");
-	send_frame_text(p->a, "{\"seq\":1}", NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "without a string \"type\"");
-	send_frame_text(p->a, "{\"type\":\"harvested\",\"generation\":1}", NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "harvested message: missing \"seq\"");
-	send_frame_text(
-	    p->a,
-	    "{\"type\":\"harvested\",\"seq\":1,\"generation\":1,\"t_start_ns\":1,\"t_end_ns\":2,\"t_done_ns\":3,\"dirty_pages\":0,\"lost_pages\":0}",
-	    NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "harvested message: missing \"final\"");
-	send_frame_text(p->a, "{\"type\":\"harvest\",\"seq\":-1}", NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "harvest message: \"seq\" = -1 is out of range");
-	send_frame_text(p->a, "{\"type\":\"harvest\",\"seq\":\"1\"}", NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "harvest message: \"seq\" is not an integer");
-	send_frame_text(
-	    p->a,
-	    "{\"type\":\"attach\",\"protocol\":1,\"mode\":\"ad\",\"cpu\":-2,\"tracer\":{\"name\":\"t\",\"pid\":1}}",
-	    NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "attach message: \"cpu\" = -2 is out of range");
-	send_frame_text(
-	    p->a,
-	    "{\"type\":\"attached\",\"mode\":\"warp\",\"cpu\":0,\"generation\":1,\"t_armed_ns\":1,\"bitmap_bytes\":8}",
-	    NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "attached message: unknown mode \"warp\"");
-	send_frame_text(
-	    p->a, "{\"type\":\"layout\",\"bitmap_bytes\":0,\"layout\":{\"generation\":1,\"page_size\":4096}}",
-	    NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "layout message: layout: top level: missing \"slots\"");
-	send_frame_text(
-	    p->a,
-	    "{\"type\":\"layout\",\"bitmap_bytes\":0,\"layout\":{\"generation\":0,\"page_size\":4096,\"slots\":[]}}",
-	    NULL, 0);
-	expect_recv_error(p->b, -EPROTO, "generation 0");
+	static const struct refused_frame refused[] = {
+	    {"{\"type\":\"teleport\"}", "unknown message type \"teleport\""},
+	    {"{\"seq\":1}", "without a string \"type\""},
+	    {"{\"type\":\"harvested\",\"generation\":1}", "harvested message: missing \"seq\""},
+	    {"{\"type\":\"harvested\",\"seq\":1,\"generation\":1,\"t_start_ns\":1,\"t_end_ns\":2,\"t_done_ns\":3,\"dirty_pages\":0,\"lost_pages\":0}",
+	     "harvested message: missing \"final\""},
+	    {"{\"type\":\"harvest\",\"seq\":-1}", "harvest message: \"seq\" = -1 is out of range"},
+	    {"{\"type\":\"harvest\",\"seq\":\"1\"}", "harvest message: \"seq\" is not an integer"},
+	    {"{\"type\":\"attach\",\"protocol\":1,\"mode\":\"ad\",\"cpu\":-2,\"tracer\":{\"name\":\"t\",\"pid\":1}}",
+	     "attach message: \"cpu\" = -2 is out of range"},
+	    {"{\"type\":\"attached\",\"mode\":\"warp\",\"cpu\":0,\"generation\":1,\"t_armed_ns\":1,\"bitmap_bytes\":8}",
+	     "attached message: unknown mode \"warp\""},
+	    {"{\"type\":\"layout\",\"bitmap_bytes\":0,\"layout\":{\"generation\":1,\"page_size\":4096}}",
+	     "layout message: layout: top level: missing \"slots\""},
+	    {"{\"type\":\"layout\",\"bitmap_bytes\":0,\"layout\":{\"generation\":0,\"page_size\":4096,\"slots\":[]}}",
+	     "generation 0"},
+	};
+
+	expect_frames_refused(p, refused, sizeof(refused) / sizeof(refused[0]));
 }
 
 static void test_eof(void **state)

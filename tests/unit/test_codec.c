@@ -212,6 +212,22 @@ static void test_page_past_slot(void **state)
 	}
 }
 
+/* A slot of npages holding pattern, encoded by codec: returns the encoding (*len bytes, the caller frees it);
+ * back is made an empty set of the same size to decode into. */
+static uint8_t *encoded(enum pattern pat, enum hvt_codec codec, uint64_t npages, struct hvt_pageset *back,
+			size_t *len)
+{
+	struct hvt_pageset s;
+	uint8_t *buf;
+
+	assert_int_equal(hvt_pageset_init(&s, npages), 0);
+	assert_int_equal(hvt_pageset_init(back, npages), 0);
+	fill(&s, pat);
+	assert_int_equal(hvt_pageset_encode(&s, codec, &buf, len), 0);
+	hvt_pageset_fini(&s);
+	return buf;
+}
+
 /* Every proper prefix of an encoding is refused. Exact-length copies let ASan see any overread. */
 static void test_truncations(void **state)
 {
@@ -220,14 +236,10 @@ static void test_truncations(void **state)
 	(void)state;
 	for (size_t p = 0; p < sizeof(patterns) / sizeof(patterns[0]); p++)
 		for (size_t c = 0; c < NCODECS; c++) {
-			struct hvt_pageset s, back;
-			uint8_t *buf;
+			struct hvt_pageset back;
 			size_t len;
+			uint8_t *buf = encoded(patterns[p], codecs[c], 20000, &back, &len);
 
-			assert_int_equal(hvt_pageset_init(&s, 20000), 0);
-			assert_int_equal(hvt_pageset_init(&back, 20000), 0);
-			fill(&s, patterns[p]);
-			assert_int_equal(hvt_pageset_encode(&s, codecs[c], &buf, &len), 0);
 			for (size_t cut = 0; cut < len; cut++) {
 				struct hvt_err err = {{0}};
 				uint8_t *prefix = malloc(cut ? cut : 1);
@@ -242,7 +254,6 @@ static void test_truncations(void **state)
 				free(prefix);
 			}
 			hvt_pageset_fini(&back);
-			hvt_pageset_fini(&s);
 			free(buf);
 		}
 }
@@ -257,14 +268,10 @@ static void test_byte_flips(void **state)
 	(void)state;
 	for (size_t p = 0; p < sizeof(patterns) / sizeof(patterns[0]); p++)
 		for (size_t c = 0; c < NCODECS; c++) {
-			struct hvt_pageset s, back;
-			uint8_t *buf;
+			struct hvt_pageset back;
 			size_t len;
+			uint8_t *buf = encoded(patterns[p], codecs[c], 70000, &back, &len);
 
-			assert_int_equal(hvt_pageset_init(&s, 70000), 0);
-			assert_int_equal(hvt_pageset_init(&back, 70000), 0);
-			fill(&s, patterns[p]);
-			assert_int_equal(hvt_pageset_encode(&s, codecs[c], &buf, &len), 0);
 			for (int k = 0; k < 1000; k++) {
 				struct hvt_err err = {{0}};
 				uint8_t *mut = malloc(len);
@@ -289,7 +296,6 @@ static void test_byte_flips(void **state)
 				free(mut);
 			}
 			hvt_pageset_fini(&back);
-			hvt_pageset_fini(&s);
 			free(buf);
 		}
 	print_message("%u of %u mutated encodings rejected\n", rejected, total);

@@ -239,6 +239,18 @@ static void test_table(void **state)
 
 /* ---- dirty-log ---- */
 
+/* Layout generation 1 (128 high pages) attached in mode dirty-log, page `page` of slot `slot` written in the
+ * shared bitmaps (harvest 1 done); returns the test's own descriptor of that memfd. */
+static int attach_dirty_log(struct vmm *v, uint32_t slot, uint64_t page)
+{
+	int fd;
+
+	make_layout(&v->s.layout, 1, 128);
+	fd = bitmaps_with(&v->s.layout, slot, page, 1);
+	attach_ok(v, harvester_for_mode(HVT_MODE_DIRTY_LOG), hvt_layout_bitmap_bytes(&v->s.layout), dup(fd));
+	return fd;
+}
+
 static void test_dirty_log_harvest_and_final(void **state)
 {
 	struct vmm *v = *state;
@@ -249,9 +261,7 @@ static void test_dirty_log_harvest_and_final(void **state)
 	char line[64];
 	int fd;
 
-	make_layout(&v->s.layout, 1, 128);
-	fd = bitmaps_with(&v->s.layout, 1, 70, 1);
-	attach_ok(v, h, hvt_layout_bitmap_bytes(&v->s.layout), dup(fd));
+	fd = attach_dirty_log(v, 1, 70);
 	v->s.harvest_cpu = 3;
 	h->describe(&v->s, line, sizeof(line));
 	assert_string_equal(line, "VMM harvest thread on CPU 3");
@@ -292,8 +302,7 @@ static void test_dirty_log_bye_during_harvest(void **state)
 	struct hvt_interval iv = {0};
 	struct hvt_err err = {{0}};
 
-	make_layout(&v->s.layout, 1, 128);
-	attach_ok(v, h, hvt_layout_bitmap_bytes(&v->s.layout), bitmaps_with(&v->s.layout, 0, 5, 1));
+	close(attach_dirty_log(v, 0, 5));
 	send_bye(v);
 	send_harvested(v, 1, 1, 1, true);
 	assert_int_equal(h->harvest(&v->s, &iv, 2000, &err), 0);
@@ -312,8 +321,7 @@ static void test_dirty_log_counts_checked(void **state)
 	struct hvt_interval iv = {0};
 	struct hvt_err err = {{0}};
 
-	make_layout(&v->s.layout, 1, 128);
-	attach_ok(v, h, hvt_layout_bitmap_bytes(&v->s.layout), bitmaps_with(&v->s.layout, 0, 5, 1));
+	close(attach_dirty_log(v, 0, 5));
 	send_harvested(v, 1, 1, 2, false); /* announces 2 pages, the bitmaps hold 1 */
 	assert_int_equal(h->harvest(&v->s, &iv, 2000, &err), -EPROTO);
 	assert_non_null(strstr(err.msg, "announced 2 dirty pages, its bitmaps hold 1"));
@@ -333,9 +341,7 @@ static void test_dirty_log_sequence_word_checked(void **state)
 				  0};
 	int fd;
 
-	make_layout(&v->s.layout, 1, 128);
-	fd = bitmaps_with(&v->s.layout, 0, 5, 1);
-	attach_ok(v, h, hvt_layout_bitmap_bytes(&v->s.layout), dup(fd));
+	fd = attach_dirty_log(v, 0, 5);
 	for (unsigned i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
 		set_seq_word(fd, words[i]);
 		send_harvested(v, i + 1, 1, 1, false);
@@ -363,9 +369,7 @@ static void test_dirty_log_memfd_shrunk(void **state)
 	struct hvt_err err = {{0}};
 	int fd;
 
-	make_layout(&v->s.layout, 1, 128);
-	fd = bitmaps_with(&v->s.layout, 0, 5, 1);
-	attach_ok(v, h, hvt_layout_bitmap_bytes(&v->s.layout), dup(fd));
+	fd = attach_dirty_log(v, 0, 5);
 	assert_int_equal(ftruncate(fd, 0), 0);
 	send_harvested(v, 1, 1, 1, false);
 	assert_int_equal(h->harvest(&v->s, &iv, 2000, &err), -EFAULT);
@@ -383,8 +387,7 @@ static void test_dirty_log_layouts(void **state)
 	struct hvt_err err = {{0}};
 	struct hvt_msg m;
 
-	make_layout(&v->s.layout, 1, 128);
-	attach_ok(v, h, hvt_layout_bitmap_bytes(&v->s.layout), bitmaps_with(&v->s.layout, 1, 70, 1));
+	close(attach_dirty_log(v, 1, 70));
 
 	/* A layout without its memfd is refused, and the one in force stays. */
 	send_layout(v, 2, 256, -1);

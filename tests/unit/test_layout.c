@@ -14,6 +14,7 @@
 
 #include "hvmtrace/error.h"
 #include "hvmtrace/layout.h"
+#include "test_qemu_layout.h"
 
 #define GiB (1ull << 30)
 #define MiB (1ull << 20)
@@ -21,14 +22,7 @@
 /* A QEMU-like 4 GiB guest: 3 GiB below the PCI hole, 1 GiB above it; the high slot is devmem-backed. */
 static void make_layout(struct hvt_layout *l)
 {
-	memset(l, 0, sizeof(*l));
-	l->generation = 7;
-	l->page_size = 4096;
-	l->nslots = 2;
-	l->slots = calloc(2, sizeof(*l->slots));
-	assert_non_null(l->slots);
-	l->slots[0] =
-	    (struct hvt_memslot){.slot = 0, .gpa = 0, .size = 3 * GiB, .backing = "anon", .name = "low"};
+	qemu_layout(l, 7);
 	l->slots[1] =
 	    (struct hvt_memslot){.slot = 1u << 16 | 1, .gpa = 4 * GiB, .size = GiB, .backing = "devmem"};
 	l->slots[1].nextents = 2;

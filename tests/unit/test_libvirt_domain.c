@@ -167,9 +167,22 @@ static void test_cpuset(void **state)
 	assert_int_equal(hvt_lv_parse_cpuset("1,", &s), 0);
 }
 
+/* A domain whose tracing request puts its RAM on these <hvmtrace:channel> elements of the chanmap at map. */
+static void parse_on_channels(struct hvt_lv_domain *d, const char *map, const char *channels)
+{
+	char xml[2048];
+	struct hvt_err e = {{0}};
+
+	snprintf(xml, sizeof(xml),
+		 "<hvmtrace:trace " NS " cpu='1' output='/o'><hvmtrace:ram chanmap='%s'>%s</hvmtrace:ram>"
+		 "</hvmtrace:trace>",
+		 map, channels);
+	assert_int_equal(parse(domain(xml, ""), d, &e), 0);
+}
+
 static void test_extents(void **state)
 {
-	char map[] = "/tmp/hvt-test-lv-chanmap-XXXXXX", xml[2048];
+	char map[] = "/tmp/hvt-test-lv-chanmap-XXXXXX";
 	const char *text =
 	    "{\"schema\":\"hvmtrace-chanmap\",\"version\":1,\"created\":\"2026-01-01T00:00:00Z\",\"source\":\"MODEL\","
 	    "\"host\":{\"hostname\":\"h\",\"kernel\":\"k\",\"machine_id\":\"\"},\"cpu\":{\"vendor\":\"GenuineIntel\","
@@ -189,11 +202,7 @@ static void test_extents(void **state)
 	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
 	close(fd);
 	/* 512 MiB over ch0 (256 MiB) then the first 256 MiB of ch1, in the order the request names them */
-	snprintf(xml, sizeof(xml),
-		 "<hvmtrace:trace " NS " cpu='1' output='/o'><hvmtrace:ram chanmap='%s'><hvmtrace:channel "
-		 "id='s0.mc0.ch0'/><hvmtrace:channel id='s0.mc0.ch1'/></hvmtrace:ram></hvmtrace:trace>",
-		 map);
-	assert_int_equal(parse(domain(xml, ""), &d, &e), 0);
+	parse_on_channels(&d, map, "<hvmtrace:channel id='s0.mc0.ch0'/><hvmtrace:channel id='s0.mc0.ch1'/>");
 	assert_int_equal(hvt_lv_extents(&d, &x, &n, &e), 0);
 	assert_int_equal(n, 2);
 	assert_int_equal(x[0].start, 0x10000000);
@@ -204,21 +213,13 @@ static void test_extents(void **state)
 	hvt_lv_free(&d);
 
 	/* one channel of 256 MiB cannot hold 512 MiB */
-	snprintf(xml, sizeof(xml),
-		 "<hvmtrace:trace " NS " cpu='1' output='/o'><hvmtrace:ram chanmap='%s'><hvmtrace:channel "
-		 "id='s0.mc0.ch0'/></hvmtrace:ram></hvmtrace:trace>",
-		 map);
-	assert_int_equal(parse(domain(xml, ""), &d, &e), 0);
+	parse_on_channels(&d, map, "<hvmtrace:channel id='s0.mc0.ch0'/>");
 	assert_int_equal(hvt_lv_extents(&d, &x, &n, &e), -ENOSPC);
 	assert_non_null(strstr(e.msg, "hold 268435456 bytes, the domain's <memory> is 536870912 bytes"));
 	hvt_lv_free(&d);
 
 	/* a channel the map does not have */
-	snprintf(xml, sizeof(xml),
-		 "<hvmtrace:trace " NS " cpu='1' output='/o'><hvmtrace:ram chanmap='%s'><hvmtrace:channel "
-		 "id='s1.mc0.ch0'/></hvmtrace:ram></hvmtrace:trace>",
-		 map);
-	assert_int_equal(parse(domain(xml, ""), &d, &e), 0);
+	parse_on_channels(&d, map, "<hvmtrace:channel id='s1.mc0.ch0'/>");
 	assert_int_equal(hvt_lv_extents(&d, &x, &n, &e), -ENOENT);
 	assert_non_null(strstr(e.msg, "channel s1.mc0.ch0 is not in the channel map"));
 	hvt_lv_free(&d);

@@ -408,6 +408,18 @@ static void test_abandoned_writer(void **state)
 	assert_int_equal(st.valid_bytes, st.file_bytes);
 }
 
+/* The known trace written to path, closed or not, and read back: its bytes (*len of them) and its *n records.
+ */
+static uint8_t *written_records(bool close_it, size_t *len, struct rec *recs, int *n)
+{
+	uint8_t *buf;
+
+	write_trace(path, close_it);
+	buf = slurp(path, len);
+	*n = find_records(buf, *len, recs);
+	return buf;
+}
+
 /* Cuts at every record boundary and at offsets inside every record (header, payload, padding, trailer). */
 static void test_truncations(void **state)
 {
@@ -417,9 +429,7 @@ static void test_truncations(void **state)
 	int n;
 
 	(void)state;
-	write_trace(path, true);
-	buf = slurp(path, &len);
-	n = find_records(buf, len, recs);
+	buf = written_records(true, &len, recs, &n);
 	assert_int_equal(recs[n - 1].type, HVT_REC_INDEX);
 	assert_int_equal(recs[n - 1].end + HVT_TRAILER_SIZE, len);
 	for (int i = 0; i <= n; i++) {
@@ -489,9 +499,7 @@ static void test_byte_flips(void **state)
 	int n;
 
 	(void)state;
-	write_trace(path, true);
-	buf = slurp(path, &len);
-	n = find_records(buf, len, recs);
+	buf = written_records(true, &len, recs, &n);
 	for (size_t e = 0; e < sizeof(every_byte) / sizeof(every_byte[0]); e++) {
 		const struct rec *r = &recs[interval_record(recs, n, every_byte[e])];
 
@@ -516,9 +524,7 @@ static void test_index_damage(void **state)
 	int n;
 
 	(void)state;
-	write_trace(path, true);
-	buf = slurp(path, &len);
-	n = find_records(buf, len, recs);
+	buf = written_records(true, &len, recs, &n);
 	flip_and_expect(buf, len, recs[n - 1].off + 20, NIV, recs[n - 1].off); /* INDEX payload */
 	for (size_t at = len - HVT_TRAILER_SIZE; at < len; at++) {
 		flip_and_expect(buf, len, at, NIV, recs[n - 1].off);
@@ -558,9 +564,7 @@ static void test_semantic_stops(void **state)
 	int n;
 
 	(void)state;
-	write_trace(path, false);
-	buf = slurp(path, &len);
-	n = find_records(buf, len, recs);
+	buf = written_records(false, &len, recs, &n);
 	r = &recs[interval_record(recs, n, NIV - 1)];
 	plen = hvt_get_le32(buf + r->off + 4);
 	last = malloc(plen);
@@ -664,9 +668,7 @@ static void test_read_rechecks_crc(void **state)
 	int n, fd;
 
 	(void)state;
-	write_trace(path, true);
-	buf = slurp(path, &len);
-	n = find_records(buf, len, recs);
+	buf = written_records(true, &len, recs, &n);
 	assert_int_equal(hvt_trace_open(&r, path, &err), 0);
 	fd = open(path, O_WRONLY);
 	assert_true(fd >= 0);
@@ -777,9 +779,7 @@ static void test_write_failure(void **state)
 		assert_non_null(strstr(err.msg, "/dev/full"));
 	}
 
-	write_trace(path, true);
-	buf = slurp(path, &len);
-	n = find_records(buf, len, recs);
+	buf = written_records(true, &len, recs, &n);
 	free(buf);
 	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
 	lim = old;
@@ -907,9 +907,7 @@ static void test_written_not_accessed_on_disk(void **state)
 	assert_false(expected[6].flags & HVT_IV_WNA_COUNTED); /* both sets, made consistent elsewhere */
 	assert_true(expected[6].flags & HVT_IV_ACCESSED);
 	assert_true(expected[6].flags & HVT_IV_BANDWIDTH);
-	write_trace(path, true);
-	buf = slurp(path, &len);
-	n = find_records(buf, len, recs);
+	buf = written_records(true, &len, recs, &n);
 
 	const uint8_t *p = buf + recs[interval_record(recs, n, 0)].off + 16;
 	assert_int_equal(hvt_get_le32(p + 56), expected[0].flags);
@@ -935,6 +933,28 @@ static void test_written_not_accessed_on_disk(void **state)
 	assert_true(sum > 0);
 }
 
+/* A new interval with these flags (and no pages): the writer refuses it, naming what. */
+static void expect_encode_refused(const struct hvt_layout *l, uint32_t flags, const char *needle)
+{
+	struct hvt_interval iv;
+	struct hvt_buf b = {0};
+	struct hvt_err err = {{0}};
+
+	assert_int_equal(hvt_interval_init(&iv, l, flags), 0);
+	assert_int_equal(hvt_interval_encode(&iv, l, &b, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, needle));
+	hvt_interval_fini(&iv);
+	free(b.p);
+}
+
+/* Interval 1 with both sets, page 5 of slot 1 written and not (yet) accessed. */
+static void page5_written(struct hvt_interval *iv, const struct hvt_layout *l)
+{
+	assert_int_equal(hvt_interval_init(iv, l, HVT_IV_WRITTEN | HVT_IV_ACCESSED), 0);
+	iv->seq = 1;
+	hvt_pageset_set(&iv->written[1], 5);
+}
+
 /* The flag promises both sets and written ⊆ accessed: the writer and the decoder refuse anything else. */
 static void test_written_not_accessed_refused(void **state)
 {
@@ -944,9 +964,7 @@ static void test_written_not_accessed_refused(void **state)
 	const struct hvt_layout *l = &layouts[0];
 
 	(void)state;
-	assert_int_equal(hvt_interval_init(&iv, l, HVT_IV_WRITTEN | HVT_IV_ACCESSED), 0);
-	iv.seq = 1;
-	hvt_pageset_set(&iv.written[1], 5); /* written, not accessed */
+	page5_written(&iv, l); /* written, not accessed */
 	iv.flags |= HVT_IV_WNA_COUNTED;
 	assert_int_equal(hvt_interval_encode(&iv, l, &b, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "slot 1: flag WNA_COUNTED, but a written page is not accessed"));
@@ -982,12 +1000,8 @@ static void test_written_not_accessed_refused(void **state)
 
 	/* the flag without accessed sets */
 	hvt_interval_fini(&iv);
-	assert_int_equal(hvt_interval_init(&iv, l, HVT_IV_WRITTEN | HVT_IV_WNA_COUNTED), 0);
-	b.len = 0;
-	assert_int_equal(hvt_interval_encode(&iv, l, &b, &err), -EINVAL);
-	assert_non_null(strstr(err.msg, "WNA_COUNTED without both"));
-	hvt_interval_fini(&iv);
 	free(b.p);
+	expect_encode_refused(l, HVT_IV_WRITTEN | HVT_IV_WNA_COUNTED, "WNA_COUNTED without both");
 }
 
 /* The tracer's CPU time (flag 6) lies after written_not_accessed when both are there, and round-trips; the
@@ -1000,9 +1014,7 @@ static void test_tracer_cost_fields(void **state)
 	const struct hvt_layout *l = &layouts[0];
 
 	(void)state;
-	assert_int_equal(hvt_interval_init(&iv, l, HVT_IV_WRITTEN | HVT_IV_ACCESSED), 0);
-	iv.seq = 1;
-	hvt_pageset_set(&iv.written[1], 5);
+	page5_written(&iv, l);
 	assert_int_equal(hvt_interval_close_written_in_accessed(&iv), 0); /* flag 5 and its u64 */
 	iv.flags |= HVT_IV_TRACER_CPU | HVT_IV_TRACER_BUSY;
 	iv.tracer_cpu_ns = 0x1122334455667788ull;
@@ -1039,12 +1051,8 @@ static void test_tracer_cost_fields(void **state)
 	assert_int_equal(hvt_interval_decode(&out, l, b.p, b.len, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "LAYOUT_REFUSED"));
 	hvt_interval_fini(&iv);
-	assert_int_equal(hvt_interval_init(&iv, l, HVT_IV_WRITTEN | HVT_IV_LAYOUT_REFUSED | HVT_IV_FINAL), 0);
-	b.len = 0;
-	assert_int_equal(hvt_interval_encode(&iv, l, &b, &err), -EINVAL);
-	assert_non_null(strstr(err.msg, "LAYOUT_REFUSED"));
-	hvt_interval_fini(&iv);
 	free(b.p);
+	expect_encode_refused(l, HVT_IV_WRITTEN | HVT_IV_LAYOUT_REFUSED | HVT_IV_FINAL, "LAYOUT_REFUSED");
 }
 
 /* A trace written before the field existed (tests/fixtures/trace/README.md): it reads, its sets as they
