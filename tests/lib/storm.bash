@@ -34,9 +34,10 @@ storm_vmm() {
 	start_vmm "$T/vmm.sock" --payload phases4 --phase-time "$1" --repeat 0 --vcpu-cpu $VCPU_CPU
 }
 
-# storm_seed: seeds $RANDOM with STORM_SEED (default: this shell's pid), so that a run can be repeated, and
-# prints the first number it then gives.
+# storm_seed: seeds $RANDOM with STORM_SEED (default: this shell's pid) and prints the seed, so that
+# STORM_SEED=<it> repeats the run. (It printed the first number drawn after seeding, which repeats nothing.)
 storm_seed() {
-	RANDOM=${STORM_SEED:-$$}
-	echo "seed $RANDOM"
+	local seed=${STORM_SEED:-$$}
+	echo "seed $seed (STORM_SEED=$seed repeats this run)"
+	RANDOM=$seed
 }
