@@ -45,7 +45,13 @@ trace_phases() {
 		fail "record failed"
 	}
 	cat "$T/record.err"
-	wait "$VMM_PID" || fail "the VMM failed: $(cat "$T/vmm.out")"
+	wait "$VMM_PID" || {
+		# The guest's CPU gave it too little time for a whole pass inside any interval: nothing here can
+		# be held to the phase log interval by interval, and nothing says the tracer is wrong.
+		grep -q "passes take longer than an interval" "$T/vmm.out" &&
+			skip "the guest's vCPU (CPU $VCPU_CPU) got too little CPU on this machine now for a whole pass of the phase pattern inside a $1 interval ($(sed -n 's/.*(need [0-9]*); //p' "$T/vmm.out" | head -n 1))"
+		fail "the VMM failed: $(cat "$T/vmm.out")"
+	}
 	"$TOOLS/check_phases" --trace "$T/t.hvt" --phase-log "$T/phases.jsonl" --min-inside "$3" ||
 		fail "trace does not match the phases"
 	"$BIN/hvmtrace" export --jsonl "$T/export.jsonl" "$T/t.hvt" || fail "export failed"

@@ -192,6 +192,31 @@ static void test_gives_up_with_a_reason(void **state)
 	assert_non_null(strstr(err.msg, "passes take longer than an interval"));
 }
 
+/* Passes short enough to fit an interval that each straddle an interval's end (the guest preempted in every
+ * pass): the wait goes on past the intervals that end it when no pass could fit, and ends, saying so, only
+ * after far more. */
+static void test_preempted_passes_keep_waiting(void **state)
+{
+	struct fixture *x = *state;
+	struct hvt_err err = {{0}};
+	uint64_t t = 1000;
+
+	assert_int_equal(phase_hold_init(&x->h, 0, 1, x->path, NULL), 0);
+	phase_hold_begin(&x->h, t * MS);
+	for (; t < 1000 + 60 * 10; t += 10) {
+		assert_int_equal(phase_hold_pass(&x->h, (t + 8) * MS, (t + 11) * MS), 0);
+		interval(x, t, t + 10, 1);
+	}
+	assert_int_equal(phase_hold_over(&x->h, (t + 100) * MS, &err), 0);
+	for (; t < 1000 + 1100 * 10; t += 10) {
+		assert_int_equal(phase_hold_pass(&x->h, (t + 8) * MS, (t + 11) * MS), 0);
+		interval(x, t, t + 10, 1);
+	}
+	assert_int_equal(phase_hold_over(&x->h, (t + 100) * MS, &err), -ETIMEDOUT);
+	assert_non_null(strstr(err.msg, "passes of 3.0 ms fit intervals of up to 10.0 ms"));
+	assert_non_null(strstr(err.msg, "preempted in every pass"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -202,6 +227,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_long_lines, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_hold_time, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_gives_up_with_a_reason, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_preempted_passes_keep_waiting, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

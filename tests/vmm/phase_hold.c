@@ -23,8 +23,11 @@
 
 #define HOLD_POLL_NS 1000000ull /* read the tracer's file at most once a millisecond */
 #define HOLD_STALL_S 120        /* no interval for this long: the tracer is gone or stuck */
-#define HOLD_IN_VAIN 50         /* this many intervals inside a phase without a pass: they never will */
-#define HOLD_HEAD    1024       /* bytes of a line kept: its times, well before its page ranges */
+#define HOLD_IN_VAIN                                                                                         \
+	50 /* this many intervals inside a phase without a pass, none of whose passes is shorter             \
+	      than its intervals: they never will hold one */
+#define HOLD_IN_VAIN_FIT 1000 /* ... though passes are short enough: the guest is preempted in every pass */
+#define HOLD_HEAD        1024 /* bytes of a line kept: its times, well before its page ranges */
 
 int phase_hold_init(struct phase_hold *h, uint64_t min_ns, unsigned want, const char *follow,
 		    struct hvt_err *err)
@@ -57,6 +60,8 @@ void phase_hold_begin(struct phase_hold *h, uint64_t t_ns)
 	h->begin_ns = t_ns;
 	h->have = 0;
 	h->inside = 0;
+	h->shortest_pass_ns = UINT64_MAX;
+	h->longest_interval_ns = 0;
 	h->npasses = 0;
 	h->last_news_ns = t_ns;
 }
@@ -75,6 +80,8 @@ int phase_hold_pass(struct phase_hold *h, uint64_t t_start_ns, uint64_t t_end_ns
 		h->pass_cap = cap;
 	}
 	h->passes[h->npasses++] = (struct hold_pass){t_start_ns, t_end_ns};
+	if (t_end_ns - t_start_ns < h->shortest_pass_ns)
+		h->shortest_pass_ns = t_end_ns - t_start_ns;
 	return 0;
 }
 
@@ -134,6 +141,8 @@ static int take_interval(struct phase_hold *h, const char *head, uint64_t now_ns
 	if (window_start >= h->begin_ns && t_end + harvest_ns < now_ns) {
 		h->inside++;
 		h->have += pass_inside;
+		if (t_end - t_start > h->longest_interval_ns)
+			h->longest_interval_ns = t_end - t_start;
 	}
 	return 0;
 }
@@ -197,11 +206,27 @@ int phase_hold_over(struct phase_hold *h, uint64_t now_ns, struct hvt_err *err)
 	}
 	if (h->have >= h->want)
 		return 1;
-	if (h->inside - h->have >= HOLD_IN_VAIN)
+	/* Judged by what was seen, not by the clock: a busy machine may stretch passes for a while. */
+	bool fits = h->shortest_pass_ns < h->longest_interval_ns;
+	if (h->inside - h->have >= HOLD_IN_VAIN && !fits) {
+		char shortest[48] = "no pass of it has ended";
+
+		if (h->shortest_pass_ns != UINT64_MAX)
+			snprintf(shortest, sizeof(shortest), "the shortest pass took %.1f ms",
+				 h->shortest_pass_ns / 1e6);
 		return hvt_err_set(
 		    err, -ETIMEDOUT,
-		    "%u intervals inside this phase, %u with a logged pass inside (need %u): passes take longer than an interval",
-		    h->inside, h->have, h->want);
+		    "%u intervals inside this phase, %u with a logged pass inside (need %u); %s, the "
+		    "longest interval %.1f ms: passes take longer than an interval",
+		    h->inside, h->have, h->want, shortest, h->longest_interval_ns / 1e6);
+	}
+	if (h->inside - h->have >= HOLD_IN_VAIN_FIT)
+		return hvt_err_set(
+		    err, -ETIMEDOUT,
+		    "%u intervals inside this phase, %u with a logged pass inside (need %u), though "
+		    "passes of %.1f ms fit intervals of up to %.1f ms: the guest is preempted in "
+		    "every pass",
+		    h->inside, h->have, h->want, h->shortest_pass_ns / 1e6, h->longest_interval_ns / 1e6);
 	if (now_ns - h->last_news_ns > HOLD_STALL_S * 1000000000ull)
 		return hvt_err_set(err, -ETIMEDOUT,
 				   "the tracer harvested no interval for %d s (%s: %" PRIu64

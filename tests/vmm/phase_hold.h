@@ -36,9 +36,11 @@ struct phase_hold {
 	uint64_t last_poll_ns;
 	/* The phase in progress. */
 	uint64_t begin_ns;
-	unsigned have;            /* whole intervals inside it */
-	unsigned inside;          /* intervals inside it, whole or not */
-	struct hold_pass *passes; /* logged passes not yet before every interval read */
+	unsigned have;                /* whole intervals inside it */
+	unsigned inside;              /* intervals inside it, whole or not */
+	uint64_t shortest_pass_ns;    /* of the passes logged in it; UINT64_MAX: none */
+	uint64_t longest_interval_ns; /* of the intervals inside it */
+	struct hold_pass *passes;     /* logged passes not yet before every interval read */
 	size_t npasses, pass_cap;
 };
 
@@ -52,8 +54,10 @@ void phase_hold_begin(struct phase_hold *h, uint64_t t_ns);
 /* A pass the driver logged in the phase log (only logged passes count, as for the checker). */
 int phase_hold_pass(struct phase_hold *h, uint64_t t_start_ns, uint64_t t_end_ns);
 /* 1 when the phase may end at now_ns, 0 not yet; a negative errno (err says why) when the tracer has
- * harvested nothing for HOLD_STALL_S seconds, when many intervals inside the phase held no logged pass
- * (passes longer than the interval: the check could never count one), or when its file cannot be read. */
+ * harvested nothing for HOLD_STALL_S seconds, when many intervals inside the phase held no logged pass and
+ * no pass of the phase was shorter than its longest interval (the check could never count one: "passes
+ * take longer than an interval"), when far more held none though passes would fit (the guest is preempted
+ * in every pass), or when its file cannot be read. */
 int phase_hold_over(struct phase_hold *h, uint64_t now_ns, struct hvt_err *err);
 
 #endif
