@@ -3,7 +3,8 @@
 # KVM modules and runs tests/lab/ad_check with kvm_amd npt=1 or kvm_intel ept=1 (TDP MMU walker) and npt=0 or
 # ept=0 (shadow MMU rmap walker; labtdp= picks, l1_prelude.sh), plain, with 2 MiB mappings and on /dev/mem
 # (labdevmem=), each with the full walk and with the pruned walk (--prune), and the harvest benchmark when
-# the kernel command line asks (labbench=MIB).
+# the kernel command line asks (labbench=MIB). The Intel tier ends with kvm_intel ept=1 eptad=0 (EPT without
+# A/D bits), where KVM must refuse the harvest (ad_check --no-harvest).
 # Results on the serial console: "CHECK name PASS|FAIL" lines, then "LAB-RESULT PASS|FAIL".
 . /lab/l1_prelude.sh
 
@@ -23,4 +24,9 @@ for tdp in $LAB_TDP; do
 	fi
 	unload_kvm
 done
+if [ "$KVM_VENDOR" = kvm_intel ] && load_kvm 1 eptad=0; then
+	echo "LAB ept=1 eptad=0 scenario: ad_check --no-harvest"
+	./ad_check --no-harvest || result=FAIL
+	unload_kvm
+fi
 lab_end

@@ -34,19 +34,21 @@ code_sections kvm
 # Sanitized test builds: leak checking needs nothing from the lab, but keep it quiet and fatal-free.
 export ASAN_OPTIONS=detect_leaks=0
 
-# load_kvm TDP: our vendor module with npt=TDP or ept=TDP (1: TDP MMU, 0: shadow MMU) and labkvm='s
-# parameters; says which, or FAIL.
+# load_kvm TDP [PARAM=VALUE...]: our vendor module with npt=TDP or ept=TDP (1: TDP MMU, 0: shadow MMU),
+# labkvm='s parameters and then these (the last of a name counts); says which, or FAIL.
 load_kvm() {
+	_tdp=$1
+	shift
 	# shellcheck disable=SC2086
-	if ! insmod "./$(echo $KVM_VENDOR | tr _ -).ko" $MMU="$1" $KVM_OPTS; then
-		echo "LAB $MMU=$1 FAIL cannot load $KVM_VENDOR with $MMU=$1 $KVM_OPTS"
+	if ! insmod "./$(echo $KVM_VENDOR | tr _ -).ko" $MMU="$_tdp" $KVM_OPTS "$@"; then
+		echo "LAB $MMU=$_tdp FAIL cannot load $KVM_VENDOR with $MMU=$_tdp $KVM_OPTS $*"
 		result=FAIL
 		return 1
 	fi
 	_p=/sys/module/$KVM_VENDOR/parameters
 	_more=""
 	[ "$KVM_VENDOR" = kvm_amd ] || _more=" eptad=$(cat $_p/eptad) pml=$(cat $_p/pml)"
-	echo "LAB $MMU=$1 $KVM_VENDOR.$MMU=$(cat $_p/$MMU)$_more tdp_mmu=$(cat /sys/module/kvm/parameters/tdp_mmu)"
+	echo "LAB $MMU=$_tdp $KVM_VENDOR.$MMU=$(cat $_p/$MMU)$_more tdp_mmu=$(cat /sys/module/kvm/parameters/tdp_mmu)"
 	code_sections $KVM_VENDOR
 }
 
