@@ -1,0 +1,30 @@
+#!/bin/bash
+# Mode ad end to end on Intel (tests/lib/lab.bash, LAB_VENDOR=intel): Debian's kernel boots as L1 under Bochs
+# (emulated VMX with EPT and EPT A/D) with our kvm.ko and kvm-intel.ko; hvmtrace-vmm runs the phases4
+# payload in an L2 guest (with IF set: --guest-if) and `hvmtrace record` harvests it through the A/D fd;
+# check_phases holds every interval's written and accessed sets to the VMM's phase log, page by page, with
+# kvm_intel ept=1 eptad=1 (the TDP MMU on EPT, the pruned walk) and ept=0 (the shadow MMU). Then, with
+# eptad=0, the tracer asked for mode ad refuses with a sentence and writes no trace. The L1 side is
+# tests/lab/record_init.sh. Skips when bochs is not installed.
+# LAB_KERNELS (default 6.12) and LAB_INTERVALS (default 1s; make lab: "1s 100ms") pick the matrix.
+source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/qemu.bash"
+LAB_VENDOR=intel
+source "$(dirname "$0")/../lib/lab.bash"
+
+for p in bin/hvmtrace bin/hvmtrace-vmm tests/tools/check_phases; do
+	[ -x "$ROOT/$BUILD/$p" ] || fail "$BUILD/$p not built"
+done
+lab_l0
+intervals=${LAB_INTERVALS:-1s}
+for k in ${LAB_KERNELS:-6.12}; do
+	lab_prepare "$k"
+	ir=$(scripts/mkinitramfs.sh -q \
+		-b "$ROOT/$BUILD/bin/hvmtrace:/bin/hvmtrace" -b "$ROOT/$BUILD/bin/hvmtrace-vmm:/bin/hvmtrace-vmm" \
+		-b "$ROOT/$BUILD/tests/tools/check_phases:/bin/check_phases" "${LAB_KVM_FILES[@]}" \
+		tests/lab/record_init.sh) || fail "initramfs for $k"
+	lab_boot "$k" "$ir" 1024 "labintervals=${intervals// /,}"
+	lab_expect "$k" "^CHECK record ept=[01] interval=.* PASS" $((2 * $(wc -w <<<"$intervals"))) \
+		"record scenarios passed"
+	lab_expect "$k" "^CHECK record ept=1 eptad=0 refuses mode ad PASS" 1 "eptad=0 refusals"
+done
