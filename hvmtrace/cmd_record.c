@@ -699,8 +699,6 @@ static int close_sinks(struct recorder *r, struct hvt_err *err)
  * implement. */
 static void report_mode_unavailable(const struct session *s, enum hvt_mode mode)
 {
-	/* Mode ad may be missing for a reason this host's KVM parameters tell. */
-	const char *why = mode == HVT_MODE_AD ? kvm_ad_missing_reason("/sys/module") : NULL;
 	char offered[128] = "", implemented[128];
 	size_t at = 0;
 
@@ -709,10 +707,10 @@ static void report_mode_unavailable(const struct session *s, enum hvt_mode mode)
 			at += (size_t)snprintf(offered + at, sizeof(offered) - at, " %s",
 					       hvt_mode_name((enum hvt_mode)m));
 	harvester_list_modes(implemented, sizeof(implemented));
-	fprintf(stderr,
-		"hvmtrace record: %s: mode %s is not available (the VMM offers:%s; this hvmtrace implements "
-		"%s)%s%s\n",
-		s->path, hvt_mode_name(mode), offered, implemented, why ? ": " : "", why ? why : "");
+	fprintf(
+	    stderr,
+	    "hvmtrace record: %s: mode %s is not available (the VMM offers:%s; this hvmtrace implements %s)\n",
+	    s->path, hvt_mode_name(mode), offered, implemented);
 }
 
 /* Intervals of the trace index kept in the locked reserve: 12 MiB at most. Past them the index (32 bytes an

@@ -69,34 +69,6 @@ int pin_to_cpu(int cpu, struct hvt_err *err)
 	return 0;
 }
 
-/* The first character of a module parameter's value ('Y', 'N', '1', '0'), or 0 if it cannot be read. */
-static char module_param(const char *sysfs_module, const char *module, const char *param)
-{
-	char path[512];
-	int c;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s/parameters/%s", sysfs_module, module, param);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	c = fgetc(f);
-	fclose(f);
-	return c == EOF ? 0 : (char)c;
-}
-
-const char *kvm_ad_missing_reason(const char *sysfs_module)
-{
-	char ept = module_param(sysfs_module, "kvm_intel", "ept");
-	char eptad = module_param(sysfs_module, "kvm_intel", "eptad");
-
-	if ((ept == 'Y' || ept == '1') && (eptad == 'N' || eptad == '0'))
-		return "this host's kvm_intel runs EPT without accessed and dirty bits (eptad=N), where KVM "
-		       "cannot tell which pages were written and offers no harvest (docs/kvm-ad.md); load "
-		       "kvm_intel with eptad=1 to trace in mode ad, or record in mode dirty-log";
-	return NULL;
-}
-
 int drop_all_capabilities(struct hvt_err *err)
 {
 	capng_get_caps_process();

@@ -19,12 +19,6 @@ int pick_tracer_cpu(const cpu_set_t *avoid);
 /* Pins the calling thread to cpu; the message names the CPU and says which CPUs exist. */
 int pin_to_cpu(int cpu, struct hvt_err *err);
 
-/*
- * Why this host's KVM cannot offer mode ad, when its parameters under sysfs_module (/sys/module) say so: a
- * sentence for kvm_intel running EPT without accessed and dirty bits (eptad=N); NULL otherwise.
- */
-const char *kvm_ad_missing_reason(const char *sysfs_module);
-
 /* Drops every capability (effective, permitted, inheritable, ambient, bounding) and sets no_new_privs. */
 int drop_all_capabilities(struct hvt_err *err);
 

@@ -8,7 +8,7 @@
  * OUT. Its code page (gfn 1) is fetched on every run. A child process made by fork() (another mm) does
  * every harvest through the A/D fd, and checks that the VM fd refuses it (-EIO).
  *
- * Usage: ad_check [--prune] [--huge] [--devmem PHYS] [--bench MIB] | --no-harvest
+ * Usage: ad_check [--prune] [--huge] [--devmem PHYS] [--bench MIB]
  *   --prune       harvest with KVM_AD_HARVEST_PRUNE (the pruned walk; docs/kvm-ad.md) wherever the checks
  *                 allow, and check the pruning itself: which regions a walk skips, and that under accesses
  *                 concurrent with the harvest a pruned walk reports exactly what a full walk would
@@ -18,9 +18,6 @@
  *   --bench MIB   time harvests of an MIB-sized slot, 4 KiB and 2 MiB mappings, 1 % and 100 % of its pages
  *                 touched, pruned and full walk, next to the copy of the two bitmaps at L1's memcpy
  *                 bandwidth (figures, not checks: "LAB_AD ..." lines, bench/lab_harvest.sh)
- *   --no-harvest  check instead that KVM refuses the harvest, as it must where its SPTEs have no A/D bits
- *                 (kvm_intel ept=1 eptad=0): capability 0, KVM_CREATE_AD_FD and KVM_AD_HARVEST fail with
- *                 EOPNOTSUPP
  * Output: "CHECK name PASS|FAIL detail" lines, "BENCH"/"LAB_AD" lines, and a final "AD_CHECK PASS|FAIL".
  */
 #include <errno.h>
@@ -492,18 +489,18 @@ static void run_prune_concurrent(struct lab_vm *v, struct harvest_client *c, uin
 	check(bad == 0, "prune_concurrent_equals_full_walk", detail);
 }
 
-/* The flag's contract: kept after a pruned walk (TDP MMU), cleared after a full one; refused where unsound.
- */
-static void run_prune_contract(struct lab_vm *v, struct harvest_client *c, uint64_t npages, bool tdp)
+/* The flag's contract: kept after a pruned walk (TDP MMU with A/D bits), cleared after a full one; refused
+ * where unsound. */
+static void run_prune_contract(struct lab_vm *v, struct harvest_client *c, uint64_t npages, bool prunes)
 {
 	const struct harvest_reply *r;
 	struct kvm_ad_harvest q = {.slot = 0, .flags = KVM_AD_HARVEST_PRUNE, .num_pages = npages};
 	char detail[96];
 
 	r = harvest(c, npages, KVM_AD_HARVEST_PRUNE);
-	snprintf(detail, sizeof(detail), "rc=%d flags_out=%#x (%s MMU)", r->rc, r->flags,
-		 tdp ? "TDP" : "shadow");
-	check(r->rc == 0 && !(r->flags & KVM_AD_HARVEST_PRUNE) == !tdp, "prune_flag_says_walk", detail);
+	snprintf(detail, sizeof(detail), "rc=%d flags_out=%#x (%s)", r->rc, r->flags,
+		 prunes ? "TDP MMU" : "shadow MMU or no A/D bits: a full walk");
+	check(r->rc == 0 && !(r->flags & KVM_AD_HARVEST_PRUNE) == !prunes, "prune_flag_says_walk", detail);
 	harvest_send(c, npages, 0); /* not harvest(): it would add PRUNE */
 	r = harvest_wait(c);
 	check(r->rc == 0 && r->nr_pruned == 0 && !(r->flags & KVM_AD_HARVEST_PRUNE),
@@ -604,52 +601,33 @@ static void run_bench(bool huge, uint64_t mib, double bw)
 	harvester_stop(&bc);
 }
 
-/*
- * Whether KVM runs the guest on the TDP MMU (kvm_amd npt=1 or kvm_intel ept=1, and kvm tdp_mmu=1), where
- * pruning works.
- */
-static bool tdp_mmu(void)
+/* A module parameter's first character ('Y', 'N', '1', '0'), or dflt when it cannot be read. */
+static char module_param(const char *path, char dflt)
 {
-	char npt = 'N', tdp = 'Y';
-	FILE *f = fopen("/sys/module/kvm_amd/parameters/npt", "r");
+	FILE *f = fopen(path, "r");
+	int c;
 
 	if (!f)
-		f = fopen("/sys/module/kvm_intel/parameters/ept", "r");
-	if (f) {
-		npt = (char)fgetc(f);
-		fclose(f);
-	}
-	f = fopen("/sys/module/kvm/parameters/tdp_mmu", "r");
-	if (f) {
-		tdp = (char)fgetc(f);
-		fclose(f);
-	}
-	return (npt == 'Y' || npt == '1') && (tdp == 'Y' || tdp == '1');
+		return dflt;
+	c = fgetc(f);
+	fclose(f);
+	return c == EOF ? dflt : (char)c;
 }
 
-/* KVM without A/D bits in its SPTEs offers no harvest, and refuses one: no set it could report is exact. */
-static void run_no_harvest(void)
+/*
+ * Whether KVM can prune: the guest runs on the TDP MMU (kvm_amd npt=1 or kvm_intel ept=1, and kvm
+ * tdp_mmu=1) and its SPTEs have A/D bits (not kvm_intel eptad=0, whose non-leaf entries have no Accessed
+ * bit: there the walk is full, as under the shadow MMU).
+ */
+static bool can_prune(void)
 {
-	struct kvm_ad_harvest q = {.slot = 0, .flags = KVM_AD_HARVEST_QUERY};
-	char detail[64];
-	int kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC), vm, rc;
+	char npt = module_param("/sys/module/kvm_amd/parameters/npt", 0);
+	char tdp = module_param("/sys/module/kvm/parameters/tdp_mmu", 'Y');
+	char eptad = module_param("/sys/module/kvm_intel/parameters/eptad", 'Y');
 
-	if (kvm < 0)
-		die("open /dev/kvm");
-	rc = ioctl(kvm, KVM_CHECK_EXTENSION, KVM_CAP_AD_HARVEST);
-	snprintf(detail, sizeof(detail), "KVM_CHECK_EXTENSION=%d", rc);
-	check(rc == 0, "no_harvest_cap_0", detail);
-	vm = ioctl(kvm, KVM_CREATE_VM, 0);
-	if (vm < 0)
-		die("KVM_CREATE_VM");
-	rc = ioctl(vm, KVM_CREATE_AD_FD, 0);
-	snprintf(detail, sizeof(detail), "rc=%d %s", rc, rc < 0 ? strerror(errno) : "(an fd)");
-	check(rc < 0 && errno == EOPNOTSUPP, "no_harvest_create_ad_fd_refused", detail);
-	rc = ioctl(vm, KVM_AD_HARVEST, &q);
-	snprintf(detail, sizeof(detail), "rc=%d %s", rc, rc < 0 ? strerror(errno) : "ok");
-	check(rc < 0 && errno == EOPNOTSUPP, "no_harvest_vm_fd_refused", detail);
-	close(vm);
-	close(kvm);
+	if (!npt)
+		npt = module_param("/sys/module/kvm_intel/parameters/ept", 'N');
+	return (npt == 'Y' || npt == '1') && (tdp == 'Y' || tdp == '1') && (eptad == 'Y' || eptad == '1');
 }
 
 int main(int argc, char **argv)
@@ -669,12 +647,7 @@ int main(int argc, char **argv)
 			devmem = strtol(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--bench") && i + 1 < argc)
 			bench_mib = strtoull(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--no-harvest") && argc == 2) {
-			setvbuf(stdout, NULL, _IOLBF, 0);
-			run_no_harvest();
-			printf("AD_CHECK %s\n", failures ? "FAIL" : "PASS");
-			return failures ? 1 : 0;
-		} else {
+		else {
 			fprintf(stderr,
 				"ad_check: unknown argument '%s' (see the header of tests/lab/ad_check.c)\n",
 				argv[i]);
@@ -708,8 +681,8 @@ int main(int argc, char **argv)
 	else
 		run_exactness(&v, &c, npages);
 	if (walk_flags && !huge) {
-		run_prune_contract(&v, &c, npages, tdp_mmu());
-		if (tdp_mmu())
+		run_prune_contract(&v, &c, npages, can_prune());
+		if (can_prune())
 			run_prune_regions(&v, &c, npages);
 		run_prune_concurrent(&v, &c, npages, 40);
 	}

@@ -4,7 +4,7 @@
 # ept=0 (shadow MMU rmap walker; labtdp= picks, l1_prelude.sh), plain, with 2 MiB mappings and on /dev/mem
 # (labdevmem=), each with the full walk and with the pruned walk (--prune), and the harvest benchmark when
 # the kernel command line asks (labbench=MIB). The Intel tier ends with kvm_intel ept=1 eptad=0 (EPT without
-# A/D bits), where KVM must refuse the harvest (ad_check --no-harvest).
+# A/D bits, where KVM harvests by access tracking and cannot prune): the plain scenario, full and pruned.
 # Results on the serial console: "CHECK name PASS|FAIL" lines, then "LAB-RESULT PASS|FAIL".
 . /lab/l1_prelude.sh
 
@@ -25,8 +25,11 @@ for tdp in $LAB_TDP; do
 	unload_kvm
 done
 if [ "$KVM_VENDOR" = kvm_intel ] && load_kvm 1 eptad=0; then
-	echo "LAB ept=1 eptad=0 scenario: ad_check --no-harvest"
-	./ad_check --no-harvest || result=FAIL
+	for args in "" "--prune"; do
+		echo "LAB ept=1 eptad=0 scenario: ad_check $args"
+		# shellcheck disable=SC2086
+		./ad_check $args || result=FAIL
+	done
 	unload_kvm
 fi
 lab_end

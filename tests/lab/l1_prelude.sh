@@ -5,7 +5,8 @@
 #
 # The vendor module is kvm-amd (the AMD tier: its MMU parameter npt=) or, when the host put kvm-intel.ko
 # into /lab, kvm-intel (the Intel tier: ept=). The host's kernel command line may ask for more:
-#   labkvm=P=V,...  further parameters of the vendor module (the Intel tier: eptad=, pml=)
+#   labkvm=P=V,...  further parameters of the vendor module (the Intel tier: eptad=, pml=); may be given
+#                   more than once
 #   labtdp=1,0      the MMU settings the scenarios run, in order (default 1 then 0: the TDP MMU, then the
 #                   shadow MMU)
 # TRACER_CPU is L1's last CPU: CPU 1 of the two-CPU AMD tier (the vCPU thread runs on CPU 0), CPU 0 of the
@@ -19,7 +20,7 @@ echo "LAB-L1-UP uptime=$(cut -d' ' -f1 /proc/uptime) kernel=$(uname -r) cpus=$(n
 cd /lab || exit 1
 result=PASS
 if [ -f kvm-intel.ko ]; then KVM_VENDOR=kvm_intel MMU=ept; else KVM_VENDOR=kvm_amd MMU=npt; fi
-KVM_OPTS=$(sed -n 's/.*labkvm=\([^ ]*\).*/\1/p' /proc/cmdline | tr , ' ')
+KVM_OPTS=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^labkvm=//p' | tr ',\n' '  ')
 LAB_TDP=$(sed -n 's/.*labtdp=\([01,]*\).*/\1/p' /proc/cmdline | tr , ' ')
 : "${LAB_TDP:=1 0}"
 TRACER_CPU=$(($(nproc) - 1))
@@ -58,6 +59,8 @@ unload_kvm() {
 }
 
 lab_end() {
+	# WARN()s print at KERN_WARNING, which loglevel=4 keeps off the console: count them here.
+	echo "lab: kernel warnings: $(dmesg | grep -c 'WARNING:')$(dmesg | grep -m1 'WARNING:' | sed 's/^/; the first: /')"
 	echo "LAB-RESULT $result uptime=$(cut -d' ' -f1 /proc/uptime)"
 	poweroff -f
 }

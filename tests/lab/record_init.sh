@@ -1,16 +1,16 @@
 #!/bin/sh
-# /init of the nested lab's L1 for tests/lab/test_record.sh and test_intel_record.sh: hvmtrace-vmm runs the phases4 payload in an L2
-# guest (CPL3 payload) on our rebuilt KVM, `hvmtrace record` traces it in mode ad (the tracer harvests
-# through the A/D fd), and check_phases compares the trace's written and accessed sets with the VMM's
-# phase log page by page, and holds every interval to written ⊆ accessed as the kernel reported them and
-# to no set holding a page the payload never touches (with npt=0 its page tables as well: check_phases
-# --shadow-mmu). The tracer harvests with its default, the pruned walk (a full one where npt=0). Every
-# combination of kvm_amd npt=1/0 (or kvm_intel ept=1/0; labtdp= picks, l1_prelude.sh) and 1 s / 100 ms
-# intervals (labintervals=1s picks one). Each phase lasts
-# its phase time and until the tracer has harvested MIN_INSIDE whole intervals inside it: the VMM follows
-# the tracer's JSON Lines (--hold-intervals, --follow), so a slow or busy L1 lengthens phases instead of
-# leaving too few exact intervals. Results go to the serial console: "CHECK record npt=N interval=I
-# PASS|FAIL …" (ept= on Intel), then "LAB-RESULT PASS|FAIL".
+# /init of the nested lab's L1 for tests/lab/test_record.sh and test_intel_record.sh: hvmtrace-vmm runs the
+# phases4 payload in an L2 guest (CPL3 payload) on our rebuilt KVM, `hvmtrace record` traces it in mode ad
+# (the tracer harvests through the A/D fd), and check_phases compares the trace's written and accessed sets
+# with the VMM's phase log page by page, and holds every interval to written ⊆ accessed as the kernel
+# reported them and to no set holding a page the payload never touches (with npt=0 its page tables as well:
+# check_phases --shadow-mmu). The tracer harvests with its default, the pruned walk (a full one where npt=0).
+# Every combination of kvm_amd npt=1/0 (or kvm_intel ept=1/0; labtdp= picks, l1_prelude.sh) and 1 s / 100 ms
+# intervals (labintervals=1s picks one); the Intel tier then adds kvm_intel ept=1 eptad=0 at 1 s. Each phase
+# lasts its phase time and until the tracer has harvested MIN_INSIDE whole intervals inside it: the VMM
+# follows the tracer's JSON Lines (--hold-intervals, --follow), so a slow or busy L1 lengthens phases
+# instead of leaving too few exact intervals. Results go to the serial console: "CHECK record npt=N
+# interval=I PASS|FAIL …" (ept= on Intel), then "LAB-RESULT PASS|FAIL".
 . /lab/l1_prelude.sh
 . /lab/l1_scenario.sh
 
@@ -30,9 +30,10 @@ run_one() {
 		--jsonl "$d/rec.jsonl" 2>"$d/record.err" || ok=0
 	wait "$vmm" || ok=0
 	grep -q "in ad mode" "$d/record.err" || ok=0
-	# The tracer's default, the pruned walk, where the kernel can prune (the TDP MMU, npt=1 or ept=1).
+	# The tracer's default, the pruned walk, where the kernel can prune (the TDP MMU, npt=1 or ept=1, with
+	# A/D bits: not kvm_intel eptad=0).
 	walk=full
-	[ "$1" = 1 ] && walk=pruned
+	[ "$1" = 1 ] && [ "$(cat /sys/module/kvm_intel/parameters/eptad 2>/dev/null)" != N ] && walk=pruned
 	grep -q "($walk walk)" "$d/record.err" || ok=0
 	shadow=""
 	[ "$1" = 0 ] && shadow=--shadow-mmu
@@ -42,29 +43,6 @@ run_one() {
 	files="record.err vmm.out"
 	grep -E "harvest_ns|attached|intervals recorded|written but not accessed" "$d/record.err" | sed 's|^|lab: |' | head -5
 	grep -E "held" "$d/vmm.out" | sed 's|^|lab: |'
-}
-
-# run_no_ad: with kvm_intel eptad=0 (EPT without A/D bits) the VMM offers no mode ad and the tracer asked
-# for it refuses with a sentence that says why, and writes no trace: never a trace of empty sets.
-run_no_ad() {
-	d=/tmp/rec-noad
-	rm -rf "$d" && mkdir -p "$d"
-	hvmtrace-vmm --listen "$d/vmm.sock" --payload idle --low-ram 64M --high-ram 2M --repeat 0 $GUEST_IF \
-		>"$d/vmm.out" 2>&1 &
-	vmm=$!
-	l1_wait $vmm [ -S "$d/vmm.sock" ]
-	timeout 200 hvmtrace record --attach "$d/vmm.sock" --mode ad --cpu "$TRACER_CPU" --interval 1s \
-		-o "$d/t.hvt" 2>"$d/record.err"
-	rc=$?
-	kill "$vmm"
-	wait "$vmm"
-	echo "lab: eptad=0: record --mode ad: exit $rc: $(cat "$d/record.err")"
-	if [ "$rc" = 2 ] && grep -q 'mode ad is not available.*eptad=N' "$d/record.err" && [ ! -e "$d/t.hvt" ]; then
-		echo "CHECK record ept=1 eptad=0 refuses mode ad PASS"
-	else
-		echo "CHECK record ept=1 eptad=0 refuses mode ad FAIL"
-		result=FAIL
-	fi
 }
 
 # The Intel tier's L2 runs with IF=1 (hvmtrace-vmm --guest-if): Bochs gives no interrupt exits otherwise.
@@ -81,8 +59,9 @@ for tdp in $LAB_TDP; do
 	done
 	unload_kvm
 done
+# kvm_intel eptad=0: EPT without A/D bits, where KVM harvests by access tracking (a full walk) at 1 s.
 if [ "$KVM_VENDOR" = kvm_intel ] && load_kvm 1 eptad=0; then
-	run_no_ad
+	scenario "record ept=1 eptad=0 interval=1s" run_one 1 1s 3.5s 2
 	unload_kvm
 fi
 lab_end
