@@ -351,7 +351,7 @@ static void run_exactness(struct lab_vm *v, struct harvest_client *c, uint64_t n
 	guest_touch(v, FIRST_DATA + 300, 4, true);
 	r = harvest(c, npages, 0);
 	printf(
-	    "EVIDENCE noflush_hot_pages_reported=%llu of 4 (4 = the lab's emulated TLB kept no stale translation across the harvest: each interval here starts with a new VMRUN, and TCG's nested paging does not keep guest translations across it, so a missing flush cannot show)\n",
+	    "EVIDENCE noflush_hot_pages_reported=%llu of 4 (4 = the lab's emulated TLB kept no stale translation across the harvest: each interval here starts with a new VM entry, and the emulator's nested paging (TCG's, Bochs's) does not keep guest translations across it, so a missing flush cannot show)\n",
 	    (unsigned long long)__builtin_popcountll(r->dirty[(FIRST_DATA + 300) / 64]));
 }
 
