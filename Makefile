@@ -153,7 +153,8 @@ ifneq ($(filter amd,$(LAB_VENDOR)),)
 endif
 ifneq ($(filter intel,$(LAB_VENDOR)),)
 	LAB_KERNELS="6.1 6.12" BUILD=$(BUILD) tests/lab/test_intel_ad.sh
-	LAB_KERNELS="6.1 6.12" LAB_INTERVALS="1s 100ms" BUILD=$(BUILD) tests/lab/test_intel_record.sh
+	LAB_KERNELS="6.1 6.12" LAB_TDP="1 0" LAB_INTERVALS="1s 100ms" LAB_EPTAD0=1 BUILD=$(BUILD) \
+		tests/lab/test_intel_record.sh
 endif
 
 # libFuzzer harnesses (tests/fuzz/fuzz_*.c; docs/reliability.md, "Fuzzing"), built with clang, ASan and UBSan

@@ -6,7 +6,7 @@
 # reported them and to no set holding a page the payload never touches (with npt=0 its page tables as well:
 # check_phases --shadow-mmu). The tracer harvests with its default, the pruned walk (a full one where npt=0).
 # Every combination of kvm_amd npt=1/0 (or kvm_intel ept=1/0; labtdp= picks, l1_prelude.sh) and 1 s / 100 ms
-# intervals (labintervals=1s picks one); the Intel tier then adds kvm_intel ept=1 eptad=0 at 1 s. Each phase
+# intervals (labintervals=1s picks one); labeptad0=1 adds kvm_intel ept=1 eptad=0 at 1 s. Each phase
 # lasts its phase time and until the tracer has harvested MIN_INSIDE whole intervals inside it: the VMM
 # follows the tracer's JSON Lines (--hold-intervals, --follow), so a slow or busy L1 lengthens phases
 # instead of leaving too few exact intervals. Results go to the serial console: "CHECK record npt=N
@@ -60,7 +60,7 @@ for tdp in $LAB_TDP; do
 	unload_kvm
 done
 # kvm_intel eptad=0: EPT without A/D bits, where KVM harvests by access tracking (a full walk) at 1 s.
-if [ "$KVM_VENDOR" = kvm_intel ] && load_kvm 1 eptad=0; then
+if grep -q 'labeptad0=1' /proc/cmdline && load_kvm 1 eptad=0; then
 	scenario "record ept=1 eptad=0 interval=1s" run_one 1 1s 3.5s 2
 	unload_kvm
 fi
