@@ -33,7 +33,7 @@ iso=$(cache_path lab-iso "$key" .iso)
 if [ ! -f "$iso" ]; then
 	mkdir -p "$HVMTRACE_CACHE"
 	tree=$(mktemp -d "$HVMTRACE_CACHE/.lab-iso.XXXXXX")
-	trap 'rm -rf "$tree" "$tree.iso"' EXIT
+	trap 'rm -rf "$tree" "$tree.iso" "$tree.log"' EXIT
 	mkdir "$tree/isolinux"
 	cp "$isolinux" "$ldlinux" "$tree/isolinux/"
 	cp "$kernel" "$tree/vmlinuz"
