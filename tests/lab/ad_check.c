@@ -163,8 +163,8 @@ static void vm_setup(struct lab_vm *v, uint64_t size, bool huge, long devmem)
 /* Runs the guest loop once over [first_gfn, first_gfn + npages). */
 static void guest_touch(struct lab_vm *v, uint64_t first_gfn, uint64_t npages, bool write)
 {
-	/* IF=1 though nothing is ever injected (no interrupt controller): Bochs 2.7, the Intel lab's L0,
-	 * gives L1 no external-interrupt exits while L2 runs with IF=0 (docs/lab.md, the Intel tier). */
+	/* IF=1 though nothing is ever injected (no interrupt controller): Bochs 2.7, the Intel lab's L0, was
+	 * seen to give L1 no external-interrupt exits while L2 ran with IF=0 (docs/lab.md §6). */
 	struct kvm_regs regs = {.rip = CODE_GPA, .rflags = 0x202};
 
 	regs.rsi = first_gfn * PAGE;

@@ -45,7 +45,8 @@ run_one() {
 	grep -E "held" "$d/vmm.out" | sed 's|^|lab: |'
 }
 
-# The Intel tier's L2 runs with IF=1 (hvmtrace-vmm --guest-if): Bochs gives no interrupt exits otherwise.
+# The Intel tier's L2 runs with IF=1 (hvmtrace-vmm --guest-if): Bochs 2.7 was seen to give no interrupt exits
+# while its L2 ran with IF=0 (docs/lab.md §6).
 GUEST_IF=""
 [ "$KVM_VENDOR" = kvm_amd ] || GUEST_IF=--guest-if
 intervals=$(sed -n 's/.*labintervals=\([^ ]*\).*/\1/p' /proc/cmdline | tr , ' ')

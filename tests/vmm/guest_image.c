@@ -245,8 +245,8 @@ int guest_image_load_cpu(struct vm *vm, const struct guest_image *img, bool inte
 	r.rdi = img->script_gpa;
 	r.rsp = img->stack_top;
 	r.rbp = GUEST_DOORBELL_GPA;
-	/* IF=0 by default: no interrupt is ever delivered. IF=1 for the Intel lab, whose L0 (Bochs 2.7) gives
-	 * L1 no external-interrupt exits while L2 runs with IF=0 (docs/lab.md, the Intel tier). */
+	/* IF=0 by default: no interrupt is ever delivered. IF=1 for the Intel lab, whose L0 (Bochs 2.7) was
+	 * seen to give L1 no external-interrupt exits while L2 ran with IF=0 (docs/lab.md §6). */
 	r.rflags = RFLAGS_RESERVED | (interrupts ? RFLAGS_IF : 0);
 	if (ioctl(vm->vcpu_fd, KVM_SET_REGS, &r) < 0)
 		return hvt_err_set(err, -errno, "KVM_SET_REGS: %s", strerror(errno));
