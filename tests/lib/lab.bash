@@ -12,7 +12,8 @@
 #   (scripts/lab-iso.sh, cached). One emulated CPU (Bochs runs its CPUs in one host thread: a second one
 #   halves the speed of each) and loads kvm-intel. The Bochs quirks the Intel tier works around are in
 #   docs/lab.md (the Intel tier).
-# - L1 runs with loglevel=4 (its warnings reach the log, its boot chatter does not).
+# - L1 runs with loglevel=4 (its errors reach the log, its boot chatter does not; lab_end counts its
+#   warnings, which loglevel=4 keeps off the console too).
 # - Progress is what L1 prints: its LAB/CHECK/BENCH/EVIDENCE/lab:/harvest: lines, shown as they come.
 #
 # The retry rule (one for the whole lab; docs/lab.md):
@@ -186,6 +187,8 @@ lab_boot() {
 		echo "lab $k: $how after $wall s; ${first:+from its first kernel report: }its lines:"
 		if [ -n "$first" ]; then tail -n "+$first" "$T/lab-$k.log" | head -n 60; else tail -n 40 "$T/lab-$k.log"; fi |
 			sed 's/^/  | /'
+		# An L0 that stopped before L1 said anything: its own last words.
+		[ -s "$T/lab-$k.log" ] || tail -n 10 "$T/qemu-$k.out" | sed "s/^/lab $k: L0: /"
 		cp "$T/lab-$k.log" "$T/lab-$k.boot$try.log"
 		first_how=$how
 		[ "$try" = 1 ] && echo "lab $k: booting L1 once more (the retry rule: $how)" || fail "lab $k: $how, twice"
