@@ -132,7 +132,11 @@ $(BUILD)/guest/%: tests/guest/%.c
 	$(CC) -std=gnu11 -static -O2 $(WARN) -Wno-missing-prototypes -o $@ $<
 
 # The nested KVM lab (tests/lib/lab.bash): replacement KVM modules for a kernel, and the in-L1 test program.
-# make lab boots L1 under the QEMU 10.0 that make qemu builds (cached), like every lab test.
+# make lab runs both tiers, LAB_VENDOR=amd or LAB_VENDOR=intel one: amd boots L1 under the QEMU 10.0 that
+# make qemu builds (cached), like every AMD lab test, and runs ad_check (tests/lab/run.sh); intel boots L1
+# under Bochs and runs the Intel matrix (docs/lab.md): ad_check and the record scenario, ept=1 and ept=0,
+# 1 s and 100 ms, both kernels.
+LAB_VENDOR ?= amd intel
 KVER ?= $(shell uname -r)
 .PHONY: kvm-modules lab
 kvm-modules:
@@ -142,10 +146,19 @@ $(BUILD)/tests/lab/ad_check: tests/lab/ad_check.c include/hvmtrace/kvm_ad.h
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -D_GNU_SOURCE -Iinclude -static -O2 $(WARN) -o $@ $<
 
-lab: $(BUILD)/tests/lab/ad_check
+lab: $(BUILD)/tests/lab/ad_check $(if $(filter intel,$(LAB_VENDOR)),all tests)
+	@for v in $(LAB_VENDOR); do case $$v in amd | intel) ;; \
+		*) echo "make lab: LAB_VENDOR=$$v: expected amd, intel or both" >&2; exit 2 ;; esac; done
+ifneq ($(filter amd,$(LAB_VENDOR)),)
 	scripts/build-qemu.sh >/dev/null
-	BUILD=$(BUILD) tests/lab/run.sh 6.1
-	BUILD=$(BUILD) tests/lab/run.sh 6.12
+	LAB_VENDOR=amd BUILD=$(BUILD) tests/lab/run.sh 6.1
+	LAB_VENDOR=amd BUILD=$(BUILD) tests/lab/run.sh 6.12
+endif
+ifneq ($(filter intel,$(LAB_VENDOR)),)
+	LAB_KERNELS="6.1 6.12" BUILD=$(BUILD) tests/lab/test_intel_ad.sh
+	LAB_KERNELS="6.1 6.12" LAB_TDP="1 0" LAB_INTERVALS="1s 100ms" LAB_EPTAD0=1 BUILD=$(BUILD) \
+		tests/lab/test_intel_record.sh
+endif
 
 # libFuzzer harnesses (tests/fuzz/fuzz_*.c; docs/reliability.md, "Fuzzing"), built with clang, ASan and UBSan
 # into build/fuzz. `make fuzz` runs each for FUZZ_SECONDS (or FUZZ_RUNS inputs, if sooner) from its seed

@@ -37,6 +37,11 @@ seabios meson"
 # pulls in its kernel image).
 LAB="qemu-system-x86 busybox-static cpio linux-headers-$KERNEL_6_1_ABI linux-headers-$KERNEL_6_12_ABI"
 
+# The lab's Intel tier (docs/lab.md): TCG emulates no VMX, Bochs 2.7 does (VMX with EPT, EPT A/D and PML), with
+# its BIOS and VGA BIOS. Bochs has no direct kernel boot, so L1 boots from an isolinux CD image that xorriso
+# makes (isolinux.bin from isolinux, ldlinux.c32 from syslinux-common).
+LAB="$LAB bochs bochsbios vgabios isolinux syslinux-common xorriso"
+
 # libvirt for tracing libvirt domains (docs/libvirt.md): the bookworm-backports one (bookworm's 9.0 passes
 # QEMU 10.0 the -no-acpi that QEMU 9.0 removed, so it cannot start a domain on our QEMU), installed from
 # there explicitly like meson.

@@ -1,25 +1,35 @@
 #!/bin/sh
 # /init of the nested lab's L1 for tests/lab/test_ad.sh and make lab (tests/lib/lab.bash, lab_ad): loads our
-# KVM modules and runs tests/lab/ad_check with kvm_amd npt=1 (TDP MMU walker) and npt=0 (shadow MMU rmap
-# walker), plain, with 2 MiB mappings and on /dev/mem (labdevmem=), each with the full walk and with the
-# pruned walk (--prune), and the harvest benchmark when the kernel command line asks (labbench=MIB).
+# KVM modules and runs tests/lab/ad_check with kvm_amd npt=1 or kvm_intel ept=1 (TDP MMU walker) and npt=0 or
+# ept=0 (shadow MMU rmap walker; labtdp= picks, l1_prelude.sh), plain, with 2 MiB mappings and on /dev/mem
+# (labdevmem=), each with the full walk and with the pruned walk (--prune), and the harvest benchmark when
+# the kernel command line asks (labbench=MIB). The Intel tier ends with kvm_intel ept=1 eptad=0 (EPT without
+# A/D bits, where KVM harvests by access tracking and cannot prune): the plain scenario, full and pruned.
 # Results on the serial console: "CHECK name PASS|FAIL" lines, then "LAB-RESULT PASS|FAIL".
 . /lab/l1_prelude.sh
 
 bench=$(sed -n 's/.*labbench=\([0-9]*\).*/\1/p' /proc/cmdline)
 devmem=$(sed -n 's/.*labdevmem=\(0x[0-9a-fA-F]*\).*/\1/p' /proc/cmdline)
-for npt in 1 0; do
-	load_kvm_amd $npt || continue
+for tdp in $LAB_TDP; do
+	load_kvm $tdp || continue
 	for args in "" "--huge" ${devmem:+"--devmem $devmem"} \
 		"--prune" "--prune --huge" ${devmem:+"--prune --devmem $devmem"}; do
-		echo "LAB npt=$npt scenario: ad_check $args"
+		echo "LAB $MMU=$tdp scenario: ad_check $args"
 		# shellcheck disable=SC2086
 		./ad_check $args || result=FAIL
 	done
-	if [ -n "$bench" ] && [ "$npt" = 1 ]; then
-		echo "LAB npt=$npt bench: ad_check --bench $bench"
+	if [ -n "$bench" ] && [ "$tdp" = 1 ]; then
+		echo "LAB $MMU=$tdp bench: ad_check --bench $bench"
 		./ad_check --bench "$bench" | grep -E '^BENCH|^LAB_AD|FAIL'
 	fi
-	unload_kvm_amd
+	unload_kvm
 done
+if [ "$KVM_VENDOR" = kvm_intel ] && load_kvm 1 eptad=0; then
+	for args in "" "--prune"; do
+		echo "LAB ept=1 eptad=0 scenario: ad_check $args"
+		# shellcheck disable=SC2086
+		./ad_check $args || result=FAIL
+	done
+	unload_kvm
+fi
 lab_end

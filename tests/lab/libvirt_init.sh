@@ -144,8 +144,8 @@ cat >/lab/chanmap.json <<'EOC'
 EOC
 
 for npt in 1 0; do
-	load_kvm_amd $npt || continue
+	load_kvm $npt || continue
 	scenario "libvirt npt=$npt interval=1s" run_one $npt
-	unload_kvm_amd
+	unload_kvm
 done
 lab_end

@@ -92,7 +92,7 @@ run_array() {
 }
 
 for npt in 1 0; do
-	load_kvm_amd $npt || continue
+	load_kvm $npt || continue
 	case " ${scenarios:-phases array} " in *" phases "*)
 		for mode in ${modes:-ad}; do
 			scenario "qemu mode=$mode npt=$npt interval=1s" run_one "$mode" $npt 1s 3.5s 2
@@ -104,6 +104,6 @@ for npt in 1 0; do
 		scenario "qemu array mode=ad npt=$npt interval=1s" run_array $npt
 		;;
 	esac
-	unload_kvm_amd
+	unload_kvm
 done
 lab_end

@@ -1,7 +1,8 @@
 #!/bin/bash
 # make lab: the nested lab's A/D checks by hand (tests/lib/lab.bash, lab_ad; the test tests/lab/test_ad.sh
 # runs the same): boots Debian's kernel K as L1 under the QEMU this tree builds, with our rebuilt KVM
-# modules, and runs tests/lab/ad_check there with kvm_amd npt=1 and npt=0. L1's lines are shown as they come.
+# modules, and runs tests/lab/ad_check there with kvm_amd npt=1 and npt=0 (LAB_VENDOR=intel: under Bochs,
+# kvm_intel ept=1, ept=0 and eptad=0, as tests/lab/test_intel_ad.sh). L1's lines are shown as they come.
 #
 # Usage: tests/lab/run.sh [-b MIB] [-o LOG] 6.1|6.12
 #   -b MIB  also run the harvest benchmark over an MIB-sized slot (4 KiB and 2 MiB mappings)

@@ -9,6 +9,7 @@
 # Needs no /dev/kvm on this host: L0 is TCG. Cold: source downloads + two module builds (~5 min on 2 cores).
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/qemu.bash"
+LAB_VENDOR=amd # the AMD tier (L0: QEMU TCG); tests/lab/test_intel_*.sh are the Intel one
 source "$(dirname "$0")/../lib/lab.bash"
 
 lab_l0

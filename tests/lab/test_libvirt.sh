@@ -8,6 +8,7 @@
 # come from this host's packages (scripts/lab-libvirt-root.sh, cached). LAB_KERNELS="6.1" runs one kernel.
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/qemu.bash"
+LAB_VENDOR=amd # the AMD tier (L0: QEMU TCG); tests/lab/test_intel_*.sh are the Intel one
 source "$(dirname "$0")/../lib/lab.bash"
 
 need_qemu # the QEMU under test, which libvirtd runs in L1

@@ -11,6 +11,7 @@
 # adds QEMU's dirty-log mode to the phases scenarios; LAB_QEMU_SCENARIOS="array" (or "phases") runs only those.
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/qemu.bash"
+LAB_VENDOR=amd # the AMD tier (L0: QEMU TCG); tests/lab/test_intel_*.sh are the Intel one
 source "$(dirname "$0")/../lib/lab.bash"
 
 need_qemu # the QEMU under test, which runs in L1

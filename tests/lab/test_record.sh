@@ -7,6 +7,7 @@
 # with their shared libraries. The L1 side is tests/lab/record_init.sh. LAB_KERNELS="6.1" runs one kernel.
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/qemu.bash"
+LAB_VENDOR=amd # the AMD tier (L0: QEMU TCG); tests/lab/test_intel_*.sh are the Intel one
 source "$(dirname "$0")/../lib/lab.bash"
 
 for p in bin/hvmtrace bin/hvmtrace-vmm tests/tools/check_phases; do

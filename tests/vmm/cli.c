@@ -41,6 +41,10 @@ int cli_parse(int argc, char **argv, struct vmm_options *o)
 			 "the tracer's JSON Lines (record --jsonl FILE), read as they grow"),
 	    HVT_OPT_INT(0, "repeat", &o->repeat, 0, INT64_MAX, "N",
 			"run the script N times, 0 = until killed (default 1)"),
+	    HVT_OPT_FLAG(0, "guest-if", &o->guest_if,
+			 "run the payload with interrupts enabled (RFLAGS.IF=1; none is ever\n"
+			 "injected), for the Intel lab's L0, Bochs, seen to give no interrupt\n"
+			 "exits while its guest ran with IF=0"),
 	    HVT_OPT_HEADING("Logging:"),
 	    HVT_OPT_PATH(0, "phase-log", &o->phase_log, "FILE",
 			 "JSON Lines: the script, each phase start, passes, done"),

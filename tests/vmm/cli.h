@@ -21,6 +21,7 @@ struct vmm_options {
 	int harvest_cpu; /* -1: none */
 	int vcpu_cpu;    /* -1: unpinned */
 	bool wait_attach;
+	bool guest_if; /* the payload runs with RFLAGS.IF=1 */
 	bool verbose;
 };
 

@@ -44,6 +44,7 @@ extern const char guest_payload_start[], guest_payload_end[];
 #define EFER_LME        (1ull << 8)
 #define EFER_LMA        (1ull << 10)
 #define RFLAGS_RESERVED (1ull << 1)
+#define RFLAGS_IF       (1ull << 9)
 
 /* GDT selectors; user selectors carry RPL 3. */
 #define SEL_USER_DATA (0x18 | 3)
@@ -216,7 +217,7 @@ static struct kvm_segment user_segment(uint16_t sel, uint8_t type, int code)
 	};
 }
 
-int guest_image_load_cpu(struct vm *vm, const struct guest_image *img, struct hvt_err *err)
+int guest_image_load_cpu(struct vm *vm, const struct guest_image *img, bool interrupts, struct hvt_err *err)
 {
 	struct kvm_sregs s;
 	struct kvm_regs r;
@@ -244,7 +245,9 @@ int guest_image_load_cpu(struct vm *vm, const struct guest_image *img, struct hv
 	r.rdi = img->script_gpa;
 	r.rsp = img->stack_top;
 	r.rbp = GUEST_DOORBELL_GPA;
-	r.rflags = RFLAGS_RESERVED; /* IF=0: no interrupts are ever delivered */
+	/* IF=0 by default: no interrupt is ever delivered. IF=1 for the Intel lab, whose L0 (Bochs 2.7) was
+	 * seen to give L1 no external-interrupt exits while L2 ran with IF=0 (docs/lab.md §6). */
+	r.rflags = RFLAGS_RESERVED | (interrupts ? RFLAGS_IF : 0);
 	if (ioctl(vm->vcpu_fd, KVM_SET_REGS, &r) < 0)
 		return hvt_err_set(err, -errno, "KVM_SET_REGS: %s", strerror(errno));
 	return 0;

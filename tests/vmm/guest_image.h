@@ -6,6 +6,7 @@
 #ifndef HVMTRACE_VMM_GUEST_IMAGE_H
 #define HVMTRACE_VMM_GUEST_IMAGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,7 +43,10 @@ int guest_image_system_pages(const struct guest_image *img, struct system_pages 
 int guest_image_build(struct vm *vm, const struct guest_map *maps, unsigned nmaps, const void *script,
 		      size_t script_len, struct guest_image *img, struct hvt_err *err);
 
-/* Loads long mode, CPL3 segments and the entry registers into the vCPU. */
-int guest_image_load_cpu(struct vm *vm, const struct guest_image *img, struct hvt_err *err);
+/*
+ * Loads long mode, CPL3 segments and the entry registers into the vCPU; RFLAGS.IF as interrupts asks (no
+ * interrupt is ever injected either way: the VM has no interrupt controller).
+ */
+int guest_image_load_cpu(struct vm *vm, const struct guest_image *img, bool interrupts, struct hvt_err *err);
 
 #endif

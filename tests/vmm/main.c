@@ -93,7 +93,7 @@ static int setup_guest(struct vm *vm, const struct vmm_options *o, struct script
 	script_encode(s, bytes, len);
 	rc = guest_image_build(vm, maps, nmaps, bytes, len, img, err);
 	free(bytes);
-	if (rc || (rc = vm_create_vcpu(vm, err)) || (rc = guest_image_load_cpu(vm, img, err)))
+	if (rc || (rc = vm_create_vcpu(vm, err)) || (rc = guest_image_load_cpu(vm, img, o->guest_if, err)))
 		return rc;
 	return 0;
 }
