@@ -15,6 +15,9 @@ chmod 755 "$T"
 BG_PIDS=()
 
 cleanup() {
+	# Bash reports each job killed here ("line N: PID Killed …") on stderr, after the test's last word; a
+	# skip's reason must stay the last line of the log (tests/run.sh shows it).
+	exec 2>/dev/null
 	# Children first: a background "timeout QEMU …" must not leave QEMU behind.
 	for p in "${BG_PIDS[@]}"; do
 		pkill -9 -P "$p" 2>/dev/null
