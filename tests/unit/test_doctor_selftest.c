@@ -353,13 +353,21 @@ static void test_standin_pmu(void **state)
 	for (unsigned i = 0; i < host.nchannels; i++)
 		assert_int_equal(st_standin_check(&host.channels[i], &e), 0);
 	sched_getaffinity(0, sizeof(saved), &saved);
-	assert_int_equal(st_run(&p.src, &t, 50000000, &band, res, &e), 0);
-	for (int d = 0; d < 2; d++) {
-		/* On a busy machine another process's faults on CPU 0 may make the window noisy; never a
-		 * failure */
-		assert_true(res[d].outcome == ST_PASS || res[d].outcome == ST_NOISY);
-		assert_int_equal(res[d].moved, 25 * 20000 * 64);
-		assert_true(res[d].ratio > 0.9);
+	/* The counters count CPU 0's faults, everyone's: a burst of another process's faults (a compiler,
+	 * QEMU starting) can still spoil a run, so a run is repeated up to three times; a self-test that is
+	 * wrong fails all three. */
+	for (int attempt = 0;; attempt++) {
+		bool ok = true;
+
+		assert_int_equal(st_run(&p.src, &t, 50000000, &band, res, &e), 0);
+		for (int d = 0; d < 2; d++) {
+			assert_int_equal(res[d].moved, 25 * 20000 * 64);
+			ok &= (res[d].outcome == ST_PASS || res[d].outcome == ST_NOISY) && res[d].ratio > 0.9;
+		}
+		if (ok)
+			break;
+		if (attempt == 2)
+			fail_msg("three runs off the band: %s / %s", res[0].msg, res[1].msg);
 	}
 	assert_non_null(strstr(res[ST_READ].msg, "s0.mc0.ch0 counted"));
 
@@ -369,11 +377,18 @@ static void test_standin_pmu(void **state)
 	struct st_source halved = p.src;
 	halved.sample = halving_sample;
 	halved.ctx = &h;
-	assert_int_equal(st_run(&halved, &t, 50000000, &band, res, &e), 0);
-	for (int d = 0; d < 2; d++) {
-		assert_int_equal(res[d].outcome, ST_LOW);
-		assert_true(res[d].ratio > 0.4 && res[d].ratio < 0.65);
-		assert_non_null(strstr(res[d].msg, "s0.mc0.ch0 counted 0."));
+	for (int attempt = 0;; attempt++) {
+		bool ok = true;
+
+		assert_int_equal(st_run(&halved, &t, 50000000, &band, res, &e), 0);
+		for (int d = 0; d < 2; d++)
+			ok &= res[d].outcome == ST_LOW && res[d].ratio > 0.4 && res[d].ratio < 0.65 &&
+			      strstr(res[d].msg, "s0.mc0.ch0 counted 0.") != NULL;
+		if (ok)
+			break;
+		if (attempt == 2)
+			fail_msg("three runs of the halved counters not named too few: %s / %s", res[0].msg,
+				 res[1].msg);
 	}
 	sched_setaffinity(0, sizeof(saved), &saved);
 	st_pmu_source_close(&p);
