@@ -40,13 +40,13 @@ static struct json_object *probe_json(const struct hvt_chanmap_probe_info *p)
 {
 	struct json_object *o = json_object_new_object();
 	json_object_object_add(o, "memory", json_object_new_string(p->memory));
-	json_object_object_add(o, "window_ns", json_object_new_int64((int64_t)p->window_ns));
-	json_object_object_add(o, "sample_bytes", json_object_new_int64((int64_t)p->sample_bytes));
-	json_object_object_add(o, "step_bytes", json_object_new_int64((int64_t)p->step_bytes));
-	json_object_object_add(o, "granule_bytes", json_object_new_int64((int64_t)p->granule_bytes));
+	json_object_object_add(o, "window_ns", json_object_new_uint64(p->window_ns));
+	json_object_object_add(o, "sample_bytes", json_object_new_uint64(p->sample_bytes));
+	json_object_object_add(o, "step_bytes", json_object_new_uint64(p->step_bytes));
+	json_object_object_add(o, "granule_bytes", json_object_new_uint64(p->granule_bytes));
 	json_object_object_add(o, "reps", json_object_new_int(p->reps));
 	json_object_object_add(o, "calibration_windows", json_object_new_int(p->calibration_windows));
-	json_object_object_add(o, "windows", json_object_new_int64((int64_t)p->windows));
+	json_object_object_add(o, "windows", json_object_new_uint64(p->windows));
 	json_object_object_add(o, "probed_bytes", hex(p->probed_bytes));
 	json_object_object_add(o, "implied_seconds", json_object_new_double(p->implied_seconds));
 	return o;

@@ -47,10 +47,10 @@ int hvt_probe_log_write_header(FILE *log, const struct hvt_probe_backend *b, con
 		json_object_array_add(t, r);
 	}
 	json_object_object_add(o, "touchable", t);
-	json_object_object_add(pr, "window_ns", json_object_new_int64((int64_t)p->window_ns));
-	json_object_object_add(pr, "sample_bytes", json_object_new_int64((int64_t)p->sample_bytes));
-	json_object_object_add(pr, "step_bytes", json_object_new_int64((int64_t)p->step_bytes));
-	json_object_object_add(pr, "granule", json_object_new_int64((int64_t)p->granule));
+	json_object_object_add(pr, "window_ns", json_object_new_uint64(p->window_ns));
+	json_object_object_add(pr, "sample_bytes", json_object_new_uint64(p->sample_bytes));
+	json_object_object_add(pr, "step_bytes", json_object_new_uint64(p->step_bytes));
+	json_object_object_add(pr, "granule", json_object_new_uint64(p->granule));
 	json_object_object_add(pr, "calibration_windows", json_object_new_int((int)p->calibration_windows));
 	json_object_object_add(pr, "reps", json_object_new_int((int)p->reps));
 	json_object_object_add(pr, "max_retries", json_object_new_int((int)p->max_retries));
