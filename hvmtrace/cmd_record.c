@@ -71,6 +71,7 @@ struct recorder {
 	uint64_t missed_total;
 	bool warned_written_not_accessed;
 	uint64_t last_seq;       /* of the last interval emitted */
+	bool final_recorded;     /* the guest's last interval (HVT_IV_FINAL) is in the outputs */
 	uint64_t last_t_end_ns;  /* its end */
 	uint64_t cpu_at_last_ns; /* the process's CPU time when it was emitted */
 	uint64_t busy_intervals; /* intervals in which the tracer needed more than half its CPU */
@@ -385,6 +386,7 @@ static int emit_harvested(struct recorder *r, struct hvt_interval *iv, uint32_t 
 	if (!rc) {
 		r->last_seq = iv->seq;
 		r->last_t_end_ns = iv->t_end_ns;
+		r->final_recorded |= (iv->flags & HVT_IV_FINAL) != 0;
 	}
 	hvt_interval_fini(iv);
 	return rc;
@@ -463,8 +465,8 @@ static void emit_after_end(struct recorder *r)
 	struct hvt_err e = {{0}};
 	int rc = h->after_end ? h->after_end(&r->s, &iv, &e) : 0;
 
-	if (rc > 0)
-		rc = emit_harvested(r, &iv, missed_off_schedule(r, &iv), true, &e);
+	if (rc > 0) /* final only if it is the guest's last: a VMM may answer otherwise */
+		rc = emit_harvested(r, &iv, missed_off_schedule(r, &iv), false, &e);
 	else
 		hvt_interval_fini(&iv);
 	if (rc)
@@ -560,8 +562,11 @@ static int run(struct recorder *r, struct hvt_err *err)
 		bool cut_short = last && r->o->duration_ns % iv_ns;
 		if (harvest_and_emit(r, missed, cut_short, &deadline, end, err))
 			return r->s.said_bye ? 0 : RECORD_FAILED;
-		if (r->s.vmm_gone) /* the VMM said bye while we harvested: that was its last interval */
+		if (r->s.vmm_gone) { /* the VMM said bye while we harvested */
+			if (r->s.said_bye && !r->final_recorded)
+				emit_after_end(r); /* that interval was not its last */
 			return r->s.said_bye ? 0 : RECORD_FAILED;
+		}
 		if (last) {
 			snprintf(r->s.end_reason, sizeof(r->s.end_reason), "duration reached");
 			return 0;
@@ -893,6 +898,15 @@ int cmd_record(int argc, char **argv)
 
 	ran = true;
 	status = run(&r, &err);
+	if (!status && r.s.said_bye && !r.final_recorded) {
+		/* A trace that ends without what the guest did last is not complete, whatever the VMM said.
+		 */
+		hvt_err_set(
+		    &err, -EPROTO,
+		    "%s, but the guest's final interval never came: what it did after interval %llu is not in the trace",
+		    r.s.end_reason, (unsigned long long)r.last_seq);
+		status = RECORD_FAILED;
+	}
 	bye = status ? "tracer error" : "tracer stopped";
 	if (!status)
 		goto out;

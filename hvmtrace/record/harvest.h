@@ -51,8 +51,9 @@ struct harvester {
 			   struct hvt_err *err);
 	/*
 	 * Optional: the VMM ended the conversation (bye or EOF). Returns 1 when the mode could still take
-	 * the guest's last interval, which no message brought (into iv, as harvest does), 0 when there is
-	 * none to take, or a negative errno with err set.
+	 * the guest's last interval, which no message brought (into iv, as harvest does, with HVT_IV_FINAL
+	 * set only if it is the guest's last: record says so when a trace ends without one), 0 when there
+	 * is none to take, or a negative errno with err set.
 	 */
 	int (*after_end)(struct session *s, struct hvt_interval *iv, struct hvt_err *err);
 	/* Releases the state attach set up (called once, by session_close, while the socket is open). */

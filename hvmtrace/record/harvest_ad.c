@@ -276,7 +276,10 @@ static int ad_after_end(struct session *s, struct hvt_interval *iv, struct hvt_e
 	if (!vm_still_mapped(s))
 		return 0;
 	rc = ad_harvest(s, iv, 0, err);
-	return rc ? rc : 1;
+	if (rc)
+		return rc;
+	iv->flags |= HVT_IV_FINAL; /* taken after bye: the guest has stopped */
+	return 1;
 }
 
 static void ad_describe(const struct session *s, char *buf, size_t len)

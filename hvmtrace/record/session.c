@@ -195,6 +195,8 @@ int session_recv(struct session *s, struct hvt_msg *m, int timeout_ms, struct hv
 
 	memset(m, 0, sizeof(*m));
 	rc = hvt_msg_recv(s->sock, m, timeout_ms, err);
+	if ((rc == -EPIPE || rc == -ECONNRESET) && s->said_bye) /* keep why it ended */
+		return hvt_err_set(err, -EPIPE, "%s; then it closed the connection", s->end_reason);
 	if (rc == -EPIPE || rc == -ECONNRESET) {
 		s->vmm_gone = true;
 		snprintf(s->end_reason, sizeof(s->end_reason), "the VMM closed the connection without bye");

@@ -39,6 +39,21 @@ expect 0 "the VMM said bye: fakepeer's guest stopped" \
 kept "$T/b.hvt" "$T/b.jsonl" 3
 tail -n 1 "$T/export.jsonl" | grep -q '"final":true' || fail "the last interval is not marked final"
 
+# --- bye, then the request that should bring the guest's last interval answered as not final (what QEMU
+# did when a harvest was in flight as its guest stopped), or not answered at all: the trace keeps what came,
+# and record says the final interval is missing, keeps the bye's reason and exits 1 (it used to exit 0,
+# "complete", with no final interval).
+fake bye-not-final 2
+expect 1 "the VMM said bye: fakepeer's guest stopped, but the guest's final interval never came: what it did after interval 3 is not in the trace" \
+	"$HVT" record --attach "$T/f.sock" --interval 50ms -o "$T/nf.hvt" --jsonl "$T/nf.jsonl"
+kept "$T/nf.hvt" "$T/nf.jsonl" 3
+grep -q '"final":true' "$T/export.jsonl" && fail "an interval is marked final"
+fake bye-close 2
+expect 1 "the VMM said bye: fakepeer's guest stopped; then it closed the connection" \
+	"$HVT" record --attach "$T/f.sock" --interval 50ms -o "$T/bc.hvt" --jsonl "$T/bc.jsonl"
+grep -q "closed the connection without bye" "$T/err" && fail "the bye's reason was lost: $(cat "$T/err")"
+kept "$T/bc.hvt" "$T/bc.jsonl" 2
+
 # --- a VMM that closes during attach: nothing recorded, so exit 2 and no trace file (README: exit 1 means
 # the trace holds what came before).
 fake attach-close

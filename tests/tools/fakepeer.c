@@ -14,6 +14,9 @@
  *                                 left odd, as if it were still writing the bitmaps the tracer reads
  *   fakepeer SOCK slow-bye N      answers N harvests, then its guest stops: bye, sent in two pieces 1.5 s
  *                                 apart, then the final interval on the tracer's next request
+ *   fakepeer SOCK bye-not-final N answers N harvests, then says bye and answers the next request as an
+ *                                 interval that is not final (the guest's last one never comes)
+ *   fakepeer SOCK bye-close N     answers N harvests, then says bye and closes without answering again
  *   fakepeer SOCK attach-close    hello, then closes the connection when the tracer sends attach
  *   fakepeer SOCK huge            hello whose layout has a 2^60-byte slot (sent as raw JSON)
  *   fakepeer SOCK null            a frame holding JSON null in place of hello
@@ -93,7 +96,9 @@ static void send_hello(int c, uint32_t protocol, bool devmem, uint32_t modes)
 	hvt_layout_fini(&m.u.hello.layout);
 }
 
-enum misbehaviour { HONEST, DROP, SHRINK, SCRIBBLE, SLOW_BYE };
+/* BYE_NOT_FINAL: bye, then the next request answered "final": false (what QEMU did when a harvest was in
+ * flight as its guest stopped); BYE_CLOSE: bye, then the connection closed with the request unanswered. */
+enum misbehaviour { HONEST, DROP, SHRINK, SCRIBBLE, SLOW_BYE, BYE_NOT_FINAL, BYE_CLOSE };
 
 /* Sends a frame in two pieces, pause_ms apart. */
 static void send_split(int c, const struct hvt_msg *m, int pause_ms)
@@ -189,7 +194,7 @@ static int serve_harvests(int c, int answers, bool devmem, enum misbehaviour how
 			hvt_msg_fini(&m);
 			return 0;
 		}
-		if (i > answers && how == DROP) {
+		if (i > answers && (how == DROP || how == BYE_CLOSE)) {
 			fprintf(stderr, "fakepeer: dropping the connection on harvest %d\n", i);
 			return 0;
 		}
@@ -221,13 +226,19 @@ static int serve_harvests(int c, int answers, bool devmem, enum misbehaviour how
 		last_done = end;
 		if (hvt_msg_send(c, &m, &e))
 			fail("sending harvested", &e);
-		if (final)
+		if (final || i > answers)
 			return 0;
 		if (i == answers && how == SLOW_BYE) {
 			m = (struct hvt_msg){.type = HVT_MSG_BYE};
 			snprintf(m.u.bye.reason, sizeof(m.u.bye.reason), "fakepeer's guest stopped");
 			send_split(c, &m, 1500);
 			final = true; /* the next request gets the last interval */
+		}
+		if (i == answers && (how == BYE_NOT_FINAL || how == BYE_CLOSE)) {
+			m = (struct hvt_msg){.type = HVT_MSG_BYE};
+			snprintf(m.u.bye.reason, sizeof(m.u.bye.reason), "fakepeer's guest stopped");
+			if (hvt_msg_send(c, &m, &e))
+				fail("sending bye", &e);
 		}
 	}
 }
@@ -279,7 +290,7 @@ int main(int argc, char **argv)
 	if (argc < 3) {
 		fprintf(
 		    stderr,
-		    "usage: fakepeer SOCK garbage|silent|busy|version|disconnect N|shrink N|scribble N|slow-bye N|\n"
+		    "usage: fakepeer SOCK garbage|silent|busy|version|disconnect N|shrink N|scribble N|slow-bye N|bye-not-final N|bye-close N|\n"
 		    "       attach-close|huge|null|devmem|hotplug SIZE|ad|as-uid UID MODE\n");
 		return 2;
 	}
@@ -328,6 +339,10 @@ int main(int argc, char **argv)
 		serve_harvests(c, atoi(argv[argi + 1]), false, SHRINK, 0);
 	} else if (!strcmp(mode, "scribble") && argi + 1 < argc) {
 		serve_harvests(c, atoi(argv[argi + 1]), false, SCRIBBLE, 0);
+	} else if (!strcmp(mode, "bye-not-final") && argi + 1 < argc) {
+		serve_harvests(c, atoi(argv[argi + 1]), false, BYE_NOT_FINAL, 0);
+	} else if (!strcmp(mode, "bye-close") && argi + 1 < argc) {
+		serve_harvests(c, atoi(argv[argi + 1]), false, BYE_CLOSE, 0);
 	} else if (!strcmp(mode, "slow-bye") && argi + 1 < argc) {
 		serve_harvests(c, atoi(argv[argi + 1]), false, SLOW_BYE, 0);
 	} else if (!strcmp(mode, "devmem")) {
