@@ -22,7 +22,8 @@ int plot_bw(const struct plot_args *a);
 int plot_wss(const struct plot_args *a);
 int plot_cdf(const struct plot_args *a);
 
-/* "VM 'demo' · mode dirty-log · 1 s intervals · demo.hvt (incomplete)", for subtitles. */
-void plot_describe(const struct trace_series *s, char *buf, int len);
+/* "VM 'demo' · mode dirty-log · 1 s intervals · intervals 3-9 (2.000-9.000 s) · GFNs 0x0-0xfff · demo.hvt
+ * (incomplete)", for subtitles: the selection drawn, with the GFNs when --range cut them. */
+void plot_describe(const struct trace_series *s, const struct hvt_selection *sel, char *buf, int len);
 
 #endif

@@ -13,15 +13,21 @@
 #include "plot.h"
 #include "hvmtrace/trace_input.h"
 
-void plot_describe(const struct trace_series *s, char *buf, int len)
+void plot_describe(const struct trace_series *s, const struct hvt_selection *sel, char *buf, int len)
 {
 	const char *slash = strrchr(s->path, '/');
+	char gfns[64] = "";
 
-	snprintf(
-	    buf, len, "VM '%s' (%s) · mode %s · %.3g s intervals · intervals %" PRIu64 "-%" PRIu64 " · %s%s",
-	    s->meta->vm_name[0] ? s->meta->vm_name : "unnamed", s->meta->vm_accel,
-	    hvt_mode_name(s->meta->mode), s->meta->interval_ns / 1e9, s->iv[0].seq, s->iv[s->niv - 1].seq,
-	    slash ? slash + 1 : s->path, s->incomplete ? " (INCOMPLETE trace)" : "");
+	if (sel->gfns_given)
+		snprintf(gfns, sizeof(gfns), " · GFNs 0x%" PRIx64 "-0x%" PRIx64, s->gfn_first,
+			 s->gfn_end - 1);
+	snprintf(buf, len,
+		 "VM '%s' (%s) · mode %s · %.3g s intervals · intervals %" PRIu64 "-%" PRIu64
+		 " (%.3f-%.3f s)%s · %s%s",
+		 s->meta->vm_name[0] ? s->meta->vm_name : "unnamed", s->meta->vm_accel,
+		 hvt_mode_name(s->meta->mode), s->meta->interval_ns / 1e9, s->iv[0].seq,
+		 s->iv[s->niv - 1].seq, s->iv[0].t0, s->iv[s->niv - 1].t1, gfns, slash ? slash + 1 : s->path,
+		 s->incomplete ? " (INCOMPLETE trace)" : "");
 }
 
 /* A line through (x[i], y[i]), broken where have[i] is false. */
@@ -65,6 +71,7 @@ static int abandon(struct plot *p, struct trace_series *s, const char *out, int 
 	trace_series_fini(s);
 	cairo_destroy(p->cr);
 	cairo_surface_destroy(p->surface);
+	svg_text_free(&p->texts);
 	remove(out);
 	return rc;
 }
@@ -104,9 +111,12 @@ int plot_bw(const struct plot_args *a)
 	rc = trace_series_load(&s, "plot", a->trace, &a->sel, NULL, NULL);
 	if (rc == 0 || rc == TRACE_INCOMPLETE) {
 		if (!s.bandwidth || !s.nchannels) {
-			fprintf(stderr,
-				"hvmtrace plot: %s: no DRAM bandwidth in this trace (mode %s, no channels)\n",
-				a->trace, hvt_mode_name(s.meta->mode));
+			/* the cause, not the mode: a resctrl trace has bandwidth in mode dirty-log */
+			fprintf(
+			    stderr,
+			    "hvmtrace plot: %s: no DRAM bandwidth in this trace: it was recorded without a "
+			    "bandwidth source (no reserved channel, no --bw-fallback resctrl)\n",
+			    a->trace);
 			rc = TRACE_USAGE;
 		}
 	}
@@ -131,7 +141,7 @@ int plot_bw(const struct plot_args *a)
 		}
 		top = fmax(top, fmax(trd[i], twr[i]));
 	}
-	plot_describe(&s, sub, sizeof(sub));
+	plot_describe(&s, &a->sel, sub, sizeof(sub));
 	plot_title(
 	    &p, s.bw_total ? "DRAM bandwidth, reads + writes (not split)" : "DRAM read and write bandwidth",
 	    sub);
@@ -194,10 +204,13 @@ int plot_wss(const struct plot_args *a)
 		ac[i] = s.iv[i].accessed * mib;
 		top = fmax(top, fmax(hw[i] ? w[i] : 0, ha[i] ? ac[i] : 0));
 	}
-	plot_describe(&s, sub, sizeof(sub));
-	plot_title(&p, "Working set per interval", sub);
+	plot_describe(&s, &a->sel, sub, sizeof(sub));
+	/* Only what the trace holds: a dirty-log trace knows written pages, not what was touched. */
+	plot_title(&p, any_a ? "Working set per interval" : "Pages written per interval (written pages only)",
+		   sub);
 	plot_axes(&p, s.iv[0].t0, s.iv[s.niv - 1].t1, 0, top * 1.1, "time since the trace's start (s)",
-		  "pages touched in the interval (MiB)", plot_fmt_plain, plot_fmt_plain);
+		  any_a ? "pages touched in the interval (MiB)" : "pages written in the interval (MiB)",
+		  plot_fmt_plain, plot_fmt_plain);
 	cairo_save(p.cr);
 	clip_area(&p);
 	if (any_a)
@@ -355,10 +368,13 @@ int plot_cdf(const struct plot_args *a)
 	}
 	nw = concentration(&pp.w, s.niv, &xw, &yw);
 	na = concentration(&pp.a, s.niv, &xa, &ya);
-	plot_describe(&s, sub, sizeof(sub));
-	plot_title(&p, "Write concentration: x % of the pages take y % of the page-writes", sub);
-	plot_axes(&p, 0, 100, 0, 100, "pages, most-written first (% of the pages ever written / accessed)",
-		  "page-writes (page-accesses) they take (%)", plot_fmt_plain, plot_fmt_plain);
+	plot_describe(&s, &a->sel, sub, sizeof(sub));
+	plot_title(&p, "Write concentration: x % of the written pages take y % of the page-writes", sub);
+	plot_axes(&p, 0, 100, 0, 100,
+		  na ? "pages, most-written (most-accessed) first (% of the pages ever written / accessed)"
+		     : "written pages, most-written first (% of the pages ever written)",
+		  na ? "page-writes (page-accesses) they take (%)" : "page-writes they take (%)",
+		  plot_fmt_plain, plot_fmt_plain);
 	polyline(&p, diag, diag, NULL, 2, (struct rgb){0.6, 0.6, 0.6}, 1, 3);
 	if (na)
 		polyline(&p, xa, ya, NULL, na, HEAT_ACCESSED, 2, 0);

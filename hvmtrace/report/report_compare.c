@@ -53,9 +53,9 @@ static const struct {
 };
 
 struct run {
-	char about[512];         /* "a.hvt: VM 'demo' (qemu, kvm), mode ad, 1.000 s intervals, complete" */
-	double v[ROW_COUNT];     /* the figures */
-	bool have[ROW_COUNT];    /* false: not available in this trace */
+	char about[512];          /* "a.hvt: VM 'demo' (qemu, kvm), mode ad, 1.000 s intervals, complete" */
+	double v[ROW_COUNT];      /* the figures */
+	bool have[ROW_COUNT];     /* false: not available in this trace */
 	struct json_object *json; /* --json: the run's whole report */
 };
 
@@ -183,8 +183,8 @@ int report_compare(const struct hvt_operands *traces, const struct report_opts *
 		else
 			print_text(f, runs, traces->n);
 		if (f != stdout ? fclose(f) : fflush(stdout)) {
-			fprintf(stderr, "hvmtrace report: writing %s: %s\n", output ? output : "standard output",
-				strerror(errno));
+			fprintf(stderr, "hvmtrace report: writing %s: %s\n",
+				output ? output : "standard output", strerror(errno));
 			status = TRACE_OUTPUT_FAILED;
 		} else if (incomplete) {
 			status = TRACE_INCOMPLETE;

@@ -58,9 +58,58 @@ echo "$g"
 	fail "--range 0xf0000-0x13ffff: the hole below the RAM is not squeezed: $g"
 expect 2 "holds no guest RAM (it lies in a hole)" "$HVT" plot heatmap "$T/big.hvt" -o "$T/x.png" --range 0xc0000-0xc0fff
 
-# SVG, and the other kinds.
+# SVG, with its words as <text> elements (cairo draws glyphs as paths): the axes, one unit per axis, the
+# colour bar's numbers and scale, the selection in the subtitle.
+svg_texts() { grep -o '<text[^>]*>[^<]*</text>' "$1" | sed 's/<[^>]*>//g'; }
 "$HVT" plot heatmap "$T/s.hvt" -o "$T/h.svg" >/dev/null || fail "plot heatmap svg"
 grep -q '<svg' "$T/h.svg" || fail "h.svg is not SVG"
+svg_texts "$T/h.svg" >"$T/words"
+cat "$T/words"
+assert_contains "$T/words" "Pages written and accessed over time" "guest-physical address (MiB)" \
+	"time since the trace's start (s)" "share of a row's pages" "(linear scale)" "100 %" "slot pc.ram-low"
+# the address ticks are bare numbers in the axis's one unit
+grep -Eq '^(128|256|384)$' "$T/words" || fail "heatmap svg: no address tick in MiB: $(tr '\n' '|' <"$T/words")"
+grep -E 'iB$' "$T/words" && fail "heatmap svg: a tick carries its own unit (one unit per axis)"
+# 8 GiB: GiB for every tick, the PCI hole's start too (no "3072 MiB" beside "0 GiB").
+"$HVT" plot heatmap "$T/big.hvt" -o "$T/big.svg" >/dev/null || fail "plot heatmap big svg"
+svg_texts "$T/big.svg" >"$T/words"
+assert_contains "$T/words" "guest-physical address (GiB)" "PCI hole, 1.00 GiB (not to scale)"
+grep -qx 3 "$T/words" || fail "big.svg: the PCI hole's start is not tick 3 (GiB): $(tr '\n' '|' <"$T/words")"
+grep -E '^[0-9.]+ [KMGT]?i?B$' "$T/words" && fail "big.svg: a tick in a unit of its own"
+# The selection in the subtitle: intervals, their times, the GFNs of --range.
+"$HVT" plot heatmap "$T/s.hvt" -o "$T/z.svg" --range "$b_first-$c_last" --from 11 --to 20 >/dev/null ||
+	fail "plot heatmap svg zoomed"
+svg_texts "$T/z.svg" >"$T/words"
+assert_contains "$T/words" "intervals 11-20 (10.000-20.000 s) · GFNs $(printf '0x%x' "$b_first")-$c_last"
+# Sparse densities 8x apart (dirty-log: 1/8 of a's pages written, 1/64 of b's, all of c): a log scale, said
+# so, with its decades; a and b far apart in colour (the square-root ramp gave them 46 levels of green,
+# nearly equal pinks), c full.
+"$TOOLS/synth_arrays" -o "$T/st.hvt" --memory 512M --intervals 10 --noise-written 0 --mode dirty-log \
+	--stride-written 8 >/dev/null || fail "synth_arrays --stride-written"
+"$HVT" plot heatmap "$T/st.hvt" -o "$T/st.svg" >/dev/null || fail "plot heatmap stride svg"
+svg_texts "$T/st.svg" >"$T/words"
+assert_contains "$T/words" "(log scale)" "10 %" "100 %"
+grep -q 'accessed' "$T/words" && fail "dirty-log heatmap names accessed pages"
+g=$("$HVT" plot heatmap "$T/st.hvt" -o "$T/st.png") || fail "plot heatmap stride"
+"$CHECK" --png "$T/st.png" --geometry "$g" --width 1200 --height 720 --colour any \
+	--band "$a_first-$a_last@0-10" --band "$b_first-$b_last@0-10" >"$T/colours" || fail "check_heatmap --colour any"
+cat "$T/colours"
+ga=$(awk '$2 == "1:" {print substr($3, 4, 2)}' "$T/colours")
+gb=$(awk '$2 == "2:" {print substr($3, 4, 2)}' "$T/colours")
+[ -n "$ga" ] && [ -n "$gb" ] && [ $((16#$gb - 16#$ga)) -ge 70 ] ||
+	fail "a (1/8 written) and b (1/64) are not far apart in colour: green 0x$ga vs 0x$gb"
+"$CHECK" --png "$T/st.png" --geometry "$g" --width 1200 --height 720 --band "$c_first-$c_last@0-10" ||
+	fail "c, wholly written, is not the full written colour on a log scale"
+# The bar itself in the PNG (right of the slot names): its top pixel row the written colour, its foot pale.
+read -r ax ay aw ah <<<"$(sed -E 's/.*area x=([0-9]+) y=([0-9]+) w=([0-9]+) h=([0-9]+);.*/\1 \2 \3 \4/' <<<"$g")"
+bar_pixel() { # y: the colour at the middle of the written bar, pixel row y
+	"$CHECK" --png "$T/st.png" --geometry "area x=$((ax + aw + 185)) y=$1 w=12 h=1; 1 rows of 1 pages, bottom to top: 0x0-0x1@0+1; time 0-1 s" \
+		--width 1200 --height 720 --colour any --band 0x0-0x0@0-1 | awk '$1 == "band" {print $3}'
+}
+top=$(bar_pixel $((ay + 30)))
+foot=$(bar_pixel $((ay + ah - 31)))
+[ "$top" = "#cc1a1a" ] || fail "the colour bar's top is $top, not the written colour #cc1a1a"
+[[ $foot == "#f"* ]] || fail "the colour bar's foot is $foot, not pale"
 for k in bw wss cdf; do
 	"$HVT" plot $k "$T/s.hvt" -o "$T/$k.png" --width 900 --height 600 >"$T/out" || fail "plot $k"
 	assert_contains "$T/out" "wrote $T/$k.png: $k 900x600 px"
@@ -74,14 +123,32 @@ done
 expect 2 "the trace holds no interval" "$HVT" plot heatmap "$T/empty.hvt" -o "$T/x.png"
 expect 2 "outside the guest's RAM" "$HVT" plot heatmap "$T/s.hvt" -o "$T/x.png" --range 0x10000000-0x10000fff
 expect 2 "select no interval" "$HVT" plot wss "$T/s.hvt" -o "$T/x.png" --from 30 --to 40
-expect 2 "no DRAM bandwidth in this trace" "$HVT" plot bw "$T/dl.hvt" -o "$T/x.png"
+# bw without bandwidth: the cause (no bandwidth source), not the mode, which a resctrl or channel trace in
+# mode dirty-log shares and which draws.
+expect 2 "no DRAM bandwidth in this trace: it was recorded without a bandwidth source" "$HVT" plot bw "$T/dl.hvt" -o "$T/x.png"
+grep -q 'mode' "$T/err" && fail "the bw refusal blames the mode: $(cat "$T/err")"
+"$TOOLS/synth_arrays" -o "$T/dlbw.hvt" --intervals 4 --mode dirty-log --channels 2 >/dev/null || fail "synth_arrays dirty-log bw"
+"$HVT" plot bw "$T/dlbw.hvt" -o "$T/dlbw.png" >/dev/null || fail "plot bw of a dirty-log trace with bandwidth"
 expect 2 "cannot create /nonexistent/x.png" "$HVT" plot heatmap "$T/s.hvt" -o /nonexistent/x.png
 expect 2 "the name must end in .png or .svg" "$HVT" plot heatmap "$T/s.hvt" -o "$T/x.jpg"
 expect 2 "not GFN-GFN" "$HVT" plot heatmap "$T/s.hvt" -o "$T/x.png" --range 5-2
 expect 2 "expected heatmap, bw, wss or cdf" "$HVT" plot pie "$T/s.hvt" -o "$T/x.png"
 [ ! -e "$T/x.png" ] || fail "a refused plot left $T/x.png behind"
-# Mode dirty-log: the wss picture says accessed sets are not available (it is drawn, exit 0).
+# Mode dirty-log: the wss picture says accessed sets are not available (it is drawn, exit 0), and wss and
+# cdf name what they show, written pages, never pages touched or page-accesses.
 "$HVT" plot wss "$T/dl.hvt" -o "$T/dl.png" >/dev/null || fail "plot wss dirty-log"
+"$HVT" plot wss "$T/dl.hvt" -o "$T/dl.svg" >/dev/null || fail "plot wss dirty-log svg"
+svg_texts "$T/dl.svg" >"$T/words"
+assert_contains "$T/words" "Pages written per interval (written pages only)" "pages written in the interval (MiB)" \
+	"accessed pages: not available (mode dirty-log)"
+grep -q 'touched' "$T/words" && fail "dirty-log wss says pages touched: $(tr '\n' '|' <"$T/words")"
+"$HVT" plot cdf "$T/dl.hvt" -o "$T/dl.svg" >/dev/null || fail "plot cdf dirty-log svg"
+svg_texts "$T/dl.svg" >"$T/words"
+assert_contains "$T/words" "written pages, most-written first (% of the pages ever written)" "page-writes they take (%)"
+grep 'access' "$T/words" | grep -qv 'not available' && fail "dirty-log cdf names page-accesses: $(tr '\n' '|' <"$T/words")"
+"$HVT" plot cdf "$T/s.hvt" -o "$T/ad.svg" >/dev/null || fail "plot cdf ad svg"
+svg_texts "$T/ad.svg" >"$T/words"
+assert_contains "$T/words" "page-writes (page-accesses) they take (%)" "accessed: share of page-accesses"
 
 # A torn trace (the writer killed: no index, the last record cut): drawn up to the last whole interval,
 # the one report also ends at. The cut: the first, from the end, that leaves report 19 intervals.

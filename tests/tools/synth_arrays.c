@@ -10,7 +10,9 @@
  * Mode ad: accessed = written + read pages; mode dirty-log: written only. --channels N: N memory channels
  * (devmem extents of --extent bytes, 1 GiB by default, round robin) with read bytes = 4096 × read pages
  * and write bytes = 4096 × written pages per interval (a model: each touched page moved once), channel c
- * taking c + 1 shares of them. It prints the arrays' GFN runs and the intervals of each phase:
+ * taking c + 1 shares of them. --stride-written N: every interval also writes every Nth page of a and every
+ * N²th page of b (densities 1/N and 1/N², for the heatmap's colour scale). It prints the arrays' GFN runs and
+ * the intervals of each phase:
  *
  *     array c 0x14000 0x2000     (first GFN, pages)
  *     phase copy 1 10            (first and last seq)
@@ -132,7 +134,7 @@ static uint64_t ram_gfn(const struct hvt_layout *l, uint64_t k)
 int main(int argc, char **argv)
 {
 	uint64_t memory = GIB, extent = GIB, array = 0, interval_ns = 1000000000, noise_w = 256,
-		 noise_a = 2048, seed = 1;
+		 noise_a = 2048, seed = 1, stride = 0;
 	int intervals = 60, channels = 0;
 	const char *out = NULL, *mode = "ad";
 	const struct hvt_option opts[] = {
@@ -149,6 +151,8 @@ int main(int argc, char **argv)
 			 "bytes per devmem extent, channels round robin (default 1G)"),
 	    HVT_OPT_INT(0, "noise-written", &noise_w, 0, 1u << 30, "N", "random pages written per interval"),
 	    HVT_OPT_INT(0, "noise-accessed", &noise_a, 0, 1u << 30, "N", "random pages read per interval"),
+	    HVT_OPT_INT(0, "stride-written", &stride, 0, 1u << 20, "N",
+			"also write every Nth page of a and every N^2th of b (default 0: none)"),
 	    HVT_OPT_INT(0, "seed", &seed, 0, INT64_MAX, "N", "seed of the random pages (default 1)"),
 	    HVT_OPT_END,
 	};
@@ -205,6 +209,10 @@ int main(int argc, char **argv)
 		set_gfns(iv.written, &l, arr_gfn[2], arr_pages);
 		for (uint64_t k = 0; k < noise_w; k++)
 			set_gfns(iv.written, &l, ram_gfn(&l, hvt_splitmix64(&state) % ram), 1);
+		for (uint64_t k = 0; stride && k < arr_pages; k += stride)
+			set_gfns(iv.written, &l, arr_gfn[0] + k, 1);
+		for (uint64_t k = 0; stride && k < arr_pages; k += stride * stride)
+			set_gfns(iv.written, &l, arr_gfn[1] + k, 1);
 		if (ad) {
 			set_gfns(iv.accessed, &l, arr_gfn[0], arr_pages);
 			if (add)
