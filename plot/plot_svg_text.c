@@ -34,8 +34,13 @@ void svg_text_add(struct svg_texts *t, cairo_t *cr, double x, double y, double s
 	cairo_get_matrix(cr, &m);
 	cairo_user_to_device(cr, &x, &y);
 	cairo_pattern_get_rgba(cairo_get_source(cr), &r, &g, &b, &alpha);
-	*e = (struct svg_text){.x = x, .y = y, .size = size, .angle = atan2(m.yx, m.xx) * 180 / M_PI,
-			       .r = r, .g = g, .b = b,
+	*e = (struct svg_text){.x = x,
+			       .y = y,
+			       .size = size,
+			       .angle = atan2(m.yx, m.xx) * 180 / M_PI,
+			       .r = r,
+			       .g = g,
+			       .b = b,
 			       .bold = cairo_toy_font_face_get_weight(cairo_get_font_face(cr)) ==
 				       CAIRO_FONT_WEIGHT_BOLD,
 			       .text = strdup(text)};
@@ -49,10 +54,17 @@ static void escaped(FILE *f, const char *s)
 {
 	for (; *s; s++)
 		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		default: fputc(*s, f);
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '&':
+			fputs("&amp;", f);
+			break;
+		default:
+			fputc(*s, f);
 		}
 }
 
@@ -83,8 +95,8 @@ int svg_text_write(struct svg_texts *t, const char *path, const char **why)
 	for (size_t i = 0; i < t->n; i++) {
 		const struct svg_text *e = &t->v[i];
 
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.1f\"%s fill=\"#%02x%02x%02x\"", e->x, e->y,
-			e->size, e->bold ? " font-weight=\"bold\"" : "", (unsigned)lround(e->r * 255),
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.1f\"%s fill=\"#%02x%02x%02x\"", e->x,
+			e->y, e->size, e->bold ? " font-weight=\"bold\"" : "", (unsigned)lround(e->r * 255),
 			(unsigned)lround(e->g * 255), (unsigned)lround(e->b * 255));
 		if (fabs(e->angle) > 0.01)
 			fprintf(f, " transform=\"rotate(%.1f %.1f %.1f)\"", e->angle, e->x, e->y);

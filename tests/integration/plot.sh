@@ -6,6 +6,7 @@
 # colour in the rows around them; zoomed by --range and --from/--to; SVG output; bw, wss, cdf. Bad input:
 # one line and exit 2; a torn trace: drawn up to its last complete interval, said, exit 3.
 source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/plots.bash"
 CHECK=$TOOLS/check_heatmap
 
 "$TOOLS/synth_arrays" -o "$T/s.hvt" --memory 512M --intervals 20 --noise-written 0 --noise-accessed 0 \
@@ -116,6 +117,44 @@ for k in bw wss cdf; do
 	"$CHECK" --png "$T/$k.png" --geometry "area x=0 y=0 w=1 h=1; 1 rows of 1 pages, bottom to top: 0x0-0x1@0+1; time 0-1 s" \
 		--width 900 --height 600 >/dev/null || fail "$k.png is not a 900x600 PNG"
 done
+
+# Several runs side by side (wss, cdf): one colour per run, named in the legend, each line at its run's
+# truth: c is 16 MiB in run 1 (mode ad; its accessed line at 48 MiB in the add phase, where this looks),
+# 32 MiB in run 2 (mode dirty-log: no accessed line, and said so).
+"$TOOLS/synth_arrays" -o "$T/vm-1.hvt" --memory 512M --array 16M --intervals 10 --noise-written 0 \
+	--noise-accessed 0 >/dev/null || fail "synth_arrays vm-1"
+"$TOOLS/synth_arrays" -o "$T/vm-2.hvt" --memory 512M --array 32M --intervals 10 --noise-written 0 \
+	--mode dirty-log >/dev/null || fail "synth_arrays vm-2"
+"$HVT" plot wss "$T"/vm-*.hvt -o "$T/runs.svg" >/dev/null || fail "plot wss of two runs (svg)"
+svg_texts "$T/runs.svg" >"$T/words"
+assert_contains "$T/words" "Working set per interval, runs side by side" "2 runs, each from its own start: vm-1.hvt (mode ad" \
+	"vm-2.hvt (mode dirty-log" "vm-1.hvt: written" "vm-1.hvt: accessed (dashed)" "vm-2.hvt: written" \
+	"no accessed pages in vm-2.hvt" "time since each run's start (s)"
+grep -q 'vm-2.hvt: accessed' "$T/words" && fail "a dirty-log run has an accessed line"
+g=$("$HVT" plot wss "$T"/vm-*.hvt -o "$T/runs.png") || fail "plot wss of two runs"
+echo "$g"
+read -r x1 y1 <<<"$(line_pixel "$g" 7.5 16)"
+read -r x2 y2 <<<"$(line_pixel "$g" 7.5 32)"
+p1=$(png_pixel "$T/runs.png" 1200 720 "$x1" "$y1")
+p2=$(png_pixel "$T/runs.png" 1200 720 "$x2" "$y2")
+above=$(png_pixel "$T/runs.png" 1200 720 "$x2" $((y2 - 12)))
+echo "run 1 at ($x1,$y1) $p1; run 2 at ($x2,$y2) $p2; above run 2 $above"
+grey() { [[ ${1:1:2} == "${1:3:2}" && ${1:3:2} == "${1:5:2}" ]]; }
+grey "$p1" && fail "no run's colour where run 1's line (16 MiB written) should be: $p1"
+grey "$p2" && fail "no run's colour where run 2's line (32 MiB written) should be: $p2"
+[ "$p1" != "$p2" ] || fail "the two runs share a colour: $p1"
+[ "$above" != "$p2" ] || fail "run 2's colour 12 px above its line: the line is not at its truth"
+"$HVT" plot cdf "$T"/vm-*.hvt -o "$T/runs.svg" >/dev/null || fail "plot cdf of two runs"
+svg_texts "$T/runs.svg" >"$T/words"
+assert_contains "$T/words" "Write concentration, runs side by side" "vm-1.hvt, written: share of page-writes" \
+	"vm-1.hvt, accessed (dashed): share of page-accesses" "vm-2.hvt, written: share of page-writes"
+# heatmap and bw draw one trace, and say so; a bad trace among several: one line, exit 2, no picture.
+"$TOOLS/synth_arrays" -o "$T/empty.hvt" --intervals 0 >/dev/null || fail "synth_arrays --intervals 0"
+expect 2 "heatmap draws one trace (2 given); wss and cdf draw several" "$HVT" plot heatmap "$T"/vm-*.hvt -o "$T/x.png"
+expect 2 "bw draws one trace (2 given)" "$HVT" plot bw "$T"/vm-*.hvt -o "$T/x.png"
+expect 2 "$T/empty.hvt: the trace holds no interval" "$HVT" plot wss "$T/vm-1.hvt" "$T/empty.hvt" -o "$T/x.png"
+expect 2 "cannot open" "$HVT" plot cdf "$T/vm-1.hvt" "$T/none.hvt" -o "$T/x.png"
+[ ! -e "$T/x.png" ] || fail "a refused plot of several runs left $T/x.png behind"
 
 # Bad input: one line, exit 2, nothing left behind.
 "$TOOLS/synth_arrays" -o "$T/empty.hvt" --intervals 0 >/dev/null || fail "synth_arrays --intervals 0"
