@@ -64,6 +64,8 @@ expect 2 "holds no guest RAM (it lies in a hole)" "$HVT" plot heatmap "$T/big.hv
 svg_texts() { grep -o '<text[^>]*>[^<]*</text>' "$1" | sed 's/<[^>]*>//g'; }
 "$HVT" plot heatmap "$T/s.hvt" -o "$T/h.svg" >/dev/null || fail "plot heatmap svg"
 grep -q '<svg' "$T/h.svg" || fail "h.svg is not SVG"
+python3 -c "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])" "$T/h.svg" || fail "h.svg is not well-formed XML"
+grep -q '<glyph\|id="glyph' "$T/h.svg" && fail "h.svg draws its words as glyph paths"
 svg_texts "$T/h.svg" >"$T/words"
 cat "$T/words"
 assert_contains "$T/words" "Pages written and accessed over time" "guest-physical address (MiB)" \
