@@ -166,7 +166,8 @@ int plot_cdf(const struct plot_args *a)
 	rc = plot_runs_load(&r, a, count_pages, ctx);
 	for (size_t i = 0; rc == TRACE_OUTPUT_FAILED && i < a->traces.n; i++)
 		if (c[i].pp.nomem)
-			fprintf(stderr, "hvmtrace plot: out of memory for the page runs of %s\n", a->traces.v[i]);
+			fprintf(stderr, "hvmtrace plot: out of memory for the page runs of %s\n",
+				a->traces.v[i]);
 	if (rc) {
 		for (size_t i = 0; i < a->traces.n; i++)
 			curves_free(&c[i]);
@@ -182,16 +183,17 @@ int plot_cdf(const struct plot_args *a)
 	}
 	plot_runs_describe(&r, &a->sel, sub, sizeof(sub));
 	plot_title(&p,
-		   several ? "Write concentration, runs side by side: x % of the written pages take y % of the "
-			     "page-writes"
-			   : "Write concentration: x % of the written pages take y % of the page-writes",
+		   several
+		       ? "Write concentration, runs side by side: x % of the written pages take y % of the "
+			 "page-writes"
+		       : "Write concentration: x % of the written pages take y % of the page-writes",
 		   sub);
 	/* Accesses are named only where some trace has them: a dirty-log trace knows writes only. */
 	plot_axes(&p, 0, 100, 0, 100,
 		  any_a ? "pages, most-written (most-accessed) first (% of the pages ever written / accessed)"
 			: "written pages, most-written first (% of the pages ever written)",
-		  any_a ? "page-writes (page-accesses) they take (%)" : "page-writes they take (%)", plot_fmt_plain,
-		  plot_fmt_plain);
+		  any_a ? "page-writes (page-accesses) they take (%)" : "page-writes they take (%)",
+		  plot_fmt_plain, plot_fmt_plain);
 	polyline(&p, diag, diag, NULL, 2, (struct rgb){0.6, 0.6, 0.6}, 1, 3);
 	for (size_t i = 0; i < r.n; i++) {
 		struct rgb cw = several ? plot_palette(i) : HEAT_WRITTEN, ca = several ? cw : HEAT_ACCESSED;
@@ -204,12 +206,12 @@ int plot_cdf(const struct plot_args *a)
 	for (size_t i = 0; i < r.n; i++) {
 		struct rgb cw = several ? plot_palette(i) : HEAT_WRITTEN, ca = several ? cw : HEAT_ACCESSED;
 
-		snprintf(name, sizeof(name), "%s%s: share of page-writes", several ? plot_run_name(&r.s[i]) : "written",
-			 several ? ", written" : "");
+		snprintf(name, sizeof(name), "%s%s: share of page-writes",
+			 several ? plot_run_name(&r.s[i]) : "written", several ? ", written" : "");
 		if (c[i].nw)
 			plot_legend(&p, cw, 0, name);
-		snprintf(name, sizeof(name), "%s%s: share of page-accesses", several ? plot_run_name(&r.s[i]) : "accessed",
-			 several ? ", accessed (dashed)" : "");
+		snprintf(name, sizeof(name), "%s%s: share of page-accesses",
+			 several ? plot_run_name(&r.s[i]) : "accessed", several ? ", accessed (dashed)" : "");
 		if (c[i].na)
 			plot_legend(&p, ca, several ? 6 : 0, name);
 	}
@@ -217,7 +219,8 @@ int plot_cdf(const struct plot_args *a)
 	if (!any_a) {
 		char what[128];
 
-		snprintf(what, sizeof(what), "accessed pages: not available (mode %s)", hvt_mode_name(r.s[0].meta->mode));
+		snprintf(what, sizeof(what), "accessed pages: not available (mode %s)",
+			 hvt_mode_name(r.s[0].meta->mode));
 		unavailable(&p, what);
 	}
 	for (size_t i = 0; i < a->traces.n; i++)

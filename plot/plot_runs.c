@@ -20,7 +20,8 @@ int plot_runs_load(struct plot_runs *r, const struct plot_args *a, series_hook h
 		return TRACE_OUTPUT_FAILED;
 	}
 	for (size_t i = 0; i < a->traces.n; i++) {
-		int rc = trace_series_load(&r->s[i], "plot", a->traces.v[i], &a->sel, hook, ctx ? ctx[i] : NULL);
+		int rc =
+		    trace_series_load(&r->s[i], "plot", a->traces.v[i], &a->sel, hook, ctx ? ctx[i] : NULL);
 
 		if (rc && rc != TRACE_INCOMPLETE) {
 			trace_series_fini(&r->s[i]);

@@ -62,8 +62,8 @@ static void note_missing_accessed(struct plot *p, const struct plot_runs *r, con
 	} else {
 		for (size_t i = 0; i < r->n && at < (int)sizeof(what); i++)
 			if (!l[i].any_a)
-				at += snprintf(what + at, sizeof(what) - at, "%s%s", at ? ", " : "no accessed pages in ",
-					       plot_run_name(&r->s[i]));
+				at += snprintf(what + at, sizeof(what) - at, "%s%s",
+					       at ? ", " : "no accessed pages in ", plot_run_name(&r->s[i]));
 	}
 	if (at)
 		unavailable(p, what);
@@ -105,11 +105,14 @@ int plot_wss(const struct plot_args *a)
 	}
 	plot_runs_describe(&r, &a->sel, sub, sizeof(sub));
 	/* Only what the traces hold: a dirty-log trace knows written pages, not what was touched. */
-	snprintf(title, sizeof(title), "%s%s", any_a ? "Working set per interval" : "Pages written per interval",
-		 several ? ", runs side by side" : any_a ? "" : " (written pages only)");
+	snprintf(title, sizeof(title), "%s%s",
+		 any_a ? "Working set per interval" : "Pages written per interval",
+		 several ? ", runs side by side"
+		 : any_a ? ""
+			 : " (written pages only)");
 	plot_title(&p, title, sub);
-	plot_axes(&p, several ? start : r.s[0].iv[0].t0, several ? end : r.s[0].iv[r.s[0].niv - 1].t1, 0, top * 1.1,
-		  several ? "time since each run's start (s)" : "time since the trace's start (s)",
+	plot_axes(&p, several ? start : r.s[0].iv[0].t0, several ? end : r.s[0].iv[r.s[0].niv - 1].t1, 0,
+		  top * 1.1, several ? "time since each run's start (s)" : "time since the trace's start (s)",
 		  any_a ? "pages touched in the interval (MiB)" : "pages written in the interval (MiB)",
 		  plot_fmt_plain, plot_fmt_plain);
 	cairo_save(p.cr);
@@ -126,7 +129,8 @@ int plot_wss(const struct plot_args *a)
 	for (size_t i = 0; i < r.n; i++) {
 		struct rgb cw = several ? plot_palette(i) : HEAT_WRITTEN, ca = several ? cw : HEAT_ACCESSED;
 
-		snprintf(name, sizeof(name), "%s%swritten", several ? plot_run_name(&r.s[i]) : "", several ? ": " : "");
+		snprintf(name, sizeof(name), "%s%swritten", several ? plot_run_name(&r.s[i]) : "",
+			 several ? ": " : "");
 		if (l[i].any_w)
 			plot_legend(&p, cw, 0, name);
 		snprintf(name, sizeof(name), "%s%saccessed%s", several ? plot_run_name(&r.s[i]) : "",
