@@ -381,7 +381,7 @@ static int parse_operand(struct parser *p, const char *v)
 		}
 	for (const struct hvt_option *o = p->all; o->type != HVT_OPTION_END; o++)
 		if (is_operand(o))
-			last = o;
+			last = k == 1 ? o : NULL;
 	/* Name what is taken already, so that `cmd a.hvt b.hvt` says the command reads one trace. */
 	if (last && (last->type == HVT_OPTION_PATH || last->type == HVT_OPTION_STRING) && last->arg)
 		fprintf(p->err, "%s: unexpected argument '%s': %s is '%s' already (one %s only)\n",

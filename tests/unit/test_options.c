@@ -257,8 +257,7 @@ static void test_operands(void **state)
 	assert_string_equal(v.first, "-");
 	assert_string_equal(v.second, "-q");
 	assert_false(v.quiet);
-	REFUSED("prog sub: unexpected argument 'c': SECOND is 'b' already (one SECOND only)\n", "a", "b",
-		"c");
+	REFUSED("prog sub: unexpected argument 'c'\n", "a", "b", "c"); /* two operands: no "one" */
 	r = parse(true, "-q", NULL);
 	assert_int_equal(r.status, USAGE);
 	assert_string_equal(r.err, "prog sub: FIRST is required\n");
@@ -329,6 +328,25 @@ static void test_several_operands(void **state)
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "  TRACE...  "));
 	done(&r);
+}
+
+/* A command of one operand names the value it took when given a second. */
+static void test_one_operand_only(void **state)
+{
+	const char *trace = NULL;
+	const struct hvt_option opts[] = {HVT_OPT_OPERAND(&trace, "TRACE", "the trace"), HVT_OPT_END};
+	const struct hvt_cmdline c = {.prog = "prog sub", .options = opts, .usage_status = USAGE};
+	char *argv[] = {"sub", "a.hvt", "b.hvt"};
+	char *err;
+	size_t len;
+	FILE *f = open_memstream(&err, &len);
+
+	(void)state;
+	assert_int_equal(hvt_opts_parse_to(&c, 3, argv, stdout, f), USAGE);
+	fclose(f);
+	assert_string_equal(
+	    err, "prog sub: unexpected argument 'b.hvt': TRACE is 'a.hvt' already (one TRACE only)\n");
+	free(err);
 }
 
 static void test_malformed_command_lines(void **state)
@@ -402,6 +420,7 @@ int main(void)
 	    cmocka_unit_test(test_callbacks),
 	    cmocka_unit_test(test_operands),
 	    cmocka_unit_test(test_several_operands),
+	    cmocka_unit_test(test_one_operand_only),
 	    cmocka_unit_test(test_malformed_command_lines),
 	    cmocka_unit_test(test_help),
 	};
