@@ -22,7 +22,9 @@ cat "$T/cmp"
 for n in 1 2 3; do
 	grep -q "^run $n  *$T/vm-demo-$n.hvt: " "$T/cmp" || fail "run $n is not vm-demo-$n.hvt"
 done
-col() { awk -v r="$1" 'index($0, r) == 1 {print $(NF - 3 + '"$2"')}' "$T/cmp"; }
+col() { # ROW RUN: the figure in that row of $T/cmp, the RUN-th column of as many as there are runs
+	awk -v r="$1" -v k="$2" -v n="$(grep -c '^run [0-9]' "$T/cmp")" 'index($0, r) == 1 {print $(NF - n + k)}' "$T/cmp"
+}
 for n in 1 2 3; do
 	c=$(pages vm-demo-$n.hvt)
 	assert_eq "run $n: distinct pages ever written" "$c" "$(col 'distinct pages ever written' $n)"
@@ -55,6 +57,17 @@ assert_eq "--from 6: intervals of run 1" 5 "$(jq '.runs[0].totals.intervals' "$T
 # One trace is what it always was: no comparison.
 "$HVT" report "$T/vm-demo-1.hvt" >"$T/one" || fail "report of one trace"
 grep -q '^runs ' "$T/one" && fail "a single trace's report became a comparison"
+
+# A torn trace among them: compared up to its damage, said on stderr and in its run line, exit 3.
+size=$(stat -c %s "$T/vm-demo-1.hvt")
+head -c $((size - 600)) "$T/vm-demo-1.hvt" >"$T/torn.hvt"
+rc=0
+"$HVT" report "$T/torn.hvt" "$T/vm-demo-3.hvt" >"$T/cmp" 2>"$T/err" || rc=$?
+assert_eq "exit status of a comparison with a torn trace" 3 "$rc"
+assert_contains "$T/err" "$T/torn.hvt: incomplete trace"
+grep -q "^run 1  *$T/torn.hvt: .*INCOMPLETE" "$T/cmp" || fail "the torn run is not marked INCOMPLETE: $(cat "$T/cmp")"
+n=$(col 'intervals' 1)
+[ "$n" -ge 1 ] && [ "$n" -lt 10 ] || fail "the torn run: expected fewer than 10 intervals, got '$n'"
 
 # What a comparison does not do, and bad input among good traces: one line, exit 2, no output file.
 expect 2 "--html takes one trace (2 given)" "$HVT" report "$T/vm-demo-1.hvt" "$T/vm-demo-2.hvt" --html "$T/x.html"
