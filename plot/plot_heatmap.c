@@ -95,6 +95,7 @@ static uint32_t mix(struct rgb c, double v)
 struct scale {
 	double lo, hi;
 	bool log;
+	int bar_x, bar_y, bar_h; /* where colour_bar drew the written bar: its top pixel row is bar_y */
 };
 
 static double intensity(const struct scale *sc, double v)
@@ -192,11 +193,15 @@ static void fmt_share(double v, char *buf, int len)
 
 /* Right of the slot names: a bar per colour, pale (lo) at the bottom to full (hi) at the top, with the
  * shares at its ticks and the scale's kind in its title. */
-static void colour_bar(struct plot *p, const struct scale *sc, bool accessed)
+static void colour_bar(struct plot *p, struct scale *sc, bool accessed)
 {
 	double x = p->x1 + 185, top = p->y0 + 30, bottom = p->y1 - 30, tick[8];
 	int nticks = 0, nbars = accessed ? 2 : 1;
 	char buf[32];
+
+	sc->bar_x = (int)x;
+	sc->bar_y = (int)top;
+	sc->bar_h = (int)(bottom - top);
 
 	if (sc->log) {
 		for (double d = pow(10, ceil(log10(sc->lo) - 1e-9)); d <= sc->hi * (1 + 1e-9) && nticks < 8;
@@ -383,9 +388,12 @@ int plot_heatmap(const struct plot_args *a)
 	} else {
 		/* What a reader of the picture (and its test) needs to find pages and times in it. */
 		printf("hvmtrace plot: wrote %s: heatmap %dx%d px; area x=%d y=%d w=%d h=%d; %" PRIu64
-		       " rows of %" PRIu64 " pages, bottom to top:%s; time %.3f-%.3f s left to right\n",
+		       " rows of %" PRIu64
+		       " pages, bottom to top:%s; time %.3f-%.3f s left to right; colour bar "
+		       "x=%d y=%d w=12 h=%d, shares %.6g-%.6g on a %s scale\n",
 		       a->out, a->width, a->height, (int)p.x0, (int)p.y0, (int)(p.x1 - p.x0), height,
-		       h.bins.nbins, h.bins.pages_per_bin, segs, s.iv[0].t0, s.iv[s.niv - 1].t1);
+		       h.bins.nbins, h.bins.pages_per_bin, segs, s.iv[0].t0, s.iv[s.niv - 1].t1, sc.bar_x,
+		       sc.bar_y, sc.bar_h, sc.lo, sc.hi, sc.log ? "log" : "linear");
 	}
 	trace_series_fini(&s);
 	free(h.w);

@@ -84,35 +84,46 @@ grep -E '^[0-9.]+ [KMGT]?i?B$' "$T/words" && fail "big.svg: a tick in a unit of 
 	fail "plot heatmap svg zoomed"
 svg_texts "$T/z.svg" >"$T/words"
 assert_contains "$T/words" "intervals 11-20 (10.000-20.000 s) · GFNs $(printf '0x%x' "$b_first")-$c_last"
-# Sparse densities 8x apart (dirty-log: 1/8 of a's pages written, 1/64 of b's, all of c): a log scale, said
-# so, with its decades; a and b far apart in colour (the square-root ramp gave them 46 levels of green,
-# nearly equal pinks), c full.
+# Sparse densities 8x apart (dirty-log: 1/8 of a's pages written, 1/64 of b's, all of c), at a height that
+# makes a row 256 pages (arrays lie on 2 MiB, so every row is wholly in an array or out): the shares drawn
+# are exactly 1/64 to 1, two decades less a bit, so a log scale, said so with its decades; each array at
+# the colour of its share on that scale (the square-root ramp drew a and b as nearly equal pinks, 46 levels
+# of green apart), c the full colour, and the bar's top the written colour, its foot the palest.
 "$TOOLS/synth_arrays" -o "$T/st.hvt" --memory 512M --intervals 10 --noise-written 0 --mode dirty-log \
 	--stride-written 8 >/dev/null || fail "synth_arrays --stride-written"
-"$HVT" plot heatmap "$T/st.hvt" -o "$T/st.svg" >/dev/null || fail "plot heatmap stride svg"
+"$HVT" plot heatmap "$T/st.hvt" -o "$T/st.svg" --height 656 >/dev/null || fail "plot heatmap stride svg"
 svg_texts "$T/st.svg" >"$T/words"
-assert_contains "$T/words" "(log scale)" "10 %" "100 %"
+assert_contains "$T/words" "(log scale)" "1.6 %" "10 %" "100 %"
 grep -q 'accessed' "$T/words" && fail "dirty-log heatmap names accessed pages"
-g=$("$HVT" plot heatmap "$T/st.hvt" -o "$T/st.png") || fail "plot heatmap stride"
-"$CHECK" --png "$T/st.png" --geometry "$g" --width 1200 --height 720 --colour any \
+g=$("$HVT" plot heatmap "$T/st.hvt" -o "$T/st.png" --height 656) || fail "plot heatmap stride"
+echo "$g"
+[[ $g == *" 512 rows of 256 pages,"*"shares 0.015625-1 on a log scale" ]] || fail "stride: not rows of 256 pages, shares 1/64-1 on a log scale: $g"
+# The colour of share S on the log scale 1/64..1, as plot/plot_heatmap.c mixes it with #cc1a1a.
+written_at() {
+	awk -v s="$1" 'BEGIN { v = 0.15 + 0.85 * log(s * 64) / log(64); split("0.8 0.1 0.1", c, " ")
+		for (k = 1; k <= 3; k++) printf "%02x", int(255 * (1 - v + v * c[k]) + 0.5); print "" }'
+}
+near() { # "#rrggbb" "rrggbb": each channel within 1
+	awk -v a="${1#\#}" -v b="$2" 'function h(x) { return index("0123456789abcdef", substr(x, 1, 1)) * 16 + index("0123456789abcdef", substr(x, 2, 1)) - 17 }
+		BEGIN { for (k = 1; k <= 5; k += 2) { d = h(substr(a, k, 2)) - h(substr(b, k, 2)); if (d > 1 || d < -1) exit 1 } }'
+}
+"$CHECK" --png "$T/st.png" --geometry "$g" --width 1200 --height 656 --colour any \
 	--band "$a_first-$a_last@0-10" --band "$b_first-$b_last@0-10" >"$T/colours" || fail "check_heatmap --colour any"
 cat "$T/colours"
-ga=$(awk '$2 == "1:" {print substr($3, 4, 2)}' "$T/colours")
-gb=$(awk '$2 == "2:" {print substr($3, 4, 2)}' "$T/colours")
-[ -n "$ga" ] && [ -n "$gb" ] && [ $((16#$gb - 16#$ga)) -ge 70 ] ||
-	fail "a (1/8 written) and b (1/64) are not far apart in colour: green 0x$ga vs 0x$gb"
-"$CHECK" --png "$T/st.png" --geometry "$g" --width 1200 --height 720 --band "$c_first-$c_last@0-10" ||
+pa=$(awk '$2 == "1:" {print $3}' "$T/colours")
+pb=$(awk '$2 == "2:" {print $3}' "$T/colours")
+near "$pa" "$(written_at 0.125)" || fail "a (1/8 written) is $pa, not #$(written_at 0.125) of the log scale"
+near "$pb" "$(written_at 0.015625)" || fail "b (1/64 written) is $pb, not #$(written_at 0.015625) of the log scale"
+[ $((16#${pb:3:2} - 16#${pa:3:2})) -ge 90 ] || fail "a and b are not far apart in colour: $pa vs $pb"
+"$CHECK" --png "$T/st.png" --geometry "$g" --width 1200 --height 656 --band "$c_first-$c_last@0-10" ||
 	fail "c, wholly written, is not the full written colour on a log scale"
-# The bar itself in the PNG (right of the slot names): its top pixel row the written colour, its foot pale.
-read -r ax ay aw ah <<<"$(sed -E 's/.*area x=([0-9]+) y=([0-9]+) w=([0-9]+) h=([0-9]+);.*/\1 \2 \3 \4/' <<<"$g")"
-bar_pixel() { # y: the colour at the middle of the written bar, pixel row y
-	"$CHECK" --png "$T/st.png" --geometry "area x=$((ax + aw + 185)) y=$1 w=12 h=1; 1 rows of 1 pages, bottom to top: 0x0-0x1@0+1; time 0-1 s" \
-		--width 1200 --height 720 --colour any --band 0x0-0x0@0-1 | awk '$1 == "band" {print $3}'
-}
-top=$(bar_pixel $((ay + 30)))
-foot=$(bar_pixel $((ay + ah - 31)))
+# The bar itself in the PNG, where the line says it is: its top pixel row the written colour, its foot
+# the palest colour of the scale.
+read -r bx by bh <<<"$(sed -E 's/.*colour bar x=([0-9]+) y=([0-9]+) w=12 h=([0-9]+).*/\1 \2 \3/' <<<"$g")"
+top=$(png_pixel "$T/st.png" 1200 656 $((bx + 6)) "$by")
+foot=$(png_pixel "$T/st.png" 1200 656 $((bx + 6)) $((by + bh - 1)))
 [ "$top" = "#cc1a1a" ] || fail "the colour bar's top is $top, not the written colour #cc1a1a"
-[[ $foot == "#f"* ]] || fail "the colour bar's foot is $foot, not pale"
+near "$foot" "$(written_at 0.015625)" || fail "the colour bar's foot is $foot, not the palest #$(written_at 0.015625)"
 for k in bw wss cdf; do
 	"$HVT" plot $k "$T/s.hvt" -o "$T/$k.png" --width 900 --height 600 >"$T/out" || fail "plot $k"
 	assert_contains "$T/out" "wrote $T/$k.png: $k 900x600 px"

@@ -161,7 +161,7 @@ int main(int argc, char **argv)
 
 		if (!strcmp(colour, "any")) {
 			/* the pixel at the band's centre: its row's GFN and its column's time */
-			double mid = (bd->first + bd->last) / 2.0;
+			uint64_t mid = bd->first + (bd->last - bd->first) / 2;
 			int py = -1, px = (int)((ct0 + ct1) / 2);
 
 			for (int y = 0; y < g.h && py < 0; y++) {
@@ -172,6 +172,7 @@ int main(int argc, char **argv)
 			}
 			if (py < 0) {
 				fprintf(stderr, "check_heatmap: band %d lies in no row\n", b + 1);
+				cairo_surface_destroy(img);
 				return 1;
 			}
 			printf("band %d: #%06x\n", b + 1,
