@@ -50,22 +50,21 @@ void svg_text_add(struct svg_texts *t, cairo_t *cr, double x, double y, double s
 		t->n++;
 }
 
+/* Text content as XML allows it: markup escaped, control characters (a VM name may hold any) as '?'. */
 static void escaped(FILE *f, const char *s)
 {
-	for (; *s; s++)
-		switch (*s) {
-		case '<':
+	for (; *s; s++) {
+		if (*s == '<')
 			fputs("&lt;", f);
-			break;
-		case '>':
+		else if (*s == '>')
 			fputs("&gt;", f);
-			break;
-		case '&':
+		else if (*s == '&')
 			fputs("&amp;", f);
-			break;
-		default:
+		else if ((unsigned char)*s < 0x20)
+			fputc('?', f);
+		else
 			fputc(*s, f);
-		}
+	}
 }
 
 int svg_text_write(struct svg_texts *t, const char *path, const char **why)

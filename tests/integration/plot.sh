@@ -68,6 +68,13 @@ python3 -c "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])" "$T
 grep -q '<glyph\|id="glyph' "$T/h.svg" && fail "h.svg draws its words as glyph paths"
 svg_texts "$T/h.svg" >"$T/words"
 cat "$T/words"
+# Words that are markup, or a control character, in a VM's name: still XML, shown as text.
+"$TOOLS/synth_arrays" -o "$T/odd.hvt" --memory 512M --intervals 2 --vm-name $'a<b>&\x01c' >/dev/null ||
+	fail "synth_arrays --vm-name"
+"$HVT" plot heatmap "$T/odd.hvt" -o "$T/odd.svg" >/dev/null || fail "plot heatmap of odd.hvt"
+python3 -c "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])" "$T/odd.svg" ||
+	fail "a VM name with markup made odd.svg ill-formed"
+grep -q "VM 'a&lt;b&gt;&amp;?c'" "$T/odd.svg" || fail "odd.svg does not name the VM 'a<b>&?c'"
 assert_contains "$T/words" "Pages written and accessed over time" "guest-physical address (MiB)" \
 	"time since the trace's start (s)" "share of a row's pages" "(linear scale)" "100 %" "slot pc.ram-low"
 # the address ticks are bare numbers in the axis's one unit

@@ -136,7 +136,7 @@ int main(int argc, char **argv)
 	uint64_t memory = GIB, extent = GIB, array = 0, interval_ns = 1000000000, noise_w = 256,
 		 noise_a = 2048, seed = 1, stride = 0;
 	int intervals = 60, channels = 0;
-	const char *out = NULL, *mode = "ad";
+	const char *out = NULL, *mode = "ad", *vm_name = "synthetic";
 	const struct hvt_option opts[] = {
 	    HVT_OPT_PATH('o', "output", &out, "FILE", "the trace to write", .required = true),
 	    HVT_OPT_SIZE(0, "memory", &memory, 64 << 20, 1ull << 42, 2 << 20, "SIZE",
@@ -153,6 +153,8 @@ int main(int argc, char **argv)
 	    HVT_OPT_INT(0, "noise-accessed", &noise_a, 0, 1u << 30, "N", "random pages read per interval"),
 	    HVT_OPT_INT(0, "stride-written", &stride, 0, 1u << 20, "N",
 			"also write every Nth page of a and every N^2th of b (default 0: none)"),
+	    HVT_OPT_STRING(0, "vm-name", &vm_name, "NAME",
+			   "the VM's name in the metadata (default synthetic)"),
 	    HVT_OPT_INT(0, "seed", &seed, 0, INT64_MAX, "N", "seed of the random pages (default 1)"),
 	    HVT_OPT_END,
 	};
@@ -178,6 +180,7 @@ int main(int argc, char **argv)
 		return die("layout", &err);
 	json_object_put(o);
 	o = meta_json(ad, channels, interval_ns);
+	json_object_object_add(json_object_object_get(o, "vm"), "name", json_object_new_string(vm_name));
 	if (hvt_trace_meta_from_json(&meta, o, &err))
 		return die("metadata", &err);
 	json_object_put(o);
