@@ -138,8 +138,22 @@ static void print_text(FILE *f, const struct run *runs, size_t n)
 				fprintf(f, " %15s", "n/a");
 		fputc('\n', f);
 	}
+	/* What a researcher reads first: each run against the first, as a ratio. */
+	fprintf(f, "\n%-32s", "ratio to run 1");
+	for (size_t i = 1; i < n; i++)
+		fprintf(f, " %14s%zu", "run ", i + 1);
+	fputc('\n', f);
+	for (int k = 0; k < ROW_COUNT; k++) {
+		fprintf(f, "%-32s", rows[k].name);
+		for (size_t i = 1; i < n; i++)
+			if (runs[i].have[k] && runs[0].have[k] && runs[0].v[k] != 0)
+				fprintf(f, " %15.3f", runs[i].v[k] / runs[0].v[k]);
+			else
+				fprintf(f, " %15s", "n/a");
+		fputc('\n', f);
+	}
 	fprintf(f, "\nn/a: not in that trace (written pages only in mode dirty-log; DRAM bytes only where "
-		   "measured)\n");
+		   "measured; a ratio also where run 1 has 0)\n");
 }
 
 static int print_json(FILE *f, struct run *runs, size_t n)

@@ -22,8 +22,9 @@ cat "$T/cmp"
 for n in 1 2 3; do
 	grep -q "^run $n  *$T/vm-demo-$n.hvt: " "$T/cmp" || fail "run $n is not vm-demo-$n.hvt"
 done
-col() { # ROW RUN: the figure in that row of $T/cmp, the RUN-th column of as many as there are runs
-	awk -v r="$1" -v k="$2" -v n="$(grep -c '^run [0-9]' "$T/cmp")" 'index($0, r) == 1 {print $(NF - n + k)}' "$T/cmp"
+col() { # ROW RUN: the figure in that row of $T/cmp (the side-by-side table, not the ratios below it)
+	awk -v r="$1" -v k="$2" -v n="$(grep -c '^run [0-9]' "$T/cmp")" '/^ratio to run 1/ {exit}
+		index($0, r) == 1 {print $(NF - n + k)}' "$T/cmp"
 }
 for n in 1 2 3; do
 	c=$(pages vm-demo-$n.hvt)
@@ -31,6 +32,11 @@ for n in 1 2 3; do
 	assert_eq "run $n: page-writes" "$((c * 10))" "$(col 'page-writes' $n)"
 	assert_eq "run $n: intervals" 10 "$(col 'intervals' $n)"
 done
+# Each later run against the first: c of 32 MiB and 8 MiB against 16 MiB.
+ratio() { awk -v r="$1" -v k="$2" '/^ratio to run 1/ {on = 1} on && index($0, r) == 1 {print $(NF - 2 + k - 1)}' "$T/cmp"; }
+assert_eq "run 2 / run 1: distinct pages ever written" 2.000 "$(ratio 'distinct pages ever written' 2)"
+assert_eq "run 3 / run 1: page-writes" 0.500 "$(ratio 'page-writes' 3)"
+assert_eq "run 2 / run 1: mean accessed (dirty-log)" n/a "$(ratio 'mean accessed pages/interval' 2)"
 # Accessed: a + c in the copy phase, a + b + c in the add phase: mean 2.5 c; none in mode dirty-log.
 assert_eq "run 1: mean accessed" "$(awk -v c="$(pages vm-demo-1.hvt)" 'BEGIN {printf "%.1f", 2.5 * c}')" \
 	"$(col 'mean accessed pages/interval' 1)"
