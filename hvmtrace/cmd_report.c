@@ -14,6 +14,7 @@
 
 #include "commands.h"
 #include "hvmtrace/error.h"
+#include "hvmtrace/files.h"
 #include "hvmtrace/options.h"
 #include "report/report.h"
 #include "report/report_energy.h"
@@ -49,6 +50,21 @@ static FILE *open_output(const char *path)
 	if (!f)
 		fprintf(stderr, "hvmtrace report: cannot create %s: %s\n", path, strerror(errno));
 	return f;
+}
+
+/* No output may be a trace being read: writing it would destroy what is read. */
+static int check_outputs(const struct hvt_operands *traces, const char *path, const char *option)
+{
+	if (!path || !strcmp(path, "-"))
+		return 0;
+	for (size_t i = 0; i < traces->n; i++)
+		if (hvt_same_file(path, traces->v[i])) {
+			fprintf(stderr,
+				"hvmtrace report: %s %s is a trace being read; refusing to overwrite it\n",
+				option, path);
+			return TRACE_USAGE;
+		}
+	return 0;
 }
 
 /* What a comparison of several runs does not do: one line naming it, exit 2. */
@@ -146,6 +162,11 @@ int cmd_report(int argc, char **argv)
 		return status;
 	if (traces.n)
 		rp.path = traces.v[0];
+	else
+		traces.v[traces.n++] = rp.path;
+	if ((status = check_outputs(&traces, output, "-o")) ||
+	    (status = check_outputs(&traces, html, "--html")))
+		return status;
 	if (traces.n > 1 && (status = compare_refusals(o, html, traces.n)))
 		return status;
 	if (html && (o->energy || o->energy_model)) {

@@ -85,6 +85,12 @@ expect 2 "No such file" "$HVT" report "$T/vm-demo-1.hvt" "$T/none.hvt" -o "$T/x.
 [ "$(wc -l <"$T/err")" = 1 ] || fail "a missing trace among several: more than one line: $(cat "$T/err")"
 expect 2 "select no interval" "$HVT" report "$T/vm-demo-1.hvt" "$T/vm-demo-2.hvt" --from 30 --to 40
 [ ! -e "$T/x.txt" ] && [ ! -e "$T/x.html" ] || fail "a refused comparison left a file behind"
+# An output that is one of the traces read: refused, the trace kept (one trace, or several; -o or --html).
+cp "$T/vm-demo-2.hvt" "$T/keep.hvt"
+expect 2 "-o $T/vm-demo-2.hvt is a trace being read; refusing to overwrite it" "$HVT" report "$T/vm-demo-1.hvt" "$T/vm-demo-2.hvt" -o "$T/vm-demo-2.hvt"
+expect 2 "-o $T/./vm-demo-2.hvt is a trace being read" "$HVT" report "$T/vm-demo-2.hvt" -o "$T/./vm-demo-2.hvt"
+expect 2 "--html $T/vm-demo-2.hvt is a trace being read" "$HVT" report "$T/vm-demo-2.hvt" --html "$T/vm-demo-2.hvt"
+cmp -s "$T/keep.hvt" "$T/vm-demo-2.hvt" || fail "a refused report overwrote the trace it read"
 args=()
 for i in $(seq 17); do args+=("$T/vm-demo-1.hvt"); done
 expect 2 "more than 16 TRACEs" "$HVT" report "${args[@]}"
