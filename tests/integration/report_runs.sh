@@ -92,6 +92,6 @@ expect 2 "-o $T/./vm-demo-2.hvt is a trace being read" "$HVT" report "$T/vm-demo
 expect 2 "--html $T/vm-demo-2.hvt is a trace being read" "$HVT" report "$T/vm-demo-2.hvt" --html "$T/vm-demo-2.hvt"
 cmp -s "$T/keep.hvt" "$T/vm-demo-2.hvt" || fail "a refused report overwrote the trace it read"
 args=()
-for i in $(seq 17); do args+=("$T/vm-demo-1.hvt"); done
+for _ in $(seq 17); do args+=("$T/vm-demo-1.hvt"); done
 expect 2 "more than 16 TRACEs" "$HVT" report "${args[@]}"
 echo "ok: runs compared"
