@@ -14,6 +14,7 @@
 
 #include "commands.h"
 #include "hvmtrace/error.h"
+#include "hvmtrace/files.h"
 #include "hvmtrace/options.h"
 #include "report/report.h"
 #include "report/report_energy.h"
@@ -51,6 +52,39 @@ static FILE *open_output(const char *path)
 	return f;
 }
 
+/* No output may be a trace being read: writing it would destroy what is read. */
+static int check_outputs(const struct hvt_operands *traces, const char *path, const char *option)
+{
+	if (!path || !strcmp(path, "-"))
+		return 0;
+	for (size_t i = 0; i < traces->n; i++)
+		if (hvt_same_file(path, traces->v[i])) {
+			fprintf(stderr,
+				"hvmtrace report: %s %s is a trace being read; refusing to overwrite it\n",
+				option, path);
+			return TRACE_USAGE;
+		}
+	return 0;
+}
+
+/* What a comparison of several runs does not do: one line naming it, exit 2. */
+static int compare_refusals(const struct report_opts *o, const char *html, size_t n)
+{
+	const char *one = html                           ? "--html"
+			  : o->energy || o->energy_model ? "--energy"
+			  : o->pages                     ? "--pages"
+			  : o->regions                   ? "--regions"
+			  : o->histogram                 ? "--histogram"
+							 : NULL;
+
+	if (!one)
+		return 0;
+	fprintf(stderr,
+		"hvmtrace report: %s takes one trace (%zu given); several are compared by their totals\n",
+		one, n);
+	return TRACE_USAGE;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct hvt_exit_status exits[] = {
@@ -63,6 +97,7 @@ int cmd_report(int argc, char **argv)
 	    {0, NULL},
 	};
 	struct report rp = {.path = "hvmtrace.hvt"};
+	struct hvt_operands traces = {0};
 	struct report_opts *o = &rp.o;
 	const char *output = NULL, *html = NULL;
 	int window = HVT_DEFAULT_WINDOW, span = 0;
@@ -76,7 +111,8 @@ int cmd_report(int argc, char **argv)
 	o->ph = hvt_phase_defaults;
 	span = (int)o->ph.span;
 	const struct hvt_option opts[] = {
-	    HVT_OPT_OPERAND(&rp.path, "TRACE", "the trace to read (default hvmtrace.hvt)"),
+	    HVT_OPT_OPERANDS(&traces, HVT_OPERANDS_MAX, "TRACE",
+			     "the trace to read (default hvmtrace.hvt); several: the runs side by side"),
 	    HVT_OPT_FLAG_OFF(0, "totals-only", &o->table, "no per-interval table"),
 	    HVT_OPT_FLAG(0, "json", &o->json, "everything as one JSON object (null: not available)"),
 	    HVT_OPT_PATH('o', "output", &output, "FILE", "write the report to FILE, not standard output"),
@@ -112,7 +148,7 @@ int cmd_report(int argc, char **argv)
 	};
 	const struct hvt_cmdline cmd = {
 	    .prog = "hvmtrace report",
-	    .synopsis = "[options] [TRACE]",
+	    .synopsis = "[options] [TRACE...]",
 	    .options = opts,
 	    .notes = "With DRAM bandwidth in the trace, the table has read_MBps/write_MBps columns\n"
 		     "(total_MBps for sources that do not split reads and writes, such as resctrl);\n"
@@ -124,6 +160,15 @@ int cmd_report(int argc, char **argv)
 	status = hvt_opts_parse(&cmd, argc, argv);
 	if (status != HVT_OPTS_RUN)
 		return status;
+	if (traces.n)
+		rp.path = traces.v[0];
+	else
+		traces.v[traces.n++] = rp.path;
+	if ((status = check_outputs(&traces, output, "-o")) ||
+	    (status = check_outputs(&traces, html, "--html")))
+		return status;
+	if (traces.n > 1 && (status = compare_refusals(o, html, traces.n)))
+		return status;
 	if (html && (o->energy || o->energy_model)) {
 		fprintf(stderr,
 			"hvmtrace report: --energy is part of the text and JSON report, not of --html\n");
@@ -134,6 +179,8 @@ int cmd_report(int argc, char **argv)
 	o->window = (uint32_t)window;
 	o->ph.span = (uint32_t)span;
 	o->energy |= o->energy_model != NULL;
+	if (traces.n > 1)
+		return report_compare(&traces, o, output);
 	if (o->energy && o->sel.gfns_given) {
 		fprintf(stderr,
 			"hvmtrace report: --energy covers the whole guest: it cannot be combined with "
@@ -180,20 +227,8 @@ int cmd_report(int argc, char **argv)
 			strerror(errno));
 		status = TRACE_OUTPUT_FAILED;
 	}
-	if (!status && rp.a.damaged) {
-		/* as every reader says it: problem names the trace, the interval, the record and the field */
-		fprintf(stderr,
-			"hvmtrace report: %s; damaged trace: the %llu intervals before this one were read\n",
-			rp.a.problem, (unsigned long long)rp.a.readable);
+	if (!status && report_say_incomplete(&rp))
 		status = TRACE_INCOMPLETE;
-	} else if (!status && !rp.a.complete) {
-		fprintf(
-		    stderr,
-		    "hvmtrace report: %s: incomplete trace (%s); the %llu intervals before that point were "
-		    "read\n",
-		    rp.path, rp.a.problem, (unsigned long long)rp.a.readable);
-		status = TRACE_INCOMPLETE;
-	}
 out:
 	report_free(&rp);
 	hvt_trace_reader_close(rp.r);

@@ -30,7 +30,9 @@ int main(int argc, char **argv)
 	int kind = -1;
 	const struct hvt_option opts[] = {
 	    HVT_OPT_CHOICE(0, NULL, &kind, kinds, "KIND", "heatmap, bw, wss or cdf", .required = true),
-	    HVT_OPT_OPERAND(&a.trace, "TRACE", "the trace to draw", .required = true),
+	    HVT_OPT_OPERANDS(&a.traces, HVT_OPERANDS_MAX, "TRACE",
+			     "the trace to draw; wss and cdf: several, the runs side by side",
+			     .required = true),
 	    HVT_OPT_PATH('o', "output", &a.out, "FILE", "the picture: FILE.png or FILE.svg",
 			 .required = true),
 	    HVT_OPT_INT(0, "width", &a.width, 480, 8192, "PX", "picture width (default 1200)"),
@@ -40,10 +42,11 @@ int main(int argc, char **argv)
 	};
 	const struct hvt_cmdline cmd = {
 	    .prog = "hvmtrace plot",
-	    .synopsis = "KIND TRACE -o FILE.png|FILE.svg [options]",
+	    .synopsis = "KIND TRACE... -o FILE.png|FILE.svg [options]",
 	    .about = "heatmap: guest-physical address x time, written pages red, accessed-only blue.\n"
 		     "bw: DRAM read and write MB/s per channel and in total. wss: pages written and\n"
-		     "accessed per interval. cdf: the share of page-writes the most-written pages take.",
+		     "accessed per interval. cdf: the share of page-writes the most-written pages take.\n"
+		     "wss and cdf draw several traces as runs side by side, one colour per run.",
 	    .options = opts,
 	    .exits = exits,
 	    .usage_status = TRACE_USAGE,
@@ -52,6 +55,12 @@ int main(int argc, char **argv)
 
 	if (status != HVT_OPTS_RUN)
 		return status;
+	a.trace = a.traces.v[0];
+	if (a.traces.n > 1 && (kind == PLOT_HEATMAP || kind == PLOT_BW)) {
+		fprintf(stderr, "hvmtrace plot: %s draws one trace (%zu given); wss and cdf draw several\n",
+			kinds[kind].name, a.traces.n);
+		return TRACE_USAGE;
+	}
 	status = draw[kind](&a);
 	/* cairo's and fontconfig's caches, so that a leak checker sees only leaks */
 	cairo_debug_reset_static_data();

@@ -54,6 +54,7 @@ int plot_open(struct plot *p, const char *cmd, const char *path, int width, int 
 int plot_close(struct plot *p, const char *cmd)
 {
 	cairo_status_t st;
+	const char *why = NULL;
 
 	cairo_destroy(p->cr);
 	if (p->svg) {
@@ -63,8 +64,13 @@ int plot_close(struct plot *p, const char *cmd)
 		st = cairo_surface_write_to_png(p->surface, p->path);
 	}
 	cairo_surface_destroy(p->surface);
-	if (st != CAIRO_STATUS_SUCCESS) {
-		fprintf(stderr, "hvmtrace %s: writing %s: %s\n", cmd, p->path, cairo_status_to_string(st));
+	if (st != CAIRO_STATUS_SUCCESS)
+		why = cairo_status_to_string(st);
+	else if (p->svg && svg_text_write(&p->texts, p->path, &why) == 0)
+		why = NULL;
+	svg_text_free(&p->texts);
+	if (why) {
+		fprintf(stderr, "hvmtrace %s: writing %s: %s\n", cmd, p->path, why);
 		unlink(p->path);
 		return -1;
 	}
@@ -81,9 +87,17 @@ void plot_text(struct plot *p, double x, double y, double size, const char *text
 {
 	cairo_text_extents_t e;
 
+	if (!*text)
+		return;
 	cairo_set_font_size(p->cr, size);
 	cairo_text_extents(p->cr, text, &e);
-	cairo_move_to(p->cr, x - e.x_advance * align_x, y + size * 0.35 - size * (align_y - 0.5));
+	x -= e.x_advance * align_x;
+	y += size * 0.35 - size * (align_y - 0.5);
+	if (p->svg) {
+		svg_text_add(&p->texts, p->cr, x, y, size, text);
+		return;
+	}
+	cairo_move_to(p->cr, x, y);
 	cairo_show_text(p->cr, text);
 }
 

@@ -7,6 +7,8 @@
 #include <cairo.h>
 #include <stdbool.h>
 
+#include "plot_svg_text.h"
+
 struct plot {
 	const char *path;
 	bool svg;
@@ -16,7 +18,8 @@ struct plot {
 	double x0, y0, x1, y1;         /* the plot area: x0 left, y1 bottom (y grows downwards) */
 	double lo_x, hi_x, lo_y, hi_y; /* data values at the area's edges */
 	int legend_n;
-	double legend_x; /* where the next legend entry ends */
+	double legend_x;        /* where the next legend entry ends */
+	struct svg_texts texts; /* SVG: the words, written as <text> (plot_svg_text.h) */
 };
 
 struct rgb {

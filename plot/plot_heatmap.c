@@ -6,8 +6,8 @@
  * RAM high up) squeezed into a hatched band of a few rows. A pixel row of a RAM segment holds a fixed
  * number of pages; a pixel column the intervals whose time it covers. Of the row's RAM pages (averaged over
  * the column's intervals), the share written and the share accessed but not written: the larger picks the
- * colour, its square root the intensity (so that a few pages in a large row stay visible, and a fully written
- * row has exactly HEAT_WRITTEN); white when untouched, hatched grey where the guest has no RAM.
+ * colour, its place on the colour bar's scale the intensity (the largest share drawn is the full colour,
+ * exactly HEAT_WRITTEN for a fully written row); white when untouched, hatched grey where there is no RAM.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -87,8 +87,27 @@ static uint32_t mix(struct rgb c, double v)
 	return r << 16 | g << 8 | b;
 }
 
+/*
+ * The colour scale: a pixel's share of its row's pages (written, or accessed only) from the smallest share
+ * drawn (lo) to the largest (hi), pale to full. Logarithmic when they span a decade or more, so that a
+ * 16x difference among sparse rows is not two nearly equal pinks; linear otherwise.
+ */
+struct scale {
+	double lo, hi;
+	bool log;
+	int bar_x, bar_y, bar_h; /* where colour_bar drew the written bar: its top pixel row is bar_y */
+};
+
+static double intensity(const struct scale *sc, double v)
+{
+	double t = sc->hi <= sc->lo ? 1 : sc->log ? log(v / sc->lo) / log(sc->hi / sc->lo) : v / sc->hi;
+
+	return 0.15 + 0.85 * fmin(1, fmax(0, t));
+}
+
 /* The picture's pixels: one column per pixel of the area's width, one row per data row. */
-static cairo_surface_t *render(const struct trace_series *s, const struct heat *h, const struct plot *p)
+static cairo_surface_t *render(const struct trace_series *s, const struct heat *h, const struct plot *p,
+			       struct scale *sc)
 {
 	int cols = (int)(p->x1 - p->x0), rows = (int)h->bins.nbins;
 	double *w = calloc((size_t)cols * rows, sizeof(double)),
@@ -116,6 +135,21 @@ static cairo_surface_t *render(const struct trace_series *s, const struct heat *
 		}
 	}
 	hvt_gfn_bins_ram(&h->bins, s->slots, s->nslots, ram);
+	*sc = (struct scale){.lo = 1, .hi = 0};
+	for (int c = 0; c < cols; c++)
+		for (int r = 0; r < rows; r++) {
+			double den = (double)n[c] * ram[r], wv = w[(size_t)c * rows + r],
+			       av = a[(size_t)c * rows + r];
+			double v = den > 0 ? fmin(1, fmax(wv, av - wv) / den) : 0;
+
+			if (v > 0) {
+				sc->lo = fmin(sc->lo, v);
+				sc->hi = fmax(sc->hi, v);
+			}
+		}
+	if (sc->hi <= 0)
+		sc->lo = sc->hi = 1;
+	sc->log = sc->hi / sc->lo >= 10;
 	cairo_surface_flush(img);
 	for (int r = 0; r < rows; r++) {
 		uint32_t *line =
@@ -132,9 +166,9 @@ static cairo_surface_t *render(const struct trace_series *s, const struct heat *
 			else if (wv <= 0 && av <= 0)
 				line[c] = 0xffffff;
 			else if (wf >= af)
-				line[c] = mix(HEAT_WRITTEN, 0.12 + 0.88 * sqrt(wf));
+				line[c] = mix(HEAT_WRITTEN, intensity(sc, wf));
 			else
-				line[c] = mix(HEAT_ACCESSED, 0.12 + 0.88 * sqrt(af));
+				line[c] = mix(HEAT_ACCESSED, intensity(sc, af));
 		}
 	}
 	cairo_surface_mark_dirty(img);
@@ -144,6 +178,70 @@ out:
 	free(n);
 	free(ram);
 	return img;
+}
+
+/* "0.1 %", "25 %": a share as the colour bar labels it. */
+static void fmt_share(double v, char *buf, int len)
+{
+	double pct = 100 * v;
+
+	if (pct >= 10)
+		snprintf(buf, len, "%.0f %%", pct);
+	else
+		snprintf(buf, len, "%.2g %%", pct);
+}
+
+/* Right of the slot names: a bar per colour, pale (lo) at the bottom to full (hi) at the top, with the
+ * shares at its ticks and the scale's kind in its title. */
+static void colour_bar(struct plot *p, struct scale *sc, bool accessed)
+{
+	double x = p->x1 + 185, top = p->y0 + 30, bottom = p->y1 - 30, tick[8];
+	int nticks = 0, nbars = accessed ? 2 : 1;
+	char buf[32];
+
+	sc->bar_x = (int)x;
+	sc->bar_y = (int)top;
+	sc->bar_h = (int)(bottom - top);
+
+	if (sc->log) {
+		for (double d = pow(10, ceil(log10(sc->lo) - 1e-9)); d <= sc->hi * (1 + 1e-9) && nticks < 8;
+		     d *= 10)
+			tick[nticks++] = d;
+	} else {
+		for (int k = 1; k <= 4; k++)
+			tick[nticks++] = sc->hi * k / 4;
+	}
+	if (sc->log && (!nticks || tick[0] > sc->lo * 1.5))
+		memmove(tick + 1, tick, sizeof(double) * (nticks < 7 ? nticks++ : 7)), tick[0] = sc->lo;
+	for (int b = 0; b < nbars; b++) {
+		struct rgb c = b ? HEAT_ACCESSED : HEAT_WRITTEN;
+
+		for (double y = top; y < bottom; y++) {
+			double t = (bottom - y) / (bottom - top);
+			uint32_t px = mix(c, 0.15 + 0.85 * t); /* the very colours of the pixels */
+
+			cairo_set_source_rgb(p->cr, (px >> 16) / 255.0, (px >> 8 & 0xff) / 255.0,
+					     (px & 0xff) / 255.0);
+			cairo_rectangle(p->cr, x + b * 14, y, 12, 1.2);
+			cairo_fill(p->cr);
+		}
+	}
+	cairo_set_source_rgb(p->cr, 0, 0, 0);
+	for (int k = 0; k < nticks; k++) {
+		double t = sc->hi <= sc->lo ? 1
+			   : sc->log        ? log(tick[k] / sc->lo) / log(sc->hi / sc->lo)
+					    : (tick[k] - 0) / sc->hi;
+		double y = bottom - fmin(1, fmax(0, t)) * (bottom - top);
+
+		cairo_move_to(p->cr, x + nbars * 14 - 2, floor(y) + 0.5);
+		cairo_line_to(p->cr, x + nbars * 14 + 2, floor(y) + 0.5);
+		cairo_stroke(p->cr);
+		fmt_share(tick[k], buf, sizeof(buf));
+		plot_text(p, x + nbars * 14 + 5, y, 10, buf, 0, 0.5);
+	}
+	cairo_set_source_rgb(p->cr, 0.3, 0.3, 0.3);
+	plot_text(p, p->width - 6, top - 22, 10, "share of a row's pages", 1, 0.5);
+	plot_text(p, p->width - 6, top - 10, 10, sc->log ? "(log scale)" : "(linear scale)", 1, 0.5);
 }
 
 /* Memslot boundaries as dashed lines, named right of the area; squeezed gaps named in their band. */
@@ -190,13 +288,20 @@ static void mark_slots(struct plot *p, const struct trace_series *s, const struc
 	}
 }
 
-/* Address ticks: round values inside each segment drawn to scale, and where each segment starts. */
-static void address_ticks(struct plot *p, const struct trace_series *s, const struct heat *h)
+/* Address ticks: round values inside each segment drawn to scale, and where each segment starts; all in
+ * one unit, the largest binary unit the tick step holds (so no "3072 MiB" beside "0 GiB"). */
+static const char *address_ticks(struct plot *p, const struct trace_series *s, const struct heat *h)
 {
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
 	uint64_t ps = s->page_size;
-	double step = plot_tick_step((double)h->bins.scale_pages * ps, 6, true), last = 1e9;
+	double step = plot_tick_step((double)h->bins.scale_pages * ps, 6, true), last = 1e9, unit = 1;
+	int u = 0;
 	char buf[64];
 
+	while (u < 4 && step >= unit * 1024) {
+		unit *= 1024;
+		u++;
+	}
 	for (unsigned i = 0; i < h->bins.nseg; i++) {
 		const struct hvt_bin_seg *g = &h->bins.seg[i];
 		double v = i ? (double)g->first * ps : ceil((double)g->first * ps / step) * step;
@@ -204,20 +309,16 @@ static void address_ticks(struct plot *p, const struct trace_series *s, const st
 		for (; v < (double)g->end * ps; v = (floor(v / step) + 1) * step) {
 			double y = gfn_y(h, p, (uint64_t)(v / ps));
 
-			double unit = step;
-
 			if (fabs(y - last) < 16)
 				continue;
-			while (unit > 1024 &&
-			       fmod(v, unit) != 0) /* a segment's start: the largest unit dividing it */
-				unit /= 1024;
-			plot_fmt_bytes(v, unit, buf, sizeof(buf));
+			snprintf(buf, sizeof(buf), "%.10g", v / unit);
 			plot_y_tick(p, y, buf);
 			last = y;
 			if (g->gap)
 				break;
 		}
 	}
+	return units[u];
 }
 
 int plot_heatmap(const struct plot_args *a)
@@ -226,10 +327,12 @@ int plot_heatmap(const struct plot_args *a)
 	struct heat h = {0};
 	struct plot p;
 	cairo_surface_t *img;
-	char sub[256], title[160], segs[HVT_BINS_MAX_SEGS * 48] = "";
+	struct scale sc;
+	const char *unit;
+	char sub[384], title[160], axis[64], segs[HVT_BINS_MAX_SEGS * 48] = "";
 	int rc, height;
 
-	if (plot_open(&p, "plot", a->out, a->width, a->height, 170))
+	if (plot_open(&p, "plot", a->out, a->width, a->height, 270))
 		return TRACE_USAGE;
 	height = (int)(p.y1 - p.y0);
 	rc = trace_series_open(&s, "plot", a->trace, &a->sel);
@@ -239,15 +342,15 @@ int plot_heatmap(const struct plot_args *a)
 	rc = trace_series_walk(&s, &a->sel, bin_interval, &h);
 	if (rc && rc != TRACE_INCOMPLETE)
 		goto fail;
-	plot_describe(&s, sub, sizeof(sub));
+	plot_describe(&s, &a->sel, sub, sizeof(sub));
 	snprintf(title, sizeof(title), "Pages written%s over time, by guest-physical address",
 		 s.meta->accessed_available ? " and accessed" : "");
 	plot_title(&p, title, sub);
 	p.lo_x = s.iv[0].t0;
 	p.hi_x = s.iv[s.niv - 1].t1;
-	img = render(&s, &h, &p);
-	plot_axes(&p, s.iv[0].t0, s.iv[s.niv - 1].t1, 0, 1, "time since the trace's start (s)",
-		  "guest-physical address", plot_fmt_plain, NULL);
+	img = render(&s, &h, &p, &sc);
+	plot_axes(&p, s.iv[0].t0, s.iv[s.niv - 1].t1, 0, 1, "time since the trace's start (s)", "",
+		  plot_fmt_plain, NULL);
 	cairo_save(p.cr);
 	cairo_rectangle(p.cr, p.x0 + 1, p.y0 + 1, p.x1 - p.x0 - 1, p.y1 - p.y0 - 1);
 	cairo_clip(p.cr);
@@ -258,15 +361,23 @@ int plot_heatmap(const struct plot_args *a)
 	cairo_paint(p.cr);
 	cairo_restore(p.cr);
 	cairo_surface_destroy(img);
-	address_ticks(&p, &s, &h);
+	unit = address_ticks(&p, &s, &h);
+	snprintf(axis, sizeof(axis), "guest-physical address (%s)", unit);
+	cairo_save(p.cr);
+	cairo_translate(p.cr, 20, (p.y0 + p.y1) / 2);
+	cairo_rotate(p.cr, -M_PI / 2);
+	plot_text(&p, 0, 0, 12, axis, 0.5, 0.5);
+	cairo_restore(p.cr);
 	mark_slots(&p, &s, &h);
+	colour_bar(&p, &sc, s.meta->accessed_available);
 	plot_legend(&p, HEAT_WRITTEN, -1, "written");
 	if (s.meta->accessed_available)
 		plot_legend(&p, HEAT_ACCESSED, -1, "accessed, not written");
-	snprintf(sub, sizeof(sub), "one row = %" PRIu64 " page%s; paler = fewer of its pages",
+	snprintf(sub, sizeof(sub),
+		 "one row = %" PRIu64 " page%s; colour: the share of them, on the bar's scale",
 		 h.bins.pages_per_bin, h.bins.pages_per_bin == 1 ? "" : "s");
 	cairo_set_source_rgb(p.cr, 0.3, 0.3, 0.3);
-	plot_text(&p, p.x1 + 160, p.y1 + 52, 10, sub, 1, 0.5);
+	plot_text(&p, p.width - 6, p.y1 + 52, 10, sub, 1, 0.5);
 	for (unsigned i = 0; i < h.bins.nseg; i++)
 		snprintf(segs + strlen(segs), sizeof(segs) - strlen(segs),
 			 " %s0x%" PRIx64 "-0x%" PRIx64 "@%" PRIu64 "+%" PRIu64,
@@ -277,9 +388,12 @@ int plot_heatmap(const struct plot_args *a)
 	} else {
 		/* What a reader of the picture (and its test) needs to find pages and times in it. */
 		printf("hvmtrace plot: wrote %s: heatmap %dx%d px; area x=%d y=%d w=%d h=%d; %" PRIu64
-		       " rows of %" PRIu64 " pages, bottom to top:%s; time %.3f-%.3f s left to right\n",
+		       " rows of %" PRIu64
+		       " pages, bottom to top:%s; time %.3f-%.3f s left to right; colour bar "
+		       "x=%d y=%d w=12 h=%d, shares %.6g-%.6g on a %s scale\n",
 		       a->out, a->width, a->height, (int)p.x0, (int)p.y0, (int)(p.x1 - p.x0), height,
-		       h.bins.nbins, h.bins.pages_per_bin, segs, s.iv[0].t0, s.iv[s.niv - 1].t1);
+		       h.bins.nbins, h.bins.pages_per_bin, segs, s.iv[0].t0, s.iv[s.niv - 1].t1, sc.bar_x,
+		       sc.bar_y, sc.bar_h, sc.lo, sc.hi, sc.log ? "log" : "linear");
 	}
 	trace_series_fini(&s);
 	free(h.w);
@@ -289,6 +403,7 @@ fail:
 	trace_series_fini(&s);
 	cairo_destroy(p.cr);
 	cairo_surface_destroy(p.surface);
+	svg_text_free(&p.texts);
 	remove(a->out);
 	free(h.w);
 	free(h.a);

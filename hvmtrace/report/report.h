@@ -79,8 +79,15 @@ extern const char *const report_phase_series[3];
 
 int report_compute(struct report *rp, char *why, size_t whylen);
 void report_free(struct report *rp);
+/* Says on stderr when the trace could not be read to its end; returns whether it said so. */
+bool report_say_incomplete(const struct report *rp);
 
 void report_print_text(FILE *f, const struct report *rp);
 int report_print_json(FILE *f, const struct report *rp);
+struct json_object *report_json(const struct report *rp); /* the object report_print_json prints */
+
+/* report A.hvt B.hvt ...: the runs side by side (report_compare.c); returns the command's exit status. */
+struct hvt_operands;
+int report_compare(const struct hvt_operands *traces, const struct report_opts *o, const char *output);
 
 #endif

@@ -290,3 +290,19 @@ void report_free(struct report *rp)
 	free(rp->energy);
 	hvt_analysis_fini(&rp->a);
 }
+
+bool report_say_incomplete(const struct report *rp)
+{
+	/* as every reader says it: problem names the trace, the interval, the record and the field */
+	if (rp->a.damaged)
+		fprintf(stderr,
+			"hvmtrace report: %s; damaged trace: the %llu intervals before this one were read\n",
+			rp->a.problem, (unsigned long long)rp->a.readable);
+	else if (!rp->a.complete)
+		fprintf(
+		    stderr,
+		    "hvmtrace report: %s: incomplete trace (%s); the %llu intervals before that point were "
+		    "read\n",
+		    rp->path, rp->a.problem, (unsigned long long)rp->a.readable);
+	return rp->a.damaged || !rp->a.complete;
+}

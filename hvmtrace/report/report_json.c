@@ -266,10 +266,9 @@ static struct json_object *channels_json(const struct report *rp)
 	return arr;
 }
 
-int report_print_json(FILE *f, const struct report *rp)
+struct json_object *report_json(const struct report *rp)
 {
 	struct json_object *o = json_object_new_object(), *wss = json_object_new_object();
-	int rc;
 
 	add(o, "trace", trace_json(rp));
 	add(o, "selection", selection_json(rp));
@@ -287,6 +286,14 @@ int report_print_json(FILE *f, const struct report *rp)
 	if (rp->energy)
 		add(o, "energy", report_energy_json(rp));
 	add(o, "intervals", intervals_json(rp));
+	return o;
+}
+
+int report_print_json(FILE *f, const struct report *rp)
+{
+	struct json_object *o = report_json(rp);
+	int rc;
+
 	rc = fprintf(f, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) < 0 ? -1 : 0;
 	json_object_put(o);
 	return rc;

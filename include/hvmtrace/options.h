@@ -30,6 +30,14 @@ enum hvt_option_type {
 	HVT_OPTION_SIZE,     /* uint64_t bytes, as hvt_parse_size reads it; a multiple of unit, min to max */
 	HVT_OPTION_CHOICE,   /* an integer of value_size bytes: the value of the name given, from choices */
 	HVT_OPTION_CALLBACK, /* fn decides */
+	HVT_OPTION_OPERANDS, /* struct hvt_operands: every operand from here on, file names, at most max */
+};
+
+/* The values of an HVT_OPT_OPERANDS entry, in the order given (a shell glob's order). */
+#define HVT_OPERANDS_MAX 16
+struct hvt_operands {
+	const char *v[HVT_OPERANDS_MAX];
+	size_t n;
 };
 
 struct hvt_option;
@@ -46,7 +54,8 @@ typedef int (*hvt_opt_fn)(const struct hvt_option *opt, const char *arg, char *p
 /*
  * One entry of a table. An entry with neither short_name nor long_name is an operand: operands take the
  * arguments that are not options, in table order (types STRING, PATH or CHOICE); more arguments than
- * operands are an error.
+ * operands are an error. HVT_OPT_OPERANDS, the last operand entry, takes every argument left (several
+ * traces, say).
  */
 struct hvt_option {
 	enum hvt_option_type type;
@@ -126,6 +135,11 @@ struct hvt_option {
 	{                                                                                                    \
 		.type = HVT_OPTION_PATH, .value = HVT_OPT_PTR(p, const char **), .arg = (a), .help = (h),    \
 		__VA_ARGS__                                                                                  \
+	}
+#define HVT_OPT_OPERANDS(p, most, a, h, ...)                                                                 \
+	{                                                                                                    \
+		.type = HVT_OPTION_OPERANDS, .value = HVT_OPT_PTR(p, struct hvt_operands *), .max = (most),  \
+		.arg = (a), .help = (h), __VA_ARGS__                                                         \
 	}
 #define HVT_OPT_HEADING(text)                                                                                \
 	{                                                                                                    \

@@ -207,6 +207,20 @@ static int set_string(struct parser *p, const struct hvt_option *o, const char *
 	return 0;
 }
 
+/* One more of several operands; the limit is the table's, or the array's. */
+static int add_operand(struct parser *p, const struct hvt_option *o, const char *v)
+{
+	struct hvt_operands *ops = o->value;
+	size_t most = o->max > 0 && o->max < HVT_OPERANDS_MAX ? (size_t)o->max : HVT_OPERANDS_MAX;
+
+	if (!*v || strlen(v) >= PATH_MAX)
+		return problem(p, "not a file name");
+	if (ops->n >= most)
+		return problem(p, "more than %zu %ss", most, o->arg ? o->arg : "operand");
+	ops->v[ops->n++] = v;
+	return 0;
+}
+
 /* Gives the value v to entry o; on a bad value, says so in the uniform way. */
 static int set_value(struct parser *p, const struct hvt_option *o, const char *v)
 {
@@ -243,6 +257,9 @@ static int set_value(struct parser *p, const struct hvt_option *o, const char *v
 		break;
 	case HVT_OPTION_CALLBACK:
 		rc = o->fn(o, v, p->problem, sizeof(p->problem)) ? -1 : 0;
+		break;
+	case HVT_OPTION_OPERANDS:
+		rc = add_operand(p, o, v);
 		break;
 	case HVT_OPTION_END:
 	case HVT_OPTION_HEADING:
@@ -353,14 +370,24 @@ static int parse_short(struct parser *p, int argc, char **argv, int *i)
 
 static int parse_operand(struct parser *p, const char *v)
 {
+	const struct hvt_option *last = NULL;
 	size_t k = 0;
 
 	for (const struct hvt_option *o = p->all; o->type != HVT_OPTION_END; o++)
 		if (is_operand(o) && k++ == p->next_operand) {
-			p->next_operand++;
+			if (o->type != HVT_OPTION_OPERANDS) /* several stay the current operand */
+				p->next_operand++;
 			return set_value(p, o, v);
 		}
-	fprintf(p->err, "%s: unexpected argument '%s'\n", p->c->prog, v);
+	for (const struct hvt_option *o = p->all; o->type != HVT_OPTION_END; o++)
+		if (is_operand(o))
+			last = k == 1 ? o : NULL;
+	/* Name what is taken already, so that `cmd a.hvt b.hvt` says the command reads one trace. */
+	if (last && (last->type == HVT_OPTION_PATH || last->type == HVT_OPTION_STRING) && last->arg)
+		fprintf(p->err, "%s: unexpected argument '%s': %s is '%s' already (one %s only)\n",
+			p->c->prog, v, last->arg, *(const char *const *)last->value, last->arg);
+	else
+		fprintf(p->err, "%s: unexpected argument '%s'\n", p->c->prog, v);
 	return BAD_VALUE;
 }
 
@@ -446,6 +473,8 @@ static int left_column(const struct hvt_option *o, char *buf, size_t len)
 {
 	const char *a = takes_value(o) && o->arg ? o->arg : NULL;
 
+	if (o->type == HVT_OPTION_OPERANDS)
+		return snprintf(buf, len, "  %s...", a ? a : "");
 	if (is_operand(o))
 		return snprintf(buf, len, "  %s", a ? a : "");
 	if (o->short_name && o->long_name)

@@ -15,7 +15,8 @@ expect 2 "needs DOMAIN OP SUBOP" "$HVT" libvirt-hook
 expect 2 "--cpu 'two'" "$HVT" record --attach x --cpu two
 expect 2 "--mode 'fast'" "$HVT" record --attach x --mode fast
 expect 2 "'frobnicate' is not a command" "$HVT" frobnicate
-expect 2 "unexpected argument" "$HVT" report a.hvt b.hvt
+# A command that reads one trace says so of a second (report and plot wss/cdf take several).
+expect 2 "unexpected argument 'b.hvt': TRACE is 'a.hvt' already (one TRACE only)" "$HVT" export --jsonl - a.hvt b.hvt
 "$HVT" record --help | grep -q -- '--interval DUR' || fail "record --help"
 "$HVT" --help | grep -q 'export' || fail "--help"
 # One selection for every reading command: the same --from/--to/--range lines (lib/analysis/select.c).

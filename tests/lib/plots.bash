@@ -2,7 +2,8 @@
 # account of where c lies (its console, as stamp_lines recorded it): `hvmtrace plot heatmap` read back as a
 # PNG must show every pixel row made only of c's pages written, in every column inside the two phases
 # (one interval of margin either side), both over all RAM and zoomed to c with --range. The pictures are
-# kept in $BUILD/test-logs/plots/. Sourced by tests after assert.bash.
+# kept in $BUILD/test-logs/plots/. And pixels read back: png_pixel, line_pixel. Sourced by tests after
+# assert.bash.
 
 # check_array_heatmap TRACE STAMPED-CONSOLE
 check_array_heatmap() {
@@ -33,4 +34,19 @@ check_array_heatmap() {
 	for k in wss cdf; do
 		"$BIN/hvmtrace" plot $k "$trace" -o "$keep/$k.png" >/dev/null || fail "plot $k"
 	done
+}
+
+# png_pixel PNG WIDTH HEIGHT X Y: the colour of one pixel, "#rrggbb" (read back through cairo by
+# check_heatmap, which also checks the picture's size).
+png_pixel() {
+	"$TOOLS/check_heatmap" --png "$1" --width "$2" --height "$3" --colour any \
+		--geometry "area x=$4 y=$5 w=1 h=1; 1 rows of 1 pages, bottom to top: 0x0-0x1@0+1; time 0-1 s" \
+		--band 0x0-0x0@0-1 | awk '$1 == "band" {print $3}'
+}
+
+# line_pixel "PLOT-STDOUT" T V: the pixel (x y) of data point (T, V) of a line chart, from the scales
+# `hvmtrace plot wss|cdf|bw` printed.
+line_pixel() {
+	sed -E 's/.*area x=([0-9]+) y=([0-9]+) w=([0-9]+) h=([0-9]+); x ([0-9.e+-]+)-([0-9.e+-]+); y ([0-9.e+-]+)-([0-9.e+-]+).*/\1 \2 \3 \4 \5 \6 \7 \8/' <<<"$1" |
+		awk -v t="$2" -v v="$3" '{ printf "%d %d\n", $1 + (t - $5) / ($6 - $5) * $3, $2 + $4 - (v - $7) / ($8 - $7) * $4 }'
 }

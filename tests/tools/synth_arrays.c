@@ -10,7 +10,9 @@
  * Mode ad: accessed = written + read pages; mode dirty-log: written only. --channels N: N memory channels
  * (devmem extents of --extent bytes, 1 GiB by default, round robin) with read bytes = 4096 × read pages
  * and write bytes = 4096 × written pages per interval (a model: each touched page moved once), channel c
- * taking c + 1 shares of them. It prints the arrays' GFN runs and the intervals of each phase:
+ * taking c + 1 shares of them. --stride-written N: every interval also writes every Nth page of a and every
+ * N²th page of b (densities 1/N and 1/N², for the heatmap's colour scale). It prints the arrays' GFN runs and
+ * the intervals of each phase:
  *
  *     array c 0x14000 0x2000     (first GFN, pages)
  *     phase copy 1 10            (first and last seq)
@@ -132,9 +134,9 @@ static uint64_t ram_gfn(const struct hvt_layout *l, uint64_t k)
 int main(int argc, char **argv)
 {
 	uint64_t memory = GIB, extent = GIB, array = 0, interval_ns = 1000000000, noise_w = 256,
-		 noise_a = 2048, seed = 1;
+		 noise_a = 2048, seed = 1, stride = 0;
 	int intervals = 60, channels = 0;
-	const char *out = NULL, *mode = "ad";
+	const char *out = NULL, *mode = "ad", *vm_name = "synthetic";
 	const struct hvt_option opts[] = {
 	    HVT_OPT_PATH('o', "output", &out, "FILE", "the trace to write", .required = true),
 	    HVT_OPT_SIZE(0, "memory", &memory, 64 << 20, 1ull << 42, 2 << 20, "SIZE",
@@ -149,6 +151,10 @@ int main(int argc, char **argv)
 			 "bytes per devmem extent, channels round robin (default 1G)"),
 	    HVT_OPT_INT(0, "noise-written", &noise_w, 0, 1u << 30, "N", "random pages written per interval"),
 	    HVT_OPT_INT(0, "noise-accessed", &noise_a, 0, 1u << 30, "N", "random pages read per interval"),
+	    HVT_OPT_INT(0, "stride-written", &stride, 0, 1u << 20, "N",
+			"also write every Nth page of a and every N^2th of b (default 0: none)"),
+	    HVT_OPT_STRING(0, "vm-name", &vm_name, "NAME",
+			   "the VM's name in the metadata (default synthetic)"),
 	    HVT_OPT_INT(0, "seed", &seed, 0, INT64_MAX, "N", "seed of the random pages (default 1)"),
 	    HVT_OPT_END,
 	};
@@ -174,6 +180,7 @@ int main(int argc, char **argv)
 		return die("layout", &err);
 	json_object_put(o);
 	o = meta_json(ad, channels, interval_ns);
+	json_object_object_add(json_object_object_get(o, "vm"), "name", json_object_new_string(vm_name));
 	if (hvt_trace_meta_from_json(&meta, o, &err))
 		return die("metadata", &err);
 	json_object_put(o);
@@ -205,6 +212,10 @@ int main(int argc, char **argv)
 		set_gfns(iv.written, &l, arr_gfn[2], arr_pages);
 		for (uint64_t k = 0; k < noise_w; k++)
 			set_gfns(iv.written, &l, ram_gfn(&l, hvt_splitmix64(&state) % ram), 1);
+		for (uint64_t k = 0; stride && k < arr_pages; k += stride)
+			set_gfns(iv.written, &l, arr_gfn[0] + k, 1);
+		for (uint64_t k = 0; stride && k < arr_pages; k += stride * stride)
+			set_gfns(iv.written, &l, arr_gfn[1] + k, 1);
 		if (ad) {
 			set_gfns(iv.accessed, &l, arr_gfn[0], arr_pages);
 			if (add)

@@ -257,7 +257,7 @@ static void test_operands(void **state)
 	assert_string_equal(v.first, "-");
 	assert_string_equal(v.second, "-q");
 	assert_false(v.quiet);
-	REFUSED("prog sub: unexpected argument 'c'\n", "a", "b", "c");
+	REFUSED("prog sub: unexpected argument 'c'\n", "a", "b", "c"); /* two operands: no "one" */
 	r = parse(true, "-q", NULL);
 	assert_int_equal(r.status, USAGE);
 	assert_string_equal(r.err, "prog sub: FIRST is required\n");
@@ -265,6 +265,88 @@ static void test_operands(void **state)
 	r = parse(true, "x", NULL);
 	assert_int_equal(r.status, HVT_OPTS_RUN);
 	done(&r);
+}
+
+/* OPERANDS takes every argument after the single operands, in order, up to its limit. */
+static struct result parse_several(struct hvt_operands *ops, ...)
+{
+	const struct hvt_option opts[] = {
+	    HVT_OPT_FLAG('q', "quiet", &v.quiet, "say less"),
+	    HVT_OPT_OPERAND(&v.first, "KIND", "the kind", .required = true),
+	    HVT_OPT_OPERANDS(ops, 3, "TRACE", "the traces", .required = true),
+	    HVT_OPT_END,
+	};
+	const struct hvt_cmdline c = {.prog = "prog sub", .options = opts, .usage_status = USAGE};
+	char *argv[32] = {"sub"};
+	int argc = 1;
+	struct result r;
+	FILE *out, *err;
+	va_list ap;
+
+	va_start(ap, ops);
+	for (char *a; (a = va_arg(ap, char *));)
+		argv[argc++] = a;
+	va_end(ap);
+	v = (struct values){0};
+	*ops = (struct hvt_operands){0};
+	out = open_memstream(&r.out, &r.out_len);
+	err = open_memstream(&r.err, &r.err_len);
+	r.status = hvt_opts_parse_to(&c, argc, argv, out, err);
+	fclose(out);
+	fclose(err);
+	return r;
+}
+
+static void test_several_operands(void **state)
+{
+	struct hvt_operands ops;
+	struct result r;
+
+	(void)state;
+	r = parse_several(&ops, "wss", "a.hvt", "-q", "b.hvt", "c.hvt", NULL);
+	assert_int_equal(r.status, HVT_OPTS_RUN);
+	assert_string_equal(v.first, "wss");
+	assert_int_equal(ops.n, 3);
+	assert_string_equal(ops.v[0], "a.hvt");
+	assert_string_equal(ops.v[1], "b.hvt");
+	assert_string_equal(ops.v[2], "c.hvt");
+	assert_true(v.quiet);
+	done(&r);
+	r = parse_several(&ops, "wss", "a", "b", "c", "d", NULL);
+	assert_int_equal(r.status, USAGE);
+	assert_string_equal(r.err, "prog sub: TRACE 'd': more than 3 TRACEs\n");
+	done(&r);
+	r = parse_several(&ops, "wss", NULL);
+	assert_int_equal(r.status, USAGE);
+	assert_string_equal(r.err, "prog sub: TRACE is required\n");
+	done(&r);
+	r = parse_several(&ops, "wss", "", NULL);
+	assert_int_equal(r.status, USAGE);
+	assert_string_equal(r.err, "prog sub: TRACE '': not a file name\n");
+	done(&r);
+	r = parse_several(&ops, "--help", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "  TRACE...  "));
+	done(&r);
+}
+
+/* A command of one operand names the value it took when given a second. */
+static void test_one_operand_only(void **state)
+{
+	const char *trace = NULL;
+	const struct hvt_option opts[] = {HVT_OPT_OPERAND(&trace, "TRACE", "the trace"), HVT_OPT_END};
+	const struct hvt_cmdline c = {.prog = "prog sub", .options = opts, .usage_status = USAGE};
+	char *argv[] = {"sub", "a.hvt", "b.hvt"};
+	char *err;
+	size_t len;
+	FILE *f = open_memstream(&err, &len);
+
+	(void)state;
+	assert_int_equal(hvt_opts_parse_to(&c, 3, argv, stdout, f), USAGE);
+	fclose(f);
+	assert_string_equal(
+	    err, "prog sub: unexpected argument 'b.hvt': TRACE is 'a.hvt' already (one TRACE only)\n");
+	free(err);
 }
 
 static void test_malformed_command_lines(void **state)
@@ -328,11 +410,18 @@ static void test_help(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_flags),     cmocka_unit_test(test_strings_and_paths),
-	    cmocka_unit_test(test_integers),  cmocka_unit_test(test_cpus),
-	    cmocka_unit_test(test_durations), cmocka_unit_test(test_sizes),
-	    cmocka_unit_test(test_choices),   cmocka_unit_test(test_callbacks),
-	    cmocka_unit_test(test_operands),  cmocka_unit_test(test_malformed_command_lines),
+	    cmocka_unit_test(test_flags),
+	    cmocka_unit_test(test_strings_and_paths),
+	    cmocka_unit_test(test_integers),
+	    cmocka_unit_test(test_cpus),
+	    cmocka_unit_test(test_durations),
+	    cmocka_unit_test(test_sizes),
+	    cmocka_unit_test(test_choices),
+	    cmocka_unit_test(test_callbacks),
+	    cmocka_unit_test(test_operands),
+	    cmocka_unit_test(test_several_operands),
+	    cmocka_unit_test(test_one_operand_only),
+	    cmocka_unit_test(test_malformed_command_lines),
 	    cmocka_unit_test(test_help),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
