@@ -241,9 +241,9 @@ uninstall-libvirt:
 	@echo "uninstall-libvirt: the traces in $(TRACE_DIR) are kept"
 
 # The patched QEMU and its option ROMs, from the build cache (which scripts/cache-prune.sh prunes) to a
-# path that stays: virt-xml's default emulator.
+# path that stays: virt-xml's default emulator. QEMU_BUILD: another build's directory (tests).
 install-qemu:
-	dir=$$(scripts/build-qemu.sh --check) || { echo "install-qemu: no patched QEMU is built: make qemu" >&2; exit 2; }; \
+	dir=$${QEMU_BUILD:-$$(scripts/build-qemu.sh --check)} || { echo "install-qemu: no patched QEMU is built: make qemu" >&2; exit 2; }; \
 	install -d $(DESTDIR)$(QEMU_DIR)/optionrom && \
 	install -m 0755 "$$dir/qemu-system-x86_64" $(DESTDIR)$(QEMU_DIR)/qemu-system-x86_64 && \
 	install -m 0644 "$$dir"/optionrom/*.bin $(DESTDIR)$(QEMU_DIR)/optionrom/

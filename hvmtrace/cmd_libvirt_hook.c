@@ -6,8 +6,8 @@
  *   prepare begin            validate the request against the host; refuse with one line
  *   start begin              QEMU's run directory, the claim on its memory, the devmem helper
  *   started begin            start the tracer (systemd unit hvmtrace@DOMAIN, or a detached supervisor)
- *                            and wait until it has attached: a domain that asks for a trace never runs
- *                            untraced (libvirt does not start a domain whose started hook fails)
+ *                            and wait until it has attached: a domain that asks for a trace does not
+ *                            go on untraced (libvirt stops a domain whose started hook fails)
  *   reconnect begin          start the tracer unless it runs (a failure here would kill the domain)
  *   stopped/release end      make sure the tracer has closed its trace; release the claim and remove
  *                            the domain's run directory
@@ -421,8 +421,8 @@ static void last_log_line(const struct hvt_lv_domain *d, long from, char *buf, s
 }
 
 /* Waits until the tracer has attached (RUN/NAME/attached, record --attached-file) while it may still do
- * so: the supervisor lives, or the unit has not failed. QEMU is paused at "started": the guest has not run
- * a cycle yet. */
+ * so: the supervisor lives, or the unit has not failed. libvirt has resumed the vCPUs before "started"
+ * (qemuProcessFinishStartup), and stops the domain when this hook fails. */
 static int wait_attached(const struct hvt_lv_domain *d, bool systemd, long log_from, struct hvt_err *e)
 {
 	char attached[4200], spid[4200], unit[512], why[1100];

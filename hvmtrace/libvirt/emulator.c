@@ -36,7 +36,8 @@ int hvt_lv_check_emulator(const char *emulator, struct hvt_err *e)
 	pid_t pid;
 
 	if (access(emulator, X_OK))
-		return hvt_err_set(e, -errno, "emulator %s: %s (make install-qemu installs the patched QEMU at %s)",
+		return hvt_err_set(e, -errno,
+				   "emulator %s: %s (make install-qemu installs the patched QEMU at %s)",
 				   emulator, strerror(errno), HVT_QEMU_DEFAULT);
 	if (pipe2(fds, O_CLOEXEC))
 		return hvt_err_set(e, -errno, "pipe: %s", strerror(errno));
@@ -51,7 +52,8 @@ int hvt_lv_check_emulator(const char *emulator, struct hvt_err *e)
 		_exit(127);
 	}
 	close(fds[1]);
-	while (pid > 0 && len < HELP_MAX && ((r = read(fds[0], out + len, HELP_MAX - len)) > 0 || (r < 0 && errno == EINTR)))
+	while (pid > 0 && len < HELP_MAX &&
+	       ((r = read(fds[0], out + len, HELP_MAX - len)) > 0 || (r < 0 && errno == EINTR)))
 		len += r > 0 ? (size_t)r : 0;
 	close(fds[0]);
 	if (pid < 0)

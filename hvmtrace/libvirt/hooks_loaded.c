@@ -51,25 +51,28 @@ int hvt_lv_hooks_check(const char *hooks_dir, const char *libvirt_run, pid_t *da
 
 	qemu_hook_path(hooks_dir, hook, sizeof(hook));
 	if (access(hook, X_OK))
-		return hvt_err_set(e, -ENOENT, "the hvmtrace hook %s is not installed (%s): make install-libvirt",
-				   hook, strerror(errno));
+		return hvt_err_set(e, -ENOENT,
+				   "the hvmtrace hook %s is not installed (%s): make install-libvirt", hook,
+				   strerror(errno));
 	snprintf(path, sizeof(path), "%s/" HVT_LV_HOOKS_RECORD, libvirt_run);
 	if (hvt_read_text(path, buf, sizeof(buf), e))
 		return hvt_err_set(e, -ESRCH,
-				   NOT_LOADED "; no libvirt daemon has run hvmtrace's daemon hook since it was "
-					      "installed (no %s)",
+				   NOT_LOADED
+				   "; no libvirt daemon has run hvmtrace's daemon hook since it was "
+				   "installed (no %s)",
 				   path);
 	if (sscanf(buf, "daemon %d %llu qemu-hook %7s", &pid, &start, loaded) != 3)
 		return hvt_err_set(e, -ESRCH, NOT_LOADED "; %s is not what the daemon hook writes", path);
 	if (pid <= 0 || hvt_process_start_time(pid, &now) || now != start)
 		return hvt_err_set(e, -ESRCH,
-				   NOT_LOADED "; the daemon that loaded the hooks (pid %d) has ended, and the one "
-					      "that runs now (if any) has not run hvmtrace's daemon hook",
+				   NOT_LOADED
+				   "; the daemon that loaded the hooks (pid %d) has ended, and the one "
+				   "that runs now (if any) has not run hvmtrace's daemon hook",
 				   pid);
 	if (strcmp(loaded, "yes"))
-		return hvt_err_set(e, -ESRCH,
-				   NOT_LOADED "; the daemon (pid %d) looked for hooks before %s was installed",
-				   pid, hook);
+		return hvt_err_set(
+		    e, -ESRCH, NOT_LOADED "; the daemon (pid %d) looked for hooks before %s was installed",
+		    pid, hook);
 	if (daemon)
 		*daemon = pid;
 	return 0;
