@@ -4,7 +4,8 @@
 # does not start, and nothing is left behind (no run directory, claim or process of it). Cases: a channel
 # not in the chanmap, a chanmap that does not exist, extents touching System RAM, a tracer CPU that does not
 # exist, one the vCPUs are pinned to, and an output directory that is not writable (a read-only mount).
-# And the devmem helper's own check: QEMU asking for memory the request does not grant gets no fd.
+# And the devmem helper's own check: QEMU asking for memory the request does not grant gets no fd; and
+# --check refuses a stock QEMU (no hvmtrace object) in one line.
 # (Two domains asking for the same memory: e2e/libvirt_trace, which needs one running.)
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/qemu.bash"
@@ -38,6 +39,14 @@ virt-xml-validate "$T/from-libvirt.xml" >/dev/null || fail "virt-xml --domain's 
 "${VIRSH[@]}" define "$T/from-libvirt.xml" >/dev/null || fail "virsh define of virt-xml --domain's output"
 "$BIN/hvmtrace" virt-xml --check "${LV_CHECK[@]}" --domain base --connect "$LV_URI" || fail "virt-xml --check --domain refuses it"
 expect 1 "has no <hvmtrace:trace>" "$BIN/hvmtrace" virt-xml --check "$T/plain.xml"
+# a stock QEMU (Debian's, where installed) is refused by --check in one line, before virsh start would fail
+# with QEMU's "Parameter 'qom-type' does not accept value 'hvmtrace'"
+if [ -x /usr/bin/qemu-system-x86_64 ]; then
+	sed "s|<emulator>$QEMU</emulator>|<emulator>/usr/bin/qemu-system-x86_64</emulator>|" "$T/good.xml" >"$T/stock.xml"
+	expect 1 "emulator /usr/bin/qemu-system-x86_64 is not hvmtrace's patched QEMU" \
+		"$BIN/hvmtrace" virt-xml --check "${LV_CHECK[@]}" "$T/stock.xml"
+	[ "$(wc -l <"$T/err")" = 1 ] || fail "stock QEMU: virt-xml --check said more than one line"
+fi
 
 # refused NAME TEXT SED-SCRIPT [FROM]: the good domain (or FROM) renamed NAME and edited by SED-SCRIPT is
 # refused by both.

@@ -12,7 +12,10 @@
 #     does not start; record --domain finds the socket through libvirt; libvirtd restarts and the hook's
 #     reconnect keeps the running tracer; kill -9 of the tracer: the hook's supervisor starts a new one
 #     with a new file, the old file stays readable up to its last complete interval; virsh destroy leaves
-#     the new trace complete and no tracer.
+#     the new trace complete and no tracer, and release removes the domain's run directory (the run-dir
+#     stays 0711).
+#  3. virsh start returns with the tracer attached (the started hook waits for it); a paused domain
+#     destroyed: no tracer restarted, no run directory left.
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/qemu.bash"
 source "$(dirname "$0")/../lib/libvirt.bash"
@@ -155,4 +158,20 @@ n=$N
 [ "$n" -ge 1 ] || fail "the trace after destroy holds no interval"
 [ ! -e "$T/hvt/vm/claim" ] || fail "the claim on the memory outlived the domain"
 echo "ok: virsh destroy: $third complete ($n intervals), no tracer left, memory released"
+wait_until "release left the domain's run directory $T/hvt/vm" "$LIBVIRTD_PID" test ! -e "$T/hvt/vm"
+assert_eq "the run-dir's mode" 711 "$(stat -c %a "$T/hvt")"
+echo "ok: release removed $T/hvt/vm; $T/hvt stays 0711"
+
+# a paused domain destroyed: its tracer loses the VM without a bye; the supervisor must not restart it
+log_from=$(size_of "$T/traces/vm.log")
+"${VIRSH[@]}" start vm >"$T/start.out" 2>&1 || { cat "$T/start.out"; fail "fourth virsh start"; }
+qpid=$(qemu_pid_of vm)
+attached_is 4 || fail "virsh start returned before the hook's tracer attached (the started hook waits for it)"
+"${VIRSH[@]}" suspend vm >/dev/null || fail "virsh suspend"
+"${VIRSH[@]}" destroy vm >/dev/null || fail "virsh destroy of the paused domain"
+wait_until "release left the domain's run directory after the paused destroy" "$LIBVIRTD_PID" test ! -e "$T/hvt/vm"
+no_tracer_left
+tail -c +$((log_from + 1)) "$T/traces/vm.log" >"$T/paused.log"
+! grep -q "restarting the tracer" "$T/paused.log" || { cat "$T/paused.log"; fail "destroying a paused domain restarted its tracer"; }
+echo "ok: a paused domain destroyed: no tracer restarted ($(grep -c . "$T/paused.log") log lines)"
 cat "$T/traces/vm.log"
