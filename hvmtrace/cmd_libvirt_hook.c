@@ -14,7 +14,6 @@
  * `--run DOMAIN` starts one tracer with a new trace file (the unit's ExecStart, and the supervisor's child).
  * `--daemon HOOKS_DIR` is the daemon hook: it records that the daemon has loaded the hooks (hooks_loaded.h).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -41,7 +40,7 @@
 #define STOP_WAIT_MS      30000  /* the tracer's last interval and the trailer, after QEMU ended */
 #define TERM_WAIT_MS      10000
 #define MAX_RESTARTS      10
-#define ATTACH_WAIT_MS    120000 /* QEMU waits paused; locking the tracer's memory budget takes a while */
+#define ATTACH_WAIT_MS    120000 /* a bound for a busy host: locking the memory budget takes a while */
 #define QEMU_GONE_WAIT_MS 2000   /* a tracer that lost its VM: how long QEMU may take to exit */
 /* Run directories: traversable, not listable. QEMU (libvirt-qemu) must reach its own sockets by name
  * under them; nobody else needs to see which domains are traced. */

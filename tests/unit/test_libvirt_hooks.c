@@ -78,7 +78,8 @@ static void test_loaded_and_not(void **state)
 	/* installed, but no daemon has run the daemon hook */
 	install_hook();
 	assert_int_equal(hvt_lv_hooks_check(hooks, run, &daemon, &e), -ESRCH);
-	assert_non_null(strstr(e.msg, "libvirtd has not loaded the hvmtrace hook: restart libvirtd (or virtqemud)"));
+	assert_non_null(
+	    strstr(e.msg, "libvirtd has not loaded the hvmtrace hook: restart libvirtd (or virtqemud)"));
 
 	/* a daemon (this process) that looked while the hook was there */
 	assert_int_equal(hvt_lv_hooks_record(hooks, run, "start", getpid(), &e), 0);
