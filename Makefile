@@ -229,8 +229,13 @@ install-libvirt: install
 	sed 's|@BINDIR@|$(PREFIX)/bin|g' hvmtrace/libvirt/daemon-hook >$(DESTDIR)$(LIBVIRT_HOOKS_DIR)/daemon.d/hvmtrace
 	chmod 0755 $(DESTDIR)$(LIBVIRT_HOOKS_DIR)/daemon.d/hvmtrace
 	sed 's|@BINDIR@|$(PREFIX)/bin|g' 'hvmtrace/libvirt/hvmtrace@.service' >'$(DESTDIR)$(SYSTEMD_UNITS)/hvmtrace@.service'
-	@if [ -z "$(DESTDIR)" ] && pgrep -x 'libvirtd|virtqemud' >/dev/null; then \
-		echo "install-libvirt: a libvirt daemon runs: it loads the hooks only when it starts or reloads:"; \
+	@[ -n "$(DESTDIR)" ] || $(MAKE) -s libvirt-daemon-note
+
+# What to do when a libvirt daemon runs: it finds hooks only when it starts or reloads (docs/libvirt.md §4.1).
+.PHONY: libvirt-daemon-note
+libvirt-daemon-note:
+	@if pgrep -x 'libvirtd|virtqemud' >/dev/null; then \
+		echo "install-libvirt: a libvirt daemon runs; it loads the hooks only when it starts or reloads:"; \
 		echo "    systemctl restart libvirtd (or virtqemud); without systemd: kill -HUP \$$(pgrep -x 'libvirtd|virtqemud')"; \
 		echo "  then 'hvmtrace virt-xml --check-hook' says whether it has"; \
 	fi

@@ -25,7 +25,11 @@ virsh -q -c "qemu:///system?socket=$DECOY_SOCK" list --all >/dev/null || fail "t
 [ "$(readlink "/proc/$(cat "$LV/run/$DAEMON.pid")/exe")" = "$(readlink -f "$LIBVIRTD")" ] ||
 	fail "the private daemon's own pid file $LV/run/$DAEMON.pid does not name it"
 
-# Hooks installed while the daemon runs are not loaded until it restarts.
+# Hooks installed while the daemon runs are not loaded until it restarts; make install-libvirt says what
+# to do when a daemon runs (its note, here where the decoy and the private daemon run)
+make -s libvirt-daemon-note >"$T/note" 2>&1 || fail "make libvirt-daemon-note: $(cat "$T/note")"
+assert_contains "$T/note" "a libvirt daemon runs; it loads the hooks only when it starts or reloads" \
+	"systemctl restart libvirtd (or virtqemud); without systemd: kill -HUP" "hvmtrace virt-xml --check-hook"
 lv_hook
 expect 1 "has not loaded the hvmtrace hook: restart libvirtd (or virtqemud)" \
 	"$HVT" virt-xml --check-hook "${LV_CHECK[@]}"

@@ -10,6 +10,10 @@ source "$(dirname "$0")/../lib/assert.bash"
 D=$T/root
 mk() { make -s -o all BUILD="$BUILD" DESTDIR="$D" PREFIX=/opt/hvt "$@" >"$T/make.out" 2>&1; }
 mk install-libvirt || { cat "$T/make.out"; fail "make install-libvirt"; }
+! grep -q "a libvirt daemon runs" "$T/make.out" || fail "install-libvirt into a DESTDIR spoke of this host's daemon"
+if ! pgrep -x 'libvirtd|virtqemud' >/dev/null; then # (with one running: integration/libvirt_beside_system)
+	[ -z "$(make -s libvirt-daemon-note)" ] || fail "make libvirt-daemon-note spoke of a daemon where none runs"
+fi
 for h in qemu.d daemon.d; do
 	[ -x "$D/etc/libvirt/hooks/$h/hvmtrace" ] || fail "no executable $h hook"
 	grep -q "exec /opt/hvt/bin/hvmtrace libvirt-hook" "$D/etc/libvirt/hooks/$h/hvmtrace" || fail "the $h hook does not call PREFIX's hvmtrace"
