@@ -16,10 +16,12 @@
 
 RESERVED=0x80000000
 chmod 0755 / /lab # mkinitramfs.sh builds in a mktemp -d directory: its root would be 0700, closed to QEMU's user
-mkdir -p /etc/libvirt/hooks/qemu.d /lab/img /lab/traces /run/hvmtrace /var
+mkdir -p /etc/libvirt/hooks/qemu.d /etc/libvirt/hooks/daemon.d /lab/img /lab/traces /run/hvmtrace /var
 ln -s /run /var/run # as on Debian: libvirt's clients look for /var/run/libvirt/libvirt-sock
 echo 'stdio_handler = "file"' >>/etc/libvirt/qemu.conf
 cp /lab/qemu-hook /etc/libvirt/hooks/qemu.d/hvmtrace && chmod 0755 /etc/libvirt/hooks/qemu.d/hvmtrace
+# the daemon hook, so that virt-xml --check finds the daemon has loaded the hooks (docs/libvirt.md §4.1)
+cp /lab/daemon-hook /etc/libvirt/hooks/daemon.d/hvmtrace && chmod 0755 /etc/libvirt/hooks/daemon.d/hvmtrace
 cp /lab/phases.elf /lab/img/phases.elf # libvirt relabels the kernel for QEMU's user
 grep -i "^ *8.*: Reserved" /proc/iomem | sed 's/^ */lab: iomem: /'
 
