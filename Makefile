@@ -7,7 +7,10 @@ BUILD ?= build
 SAN ?= 0
 
 WARN    = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
-CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -g -Iinclude $(WARN) $(JSONC_CFLAGS) $(ZSTD_CFLAGS) $(CAPNG_CFLAGS) \
+PREFIX ?= /usr/local
+# make install-qemu's patched QEMU, virt-xml's default emulator (hvmtrace/libvirt/emulator.h)
+QEMU_DIR ?= $(PREFIX)/lib/hvmtrace/qemu
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -g -Iinclude -DHVT_QEMU_DIR='"$(QEMU_DIR)"' $(WARN) $(JSONC_CFLAGS) $(ZSTD_CFLAGS) $(CAPNG_CFLAGS) \
 	     $(ISAL_CFLAGS) $(ROARING_CFLAGS) $(PFM_CFLAGS) $(CAIRO_CFLAGS) $(ZLIB_CFLAGS) $(VIRT_CFLAGS) \
 	     $(XML_CFLAGS) $(MHD_CFLAGS) -MMD -MP
 ifeq ($(SAN),1)
@@ -212,15 +215,47 @@ install: all
 	install -m 0755 $(BUILD)/bin/hvmtrace-plot $(DESTDIR)$(PREFIX)/bin/hvmtrace-plot
 	$(if $(CHANMAP_SRCS),install -m 0755 $(BUILD)/bin/chanmap $(DESTDIR)$(PREFIX)/bin/chanmap)
 
-# libvirt integration (docs/libvirt.md §4): the qemu hook and the tracer's systemd template unit.
-LIBVIRT_HOOKS ?= /etc/libvirt/hooks/qemu.d
+# libvirt integration (docs/libvirt.md §4): the qemu and daemon hooks, the tracer's systemd template unit,
+# the traces' directory. libvirt finds hooks only when its daemon starts or reloads: said when one runs.
+LIBVIRT_HOOKS_DIR ?= /etc/libvirt/hooks
 SYSTEMD_UNITS ?= /etc/systemd/system
-.PHONY: install-libvirt
+TRACE_DIR ?= /var/lib/hvmtrace
+.PHONY: install-libvirt uninstall-libvirt install-qemu uninstall
 install-libvirt: install
-	install -d $(DESTDIR)$(LIBVIRT_HOOKS) $(DESTDIR)$(SYSTEMD_UNITS)
-	sed 's|@BINDIR@|$(PREFIX)/bin|g' hvmtrace/libvirt/qemu-hook >$(DESTDIR)$(LIBVIRT_HOOKS)/hvmtrace
-	chmod 0755 $(DESTDIR)$(LIBVIRT_HOOKS)/hvmtrace
+	install -d $(DESTDIR)$(LIBVIRT_HOOKS_DIR)/qemu.d $(DESTDIR)$(LIBVIRT_HOOKS_DIR)/daemon.d $(DESTDIR)$(SYSTEMD_UNITS)
+	install -d -m 0750 $(DESTDIR)$(TRACE_DIR)
+	sed 's|@BINDIR@|$(PREFIX)/bin|g' hvmtrace/libvirt/qemu-hook >$(DESTDIR)$(LIBVIRT_HOOKS_DIR)/qemu.d/hvmtrace
+	chmod 0755 $(DESTDIR)$(LIBVIRT_HOOKS_DIR)/qemu.d/hvmtrace
+	sed 's|@BINDIR@|$(PREFIX)/bin|g' hvmtrace/libvirt/daemon-hook >$(DESTDIR)$(LIBVIRT_HOOKS_DIR)/daemon.d/hvmtrace
+	chmod 0755 $(DESTDIR)$(LIBVIRT_HOOKS_DIR)/daemon.d/hvmtrace
 	sed 's|@BINDIR@|$(PREFIX)/bin|g' 'hvmtrace/libvirt/hvmtrace@.service' >'$(DESTDIR)$(SYSTEMD_UNITS)/hvmtrace@.service'
+	@[ -n "$(DESTDIR)" ] || $(MAKE) -s libvirt-daemon-note
+
+# What to do when a libvirt daemon runs: it finds hooks only when it starts or reloads (docs/libvirt.md §4.1).
+.PHONY: libvirt-daemon-note
+libvirt-daemon-note:
+	@if pgrep -x 'libvirtd|virtqemud' >/dev/null; then \
+		echo "install-libvirt: a libvirt daemon runs; it loads the hooks only when it starts or reloads:"; \
+		echo "    systemctl restart libvirtd (or virtqemud); without systemd: kill -HUP \$$(pgrep -x 'libvirtd|virtqemud')"; \
+		echo "  then 'hvmtrace virt-xml --check-hook' says whether it has"; \
+	fi
+
+uninstall-libvirt:
+	rm -f $(DESTDIR)$(LIBVIRT_HOOKS_DIR)/qemu.d/hvmtrace $(DESTDIR)$(LIBVIRT_HOOKS_DIR)/daemon.d/hvmtrace \
+		'$(DESTDIR)$(SYSTEMD_UNITS)/hvmtrace@.service'
+	@echo "uninstall-libvirt: the traces in $(TRACE_DIR) are kept"
+
+# The patched QEMU and its option ROMs, from the build cache (which scripts/cache-prune.sh prunes) to a
+# path that stays: virt-xml's default emulator. QEMU_BUILD: another build's directory (tests).
+install-qemu:
+	dir=$${QEMU_BUILD:-$$(scripts/build-qemu.sh --check)} || { echo "install-qemu: no patched QEMU is built: make qemu" >&2; exit 2; }; \
+	install -d $(DESTDIR)$(QEMU_DIR)/optionrom && \
+	install -m 0755 "$$dir/qemu-system-x86_64" $(DESTDIR)$(QEMU_DIR)/qemu-system-x86_64 && \
+	install -m 0644 "$$dir"/optionrom/*.bin $(DESTDIR)$(QEMU_DIR)/optionrom/
+
+uninstall: uninstall-libvirt
+	rm -f $(DESTDIR)$(PREFIX)/bin/hvmtrace $(DESTDIR)$(PREFIX)/bin/hvmtrace-plot $(DESTDIR)$(PREFIX)/bin/chanmap
+	rm -rf $(DESTDIR)$(QEMU_DIR)
 
 clean:
 	rm -rf build

@@ -5,9 +5,14 @@
  * hook never calls back into libvirt.
  *   prepare begin            validate the request against the host; refuse with one line
  *   start begin              QEMU's run directory, the claim on its memory, the devmem helper
- *   started/reconnect begin  start the tracer (systemd unit hvmtrace@DOMAIN, or a detached supervisor)
- *   stopped/release end      make sure the tracer has closed its trace; release the claim
+ *   started begin            start the tracer (systemd unit hvmtrace@DOMAIN, or a detached supervisor)
+ *                            and wait until it has attached: a domain that asks for a trace does not
+ *                            go on untraced (libvirt stops a domain whose started hook fails)
+ *   reconnect begin          start the tracer unless it runs (a failure here would kill the domain)
+ *   stopped/release end      make sure the tracer has closed its trace; release the claim and remove
+ *                            the domain's run directory
  * `--run DOMAIN` starts one tracer with a new trace file (the unit's ExecStart, and the supervisor's child).
+ * `--daemon HOOKS_DIR` is the daemon hook: it records that the daemon has loaded the hooks (hooks_loaded.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +31,7 @@
 #include "hvmtrace/util.h"
 #include "libvirt/claims.h"
 #include "libvirt/devmem_helper.h"
+#include "libvirt/hooks_loaded.h"
 #include "libvirt/host_checks.h"
 #include "libvirt/libvirt_domain.h"
 
@@ -34,6 +40,11 @@
 #define STOP_WAIT_MS      30000  /* the tracer's last interval and the trailer, after QEMU ended */
 #define TERM_WAIT_MS      10000
 #define MAX_RESTARTS      10
+#define ATTACH_WAIT_MS    120000 /* a bound for a busy host: locking the memory budget takes a while */
+#define QEMU_GONE_WAIT_MS 2000   /* a tracer that lost its VM: how long QEMU may take to exit */
+/* Run directories: traversable, not listable. QEMU (libvirt-qemu) must reach its own sockets by name
+ * under them; nobody else needs to see which domains are traced. */
+#define RUN_DIR_MODE 0711
 
 enum hook_exit { HOOK_OK = 0, HOOK_REFUSED = 1, HOOK_USAGE = 2 };
 
@@ -105,11 +116,26 @@ static void detach(const char *log, int keep)
 		close(i);
 }
 
+/* The domain's log, OUTPUT/DOMAIN.log beside its traces (the helper's, the supervisor's and the tracers'
+ * lines, appended across starts): it outlives the run directory, which goes when the domain stops. */
+static void domain_log(const struct hvt_lv_domain *d, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s.log", d->t.output, d->name);
+}
+
 /* ---- prepare and start: refuse, claim, hand out the memory ---- */
 
 static int hook_prepare(const struct hvt_lv_domain *d, struct hvt_err *e)
 {
-	return hvt_lv_check(d, e);
+	char others[1024];
+	int rc = hvt_lv_check(d, e);
+
+	if (!rc && hvt_lv_cpu_sharers(d, others, sizeof(others)))
+		fprintf(stderr,
+			"hvmtrace: domain '%s': warning: tracer CPU %d is also the tracer CPU of running "
+			"domain(s) %s: the tracers share it\n",
+			d->name, d->t.cpu, others);
+	return rc;
 }
 
 static int hook_start(struct hvt_lv_domain *d, const char *xml, size_t len, struct hvt_err *e)
@@ -122,10 +148,13 @@ static int hook_start(struct hvt_lv_domain *d, const char *xml, size_t len, stru
 	hvt_lv_path(d, "qemu", qdir, sizeof(qdir));
 	hvt_lv_path(d, "domain.xml", saved, sizeof(saved));
 	/* root's: pid files, claim, the saved XML; QEMU's own directory holds only its hvmtrace socket */
-	if ((rc = mkdir_owned(d->t.run_dir, 0755, -1, -1, e)) || (rc = mkdir_owned(dir, 0755, -1, -1, e)) ||
+	if ((rc = mkdir_owned(d->t.run_dir, RUN_DIR_MODE, -1, -1, e)) ||
+	    (rc = mkdir_owned(dir, RUN_DIR_MODE, -1, -1, e)) ||
 	    (rc = mkdir_owned(qdir, 0700, d->uid, d->gid, e)))
 		return rc;
 	hvt_lv_path(d, "qemu/vm.sock", sock, sizeof(sock));
+	unlink(sock);
+	hvt_lv_path(d, "attached", sock, sizeof(sock));
 	unlink(sock);
 	if (!(f = fopen(saved, "w")) || fwrite(xml, 1, len, f) != len || fclose(f))
 		return hvt_err_set(e, -errno, "%s: %s", saved, strerror(errno));
@@ -149,7 +178,7 @@ static int hook_start(struct hvt_lv_domain *d, const char *xml, size_t len, stru
 		char log[4200];
 		struct hvt_err he = {{0}};
 
-		hvt_lv_path(d, "helper.log", log, sizeof(log));
+		domain_log(d, log, sizeof(log));
 		detach(log, lsock);
 		rc = devmem_helper_serve(d, 3, HELPER_TIMEOUT_MS, &he);
 		fprintf(stderr, "hvmtrace devmem helper for '%s': %s\n", d->name,
@@ -206,7 +235,8 @@ static int harvest_cpu(const struct hvt_lv_domain *d)
  * to is removed. */
 static int run_tracer(const char *name, const char *run_dir)
 {
-	char saved[4200], sock[4200], file[4200], jsonl[4200], uid[24], cpu[16], hcpu[16], tpid[4200];
+	char saved[4200], sock[4200], file[4200], jsonl[4200], uid[24], cpu[16], hcpu[16], tpid[4200],
+	    attached[4200];
 	struct hvt_lv_domain d;
 	struct hvt_err e = {{0}};
 	char *xml = NULL;
@@ -230,9 +260,12 @@ static int run_tracer(const char *name, const char *run_dir)
 	snprintf(uid, sizeof(uid), "%ld", d.uid);
 	snprintf(cpu, sizeof(cpu), "%d", d.t.cpu);
 	snprintf(hcpu, sizeof(hcpu), "%d", harvest_cpu(&d));
-	const char *argv[22] = {"hvmtrace", "record",     "--attach",   sock, "--cpu", cpu, "--harvest-cpu",
-				hcpu,       "--interval", d.t.interval, "-o", file,    "-q"};
-	int n = 13;
+	hvt_lv_path(&d, "attached", attached, sizeof(attached));
+	const char *argv[24] = {
+	    "hvmtrace", "record",     "--attach",   sock, "--cpu", cpu,  "--harvest-cpu",
+	    hcpu,       "--interval", d.t.interval, "-o", file,    "-q", "--attached-file",
+	    attached};
+	int n = 15;
 	if (d.uid >= 0) {
 		argv[n++] = "--vmm-uid";
 		argv[n++] = uid;
@@ -277,6 +310,29 @@ static int run_tracer(const char *name, const char *run_dir)
 	return WEXITSTATUS(status);
 }
 
+/* QEMU's pid: libvirt's pid file for the domain (the system daemon's, as the hook runs in its mount
+ * namespace), -1 when there is none. */
+static pid_t qemu_pid(const struct hvt_lv_domain *d)
+{
+	char path[4200];
+
+	snprintf(path, sizeof(path), HVT_LV_LIBVIRT_RUN "/qemu/%s.pid", d->name);
+	return read_pid(path);
+}
+
+/* True when the domain's QEMU has gone, or goes within QEMU_GONE_WAIT_MS. */
+static bool qemu_ends(const struct hvt_lv_domain *d)
+{
+	for (int t = 0; t <= QEMU_GONE_WAIT_MS; t += 50) {
+		pid_t pid = qemu_pid(d);
+
+		if (pid <= 0 || !hvt_process_alive(pid))
+			return true;
+		usleep(50000);
+	}
+	return false;
+}
+
 /* The detached supervisor where systemd does not run: restarts a tracer that died (a signal, or a failure
  * after it started) while the domain lives, each time with a new trace file; stops when the tracer ends
  * normally (the VM ended) or finds no VM (exit 2). */
@@ -305,6 +361,15 @@ static void supervise(const struct hvt_lv_domain *d)
 			d->name, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 		if (!died || restarts >= MAX_RESTARTS)
 			break;
+		/* A tracer whose VM went without its bye (destroyed while paused, say) fails too: the
+		 * domain has ended, and there is nothing to restart for. */
+		if (qemu_ends(d)) {
+			fprintf(stderr,
+				"hvmtrace libvirt-hook: domain '%s': QEMU has exited: the domain "
+				"has ended, no tracer to restart\n",
+				d->name);
+			break;
+		}
 		fprintf(stderr,
 			"hvmtrace libvirt-hook: domain '%s': restarting the tracer (new trace file)\n",
 			d->name);
@@ -328,7 +393,64 @@ static int run(const char *const argv[])
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-static int hook_started(const struct hvt_lv_domain *d, struct hvt_err *e)
+/* Why the tracer gave up, from the domain's log: its lines from offset from on (this start's). */
+static void last_log_line(const struct hvt_lv_domain *d, long from, char *buf, size_t len)
+{
+	char log[4200], line[1024];
+	FILE *f;
+
+	domain_log(d, log, sizeof(log));
+	snprintf(buf, len, "(see %.1000s)", log);
+	if (!(f = fopen(log, "r")) || fseek(f, from, SEEK_SET)) {
+		if (f)
+			fclose(f);
+		return;
+	}
+	/* the tracer's own last word, else the supervisor's or the hook's */
+	bool from_record = false;
+	while (fgets(line, sizeof(line), f)) {
+		bool rec = strstr(line, "hvmtrace record:");
+
+		if (rec || (!from_record && strstr(line, "domain '"))) {
+			snprintf(buf, len, "%.*s", (int)strcspn(line, "\n"), line);
+			from_record |= rec;
+		}
+	}
+	fclose(f);
+}
+
+/* Waits until the tracer has attached (RUN/NAME/attached, record --attached-file) while it may still do
+ * so: the supervisor lives, or the unit has not failed. libvirt has resumed the vCPUs before "started"
+ * (qemuProcessFinishStartup), and stops the domain when this hook fails. */
+static int wait_attached(const struct hvt_lv_domain *d, bool systemd, long log_from, struct hvt_err *e)
+{
+	char attached[4200], spid[4200], unit[512], why[1100];
+	struct stat st;
+
+	hvt_lv_path(d, "attached", attached, sizeof(attached));
+	hvt_lv_path(d, "supervisor.pid", spid, sizeof(spid));
+	snprintf(unit, sizeof(unit), "hvmtrace@%s.service", d->name);
+	for (int t = 0; t < ATTACH_WAIT_MS; t += 50) {
+		if (!stat(attached, &st))
+			return 0;
+		bool gone = systemd ? !run((const char *[]){"systemctl", "is-failed", "-q", unit, NULL})
+				    : !hvt_process_alive(read_pid(spid));
+		if (gone && stat(attached, &st)) {
+			last_log_line(d, log_from, why, sizeof(why));
+			return hvt_err_set(e, -EIO,
+					   "the domain asks for a trace and no tracer could attach, so it "
+					   "does not start: %s",
+					   systemd ? "hvmtrace@NAME.service failed (journalctl -u it)" : why);
+		}
+		usleep(50000);
+	}
+	return hvt_err_set(e, -ETIMEDOUT,
+			   "the domain asks for a trace and its tracer has not attached within %d s, so it "
+			   "does not start",
+			   ATTACH_WAIT_MS / 1000);
+}
+
+static int hook_started(const struct hvt_lv_domain *d, bool wait, struct hvt_err *e)
 {
 	char spid[4200], log[4200];
 	pid_t pid;
@@ -350,13 +472,15 @@ static int hook_started(const struct hvt_lv_domain *d, struct hvt_err *e)
 		if (run((const char *[]){"systemctl", "daemon-reload", NULL}) ||
 		    run((const char *[]){"systemctl", "start", "--no-block", unit, NULL}))
 			return hvt_err_set(e, -EIO, "systemctl start %s failed", unit);
-		return 0;
+		return wait ? wait_attached(d, true, 0, e) : 0;
 	}
 	hvt_lv_path(d, "supervisor.pid", spid, sizeof(spid));
 	pid = read_pid(spid);
 	if (pid > 0 && hvt_process_alive(pid))
 		return 0; /* reconnect: it is still there */
-	hvt_lv_path(d, "tracer.log", log, sizeof(log));
+	domain_log(d, log, sizeof(log));
+	struct stat st;
+	long log_from = stat(log, &st) ? 0 : (long)st.st_size;
 	pid = fork();
 	if (pid < 0)
 		return hvt_err_set(e, -errno, "fork: %s", strerror(errno));
@@ -366,7 +490,31 @@ static int hook_started(const struct hvt_lv_domain *d, struct hvt_err *e)
 		_exit(0);
 	}
 	waitpid(pid, NULL, 0);
-	return 0;
+	/* the supervisor writes its pid file first thing: wait for it, so that wait_attached sees it */
+	for (int t = 0; t < 5000 && read_pid(spid) <= 0; t += 10)
+		usleep(10000);
+	return wait ? wait_attached(d, false, log_from, e) : 0;
+}
+
+/* RUN/NAME and what the hook and the tracer left in it (sockets, pid files, the saved XML). */
+static void remove_run_dir(const struct hvt_lv_domain *d)
+{
+	char dir[4096], qdir[4200];
+	const char *leaves[] = {"domain.xml", "attached",    "supervisor.pid",
+				"tracer.pid", "devmem.sock", "claim"};
+
+	for (size_t i = 0; i < sizeof(leaves) / sizeof(leaves[0]); i++) {
+		char path[4200];
+
+		hvt_lv_path(d, leaves[i], path, sizeof(path));
+		unlink(path);
+	}
+	hvt_lv_path(d, NULL, dir, sizeof(dir));
+	hvt_lv_path(d, "qemu", qdir, sizeof(qdir));
+	rmdir(qdir);
+	if (rmdir(dir) && errno != ENOENT)
+		fprintf(stderr, "hvmtrace libvirt-hook: domain '%s': %s left behind: %s\n", d->name, dir,
+			strerror(errno));
 }
 
 /* Waits up to ms for pid to go; true when it has. */
@@ -424,19 +572,24 @@ static int hook_stopped(const struct hvt_lv_domain *d, bool release, struct hvt_
 		hvt_lv_path(d, "qemu/vm.sock", sock, sizeof(sock));
 		unlink(sock);
 		hvt_lv_unclaim(d);
+		remove_run_dir(d);
 	}
 	return 0;
 }
 
 int cmd_libvirt_hook(int argc, char **argv)
 {
-	const char *name = NULL, *op = NULL, *subop = NULL, *extra = NULL, *run = NULL;
+	const char *name = NULL, *op = NULL, *subop = NULL, *extra = NULL, *run = NULL, *daemon = NULL;
 	const char *run_dir = getenv("HVMTRACE_RUN_DIR") ? getenv("HVMTRACE_RUN_DIR") : HVT_LV_RUN_DIR;
 	const struct hvt_option opts[] = {
 	    HVT_OPT_STRING(0, "run", &run, "DOMAIN",
 			   "start one tracer for the running DOMAIN (the unit's command)"),
 	    HVT_OPT_PATH(0, "run-dir", &run_dir, "DIR",
 			 "with --run: the domain's run-dir (default /run/hvmtrace)"),
+	    HVT_OPT_PATH(
+		0, "daemon", &daemon, "HOOKS_DIR",
+		"libvirt's daemon hook (/etc/libvirt/hooks/daemon.d/hvmtrace): record that the daemon\n"
+		"has loaded the hooks in HOOKS_DIR"),
 	    HVT_OPT_OPERAND(&name, "DOMAIN", "the domain (from libvirt)"),
 	    HVT_OPT_OPERAND(&op, "OP", "prepare, start, started, reconnect, stopped, release, …"),
 	    HVT_OPT_OPERAND(&subop, "SUBOP", "begin or end"),
@@ -463,6 +616,13 @@ int cmd_libvirt_hook(int argc, char **argv)
 		return rc;
 	if (run)
 		return run_tracer(run, run_dir);
+	if (daemon) {
+		/* never fail the daemon: a hook that cannot record just leaves virt-xml --check-hook unsure
+		 */
+		if (op && hvt_lv_hooks_record(daemon, HVT_LV_LIBVIRT_RUN, op, getppid(), &e))
+			fprintf(stderr, "hvmtrace libvirt-hook --daemon: %s\n", e.msg);
+		return HOOK_OK;
+	}
 	if (!name || !op || !subop) {
 		fprintf(stderr, "hvmtrace libvirt-hook: needs DOMAIN OP SUBOP (as libvirt passes them)\n");
 		return HOOK_USAGE;
@@ -485,7 +645,7 @@ int cmd_libvirt_hook(int argc, char **argv)
 		else if (!strcmp(op, "start") && !strcmp(subop, "begin"))
 			rc = hook_start(&d, xml, len, &e);
 		else if ((!strcmp(op, "started") || !strcmp(op, "reconnect")) && !strcmp(subop, "begin"))
-			rc = hook_started(&d, &e);
+			rc = hook_started(&d, !strcmp(op, "started"), &e);
 		else if ((!strcmp(op, "stopped") || !strcmp(op, "release")) && !strcmp(subop, "end"))
 			rc = hook_stopped(&d, !strcmp(op, "release"), &e);
 	}

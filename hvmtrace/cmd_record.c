@@ -50,10 +50,11 @@ struct record_opts {
 	uint64_t duration_ns;   /* 0: until stopped */
 	uint64_t max_guest_ram; /* 0: the RAM at attach plus a quarter, at least 1 GiB more */
 	bool quiet;
-	bool bw_resctrl;          /* --bw-fallback resctrl */
-	bool ad_walk_full;        /* --ad-walk full */
-	const char *sysfs_root;   /* PMU tree, for tests */
-	const char *resctrl_root; /* resctrl mount, for tests */
+	bool bw_resctrl;           /* --bw-fallback resctrl */
+	bool ad_walk_full;         /* --ad-walk full */
+	const char *sysfs_root;    /* PMU tree, for tests */
+	const char *resctrl_root;  /* resctrl mount, for tests */
+	const char *attached_file; /* written once attached (libvirt's hook waits for it) */
 	int argc;
 	char **argv;
 };
@@ -96,6 +97,16 @@ static const struct hvt_exit_status record_exits[] = {
 static const struct hvt_opt_choice bw_fallbacks[] = {{"resctrl", true}, {NULL, 0}};
 static const struct hvt_opt_choice ad_walks[] = {{"pruned", false}, {"full", true}, {NULL, 0}};
 
+/* --attached-file: the VMM's pid, once tracing runs (sinks open, privileges dropped). */
+static int announce_attached(const char *path, pid_t vmm, struct hvt_err *err)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fprintf(f, "%d\n", (int)vmm) < 0 || fclose(f))
+		return hvt_err_set(err, -errno, "--attached-file %s: %s", path, strerror(errno));
+	return 0;
+}
+
 /* HVT_OPTS_RUN to record; otherwise the status to exit with (0 after --help). */
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
@@ -136,6 +147,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			   "mode ad: skip the 2 MiB regions the guest did not use (pruned, default where\n"
 			   "the kernel can) or visit every page (full); META's ad_walk says which ran"),
 	    HVT_OPT_FLAG('q', "quiet", &o->quiet, "no per-interval line on a terminal"),
+	    HVT_OPT_PATH(0, "attached-file", &o->attached_file, "FILE",
+			 "create FILE once attached and recording (for a program that waits on it)"),
 	    HVT_OPT_CHOICE(0, "bw-fallback", &o->bw_resctrl, bw_fallbacks, "resctrl",
 			   "for a VM on no reserved channel, record resctrl's total DRAM bytes of\n"
 			   "the VMM's threads (not split into reads and writes; labelled so)"),
@@ -895,6 +908,10 @@ int cmd_record(int argc, char **argv)
 	    stderr,
 	    "hvmtrace record: attached to VM '%s' (pid %d, %s) in %s mode; interval %s; tracer on CPU %d, %s\n",
 	    r.s.hello.vm_name, (int)r.s.vmm_pid, r.s.hello.vmm, hvt_mode_name(r.s.mode), ivs, cpu, harvester);
+	if (o.attached_file && announce_attached(o.attached_file, r.s.vmm_pid, &err)) {
+		status = RECORD_FAILED;
+		goto fail;
+	}
 
 	ran = true;
 	status = run(&r, &err);

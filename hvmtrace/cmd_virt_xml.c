@@ -4,7 +4,7 @@
  * emulator, guest RAM from memory-backend-devmem through the devmem helper plus the hvmtrace object (QEMU's
  * JSON -object form in <qemu:commandline>), <cputune> that keeps vCPUs and emulator threads off the tracer's
  * CPU, and the request in <metadata> (<hvmtrace:trace>). --check holds an existing domain's request to this
- * host instead.
+ * host instead: the request, the emulator, and whether the libvirt daemon has loaded the hook.
  */
 #include <errno.h>
 #include <json-c/json.h>
@@ -16,12 +16,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "hvmtrace/options.h"
 #include "hvmtrace/util.h"
 #include "hvmtrace/chanmap.h"
 #include "hvmtrace/error.h"
+#include "libvirt/emulator.h"
+#include "libvirt/hooks_loaded.h"
 #include "libvirt/host_checks.h"
 #include "libvirt/libvirt_domain.h"
 
@@ -38,7 +41,8 @@ static const struct hvt_exit_status vx_exits[] = {
 
 struct vx_opts {
 	const char *input, *domain, *connect, *output;
-	bool check;
+	bool check, check_hook;
+	const char *hooks_dir, *libvirt_run;
 	const char *emulator, *interval, *outdir, *mode, *bandwidth, *jsonl, *chanmap, *channels, *extents,
 	    *run_dir, *mem_path, *iomem;
 	int cpu;
@@ -67,8 +71,10 @@ static int read_input(const struct vx_opts *o, char **xml, size_t *len, struct h
 			*len = strlen(*xml);
 		return rc;
 	}
-	return hvt_read_file(strcmp(o->input, "-") ? o->input : "/dev/stdin", "domain XML", XML_MAX, xml, len,
-			     e);
+	if (!strcmp(o->input,
+		    "-")) /* a pipe, as often as not: read the fd, not a path that must be regular */
+		return hvt_read_fd(STDIN_FILENO, "the domain XML on standard input", XML_MAX, xml, len, e);
+	return hvt_read_file(o->input, "domain XML", XML_MAX, xml, len, e);
 }
 
 static xmlNodePtr child(xmlNodePtr parent, const char *name, xmlNsPtr ns)
@@ -359,24 +365,76 @@ static int make_traced(xmlDocPtr doc, const struct vx_opts *o, struct hvt_lv_dom
 	return rc;
 }
 
-static int check_existing(const char *xml, size_t len, struct hvt_err *e)
+/* The domain's <devices><emulator>, or NULL (libvirt's default, never the patched QEMU). */
+static char *emulator_of(const char *xml, size_t len)
+{
+	xmlDocPtr doc = xmlReadMemory(xml, (int)len, "domain.xml", NULL,
+				      XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	xmlNodePtr dom = doc ? xmlDocGetRootElement(doc) : NULL, dev, em;
+	char *path = NULL;
+
+	if (dom && (dev = child(dom, "devices", NULL)) && (em = child(dev, "emulator", NULL))) {
+		xmlChar *text = xmlNodeGetContent(em);
+
+		path = strdup((const char *)text);
+		xmlFree(text);
+	}
+	xmlFreeDoc(doc);
+	return path;
+}
+
+/* libvirt runs the hook only if its daemon found it when it started or reloaded. */
+static int check_hook(const struct vx_opts *o, struct hvt_err *e)
+{
+	pid_t daemon;
+	int rc = hvt_lv_hooks_check(o->hooks_dir, o->libvirt_run, &daemon, e);
+
+	if (!rc)
+		printf("the libvirt daemon (pid %d) has loaded the hvmtrace hook\n", (int)daemon);
+	return rc;
+}
+
+static int check_existing(const struct vx_opts *o, const char *xml, size_t len, struct hvt_err *e)
 {
 	struct hvt_lv_domain d;
+	char *emulator = NULL, others[1024];
 	int rc = hvt_lv_parse(xml, len, &d, e);
 
-	if (!rc && !d.traced)
+	if (rc)
+		return rc;
+	if (!d.traced)
 		rc = hvt_err_set(e, -EINVAL, "domain '%s' has no <hvmtrace:trace> in its <metadata>", d.name);
 	if (!rc)
 		rc = hvt_lv_check(&d, e);
 	if (!rc)
 		printf("domain '%s': the tracing request fits this host\n", d.name);
+	if (!rc && !(emulator = emulator_of(xml, len)))
+		rc = hvt_err_set(
+		    e, -EINVAL, "domain '%s' names no <emulator>: run hvmtrace virt-xml on it again", d.name);
+	if (!rc)
+		rc = hvt_lv_check_emulator(emulator, e);
+	if (!rc && hvt_lv_cpu_sharers(&d, others, sizeof(others)))
+		fprintf(
+		    stderr,
+		    "hvmtrace virt-xml: warning: tracer CPU %d is also the tracer CPU of running domain(s) "
+		    "%s: the tracers share it, and one may not finish its harvest within the interval\n",
+		    d.t.cpu, others);
+	if (!rc)
+		rc = check_hook(o, e);
+	free(emulator);
 	hvt_lv_free(&d);
 	return rc;
 }
 
 int cmd_virt_xml(int argc, char **argv)
 {
-	struct vx_opts o = {.cpu = -1, .interval = "1s", .mode = "auto", .bandwidth = "on"};
+	struct vx_opts o = {.cpu = -1,
+			    .interval = "1s",
+			    .mode = "auto",
+			    .bandwidth = "on",
+			    .emulator = HVT_QEMU_DEFAULT,
+			    .hooks_dir = HVT_LV_HOOKS_DIR,
+			    .libvirt_run = HVT_LV_LIBVIRT_RUN};
 	const struct hvt_option opts[] = {
 	    HVT_OPT_STRING(0, "domain", &o.domain, "NAME",
 			   "read the domain NAME from libvirt instead of a file"),
@@ -384,10 +442,16 @@ int cmd_virt_xml(int argc, char **argv)
 	    HVT_OPT_PATH('o', "output", &o.output, "FILE",
 			 "write the traced domain here (default: standard output)"),
 	    HVT_OPT_FLAG(0, "check", &o.check,
-			 "check the domain's tracing request against this host; write nothing"),
+			 "check the domain's tracing request, its emulator and the hook against this host;\n"
+			 "write nothing"),
+	    HVT_OPT_FLAG(0, "check-hook", &o.check_hook,
+			 "only check that the libvirt daemon has loaded the hvmtrace hook"),
+	    HVT_OPT_PATH(0, "hooks-dir", &o.hooks_dir, "DIR", "libvirt's hooks (default /etc/libvirt/hooks)"),
+	    HVT_OPT_PATH(0, "libvirt-run", &o.libvirt_run, "DIR",
+			 "the libvirt daemon's runtime directory (default /run/libvirt)"),
 	    HVT_OPT_HEADING("The traced domain:"),
 	    HVT_OPT_PATH(0, "emulator", &o.emulator, "PATH",
-			 "the patched QEMU (qemu-system-x86_64 of make qemu)"),
+			 "the patched QEMU (default: make install-qemu's, " HVT_QEMU_DEFAULT ")"),
 	    HVT_OPT_CPU(0, "cpu", &o.cpu, "N",
 			"the tracer's host CPU; vCPUs and emulator threads are kept off it"),
 	    HVT_OPT_STRING(0, "interval", &o.interval, "DUR", "harvest interval (default 1s)"),
@@ -412,7 +476,8 @@ int cmd_virt_xml(int argc, char **argv)
 	const struct hvt_cmdline cmd = {
 	    .prog = "hvmtrace virt-xml",
 	    .synopsis = "DOMAIN.xml|--domain NAME --emulator PATH --cpu N --output-dir DIR [options]\n"
-			"       hvmtrace virt-xml --check DOMAIN.xml|--domain NAME",
+			"       hvmtrace virt-xml --check DOMAIN.xml|--domain NAME\n"
+			"       hvmtrace virt-xml --check-hook",
 	    .about = "Writes a complete traced libvirt domain (docs/libvirt.md): the patched emulator,\n"
 		     "guest RAM from memory-backend-devmem through the devmem helper, the hvmtrace\n"
 		     "object, <cputune> off the tracer's CPU, and <hvmtrace:trace> in <metadata>.",
@@ -429,12 +494,22 @@ int cmd_virt_xml(int argc, char **argv)
 
 	if (rc != HVT_OPTS_RUN)
 		return rc;
+	if (o.check_hook) {
+		if (o.input || o.domain) {
+			fprintf(stderr, "hvmtrace virt-xml: --check-hook takes no domain\n");
+			return VX_USAGE;
+		}
+		rc = check_hook(&o, &e);
+		if (rc)
+			fprintf(stderr, "hvmtrace virt-xml: %s\n", e.msg);
+		return rc ? VX_REFUSED : VX_OK;
+	}
 	if (!o.input == !o.domain) {
 		fprintf(stderr, "hvmtrace virt-xml: give a domain file or --domain NAME (one of them)\n");
 		return VX_USAGE;
 	}
-	if (!o.check && (!o.emulator || o.cpu < 0 || !o.outdir)) {
-		fprintf(stderr, "hvmtrace virt-xml: --emulator, --cpu and --output-dir are needed\n");
+	if (!o.check && (o.cpu < 0 || !o.outdir)) {
+		fprintf(stderr, "hvmtrace virt-xml: --cpu and --output-dir are needed\n");
 		return VX_USAGE;
 	}
 	if (!o.check && (!o.chanmap != !o.channels || (o.chanmap && o.extents))) {
@@ -449,7 +524,7 @@ int cmd_virt_xml(int argc, char **argv)
 		return VX_USAGE;
 	}
 	if (o.check) {
-		rc = check_existing(xml, len, &e);
+		rc = check_existing(&o, xml, len, &e);
 		if (rc)
 			fprintf(stderr, "hvmtrace virt-xml: %s\n", e.msg);
 		free(xml);
@@ -463,7 +538,19 @@ int cmd_virt_xml(int argc, char **argv)
 			o.domain ? o.domain : o.input);
 		return VX_USAGE;
 	}
+	if (access(o.emulator, X_OK))
+		fprintf(stderr,
+			"hvmtrace virt-xml: warning: emulator %s: %s (make install-qemu installs the patched "
+			"QEMU there; or give --emulator)\n",
+			o.emulator, strerror(errno));
 	rc = make_traced(doc, &o, &d, &e);
+	if (!rc && d.t.ram == HVT_LV_RAM_NONE && d.t.bandwidth)
+		fprintf(
+		    stderr,
+		    "hvmtrace virt-xml: warning: guest RAM is libvirt's own (no --chanmap or --extents): "
+		    "bandwidth='on' gives at most the VM's total (resctrl, where the host has it), never per "
+		    "channel; bandwidth per channel needs the guest's RAM on reserved channels "
+		    "(docs/libvirt.md §1)\n");
 	if (rc) {
 		fprintf(stderr, "hvmtrace virt-xml: %s\n", e.msg);
 	} else {

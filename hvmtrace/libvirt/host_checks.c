@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The host checks: whether this host can trace a domain as its request asks, before the domain starts. */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -163,4 +164,40 @@ int hvt_lv_check(const struct hvt_lv_domain *d, struct hvt_err *e)
 		rc = check_commandline(d, e);
 	free(x);
 	return rc;
+}
+
+/* The hook saves each started domain's XML in RUN/NAME/domain.xml and removes RUN/NAME when it is
+ * released, so the run directory lists the traced domains that run. */
+size_t hvt_lv_cpu_sharers(const struct hvt_lv_domain *d, char *names, size_t len)
+{
+	DIR *dir = opendir(d->t.run_dir);
+	struct dirent *de;
+	size_t count = 0, used = 0;
+
+	if (len)
+		names[0] = 0;
+	while (dir && (de = readdir(dir))) {
+		char path[4200], *xml = NULL;
+		struct hvt_lv_domain o;
+		struct hvt_err e = {{0}};
+		size_t xlen;
+
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, d->name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/domain.xml", d->t.run_dir, de->d_name);
+		if (hvt_read_file(path, "domain XML", 16u << 20, &xml, &xlen, &e))
+			continue;
+		if (!hvt_lv_parse(xml, xlen, &o, &e)) {
+			if (o.traced && o.t.cpu == d->t.cpu) {
+				used += snprintf(names + used, used < len ? len - used : 0, "%s'%s'",
+						 count ? ", " : "", o.name);
+				count++;
+			}
+			hvt_lv_free(&o);
+		}
+		free(xml);
+	}
+	if (dir)
+		closedir(dir);
+	return count;
 }

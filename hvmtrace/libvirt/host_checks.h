@@ -4,6 +4,7 @@
 #define HVT_LIBVIRT_HOST_CHECKS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct hvt_err;
 struct hvt_lv_domain;
@@ -23,5 +24,9 @@ bool hvt_lv_systemd_runs(void);
  * directory, writable (a file created and removed), and where systemd runs, one the tracer's unit can keep a
  * trace in. */
 int hvt_lv_check_output(const char *dir, struct hvt_err *e);
+
+/* How many other running traced domains (under d's run-dir) have d's tracer CPU; their names, quoted and
+ * comma-separated, in names. Two tracers on one CPU share it: a warning, not a refusal. */
+size_t hvt_lv_cpu_sharers(const struct hvt_lv_domain *d, char *names, size_t len);
 
 #endif

@@ -4,26 +4,27 @@
 # does not start, and nothing is left behind (no run directory, claim or process of it). Cases: a channel
 # not in the chanmap, a chanmap that does not exist, extents touching System RAM, a tracer CPU that does not
 # exist, one the vCPUs are pinned to, and an output directory that is not writable (a read-only mount).
-# And the devmem helper's own check: QEMU asking for memory the request does not grant gets no fd.
+# And the devmem helper's own check: QEMU asking for memory the request does not grant gets no fd; and
+# --check refuses a stock QEMU (no hvmtrace object) in one line.
 # (Two domains asking for the same memory: e2e/libvirt_trace, which needs one running.)
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/qemu.bash"
 source "$(dirname "$0")/../lib/libvirt.bash"
 need_qemu
 need_libvirt
+lv_check_opts
 mkdir -p "$T/traces" "$T/hvt" "$T/ro"
-mount -t tmpfs -o ro,size=1M tmpfs "$T/ro" || skip "cannot mount a read-only tmpfs"
+mount_at "$T/ro" -t tmpfs -o ro,size=1M tmpfs || skip "cannot mount a read-only tmpfs"
 lv_test_memory
 lv_hook
 start_libvirtd
-trap 'stop_libvirtd; umount "$T/ro"; cleanup' EXIT
 
 lv_plain_array_domain base "$T/vmlinux" "$T/initrd" $((32 << 20)) 6 >"$T/plain.xml"
 : >"$T/vmlinux" && : >"$T/initrd"
 "$BIN/hvmtrace" virt-xml "$T/plain.xml" -o "$T/good.xml" --emulator "$QEMU" --cpu "$TRACER_CPU" \
 	--output-dir "$T/traces" --chanmap "$CHANMAP" --channels s0.mc0.ch0 --mem-path "$MEMFILE" --iomem "$IOMEM" \
 	--run-dir "$T/hvt" || fail "virt-xml failed"
-"$BIN/hvmtrace" virt-xml --check "$T/good.xml" || fail "virt-xml --check refuses the good domain"
+"$BIN/hvmtrace" virt-xml --check "${LV_CHECK[@]}" "$T/good.xml" || fail "virt-xml --check refuses the good domain"
 # virt-xml on its own output replaces what it wrote: the same domain again
 "$BIN/hvmtrace" virt-xml "$T/good.xml" --emulator "$QEMU" --cpu "$TRACER_CPU" --output-dir "$T/traces" \
 	--chanmap "$CHANMAP" --channels s0.mc0.ch0 --mem-path "$MEMFILE" --iomem "$IOMEM" --run-dir "$T/hvt" |
@@ -36,8 +37,16 @@ lv_plain_array_domain base "$T/vmlinux" "$T/initrd" $((32 << 20)) 6 >"$T/plain.x
 	--iomem "$IOMEM" --run-dir "$T/hvt" || fail "virt-xml --domain failed"
 virt-xml-validate "$T/from-libvirt.xml" >/dev/null || fail "virt-xml --domain's output does not validate"
 "${VIRSH[@]}" define "$T/from-libvirt.xml" >/dev/null || fail "virsh define of virt-xml --domain's output"
-"$BIN/hvmtrace" virt-xml --check --domain base --connect "$LV_URI" || fail "virt-xml --check --domain refuses it"
+"$BIN/hvmtrace" virt-xml --check "${LV_CHECK[@]}" --domain base --connect "$LV_URI" || fail "virt-xml --check --domain refuses it"
 expect 1 "has no <hvmtrace:trace>" "$BIN/hvmtrace" virt-xml --check "$T/plain.xml"
+# a stock QEMU (Debian's, where installed) is refused by --check in one line, before virsh start would fail
+# with QEMU's "Parameter 'qom-type' does not accept value 'hvmtrace'"
+if [ -x /usr/bin/qemu-system-x86_64 ]; then
+	sed "s|<emulator>$QEMU</emulator>|<emulator>/usr/bin/qemu-system-x86_64</emulator>|" "$T/good.xml" >"$T/stock.xml"
+	expect 1 "emulator /usr/bin/qemu-system-x86_64 is not hvmtrace's patched QEMU" \
+		"$BIN/hvmtrace" virt-xml --check "${LV_CHECK[@]}" "$T/stock.xml"
+	[ "$(wc -l <"$T/err")" = 1 ] || fail "stock QEMU: virt-xml --check said more than one line"
+fi
 
 # refused NAME TEXT SED-SCRIPT [FROM]: the good domain (or FROM) renamed NAME and edited by SED-SCRIPT is
 # refused by both.
@@ -83,7 +92,7 @@ sed -e 's|<name>base</name>|<name>mismatch</name>|' "$T/plain.xml" >"$T/mismatch
 sed -e 's|&quot;channels&quot;:\[&quot;s0.mc0.ch0&quot;\]|\&quot;channels\&quot;:[\&quot;s0.mc0.ch1\&quot;]|' \
 	"$T/mismatch-from.xml" >"$T/mismatch.xml"
 grep -q 'quot;s0.mc0.ch1' "$T/mismatch.xml" || fail "mismatch: the edit changed nothing"
-"$BIN/hvmtrace" virt-xml --check "$T/mismatch.xml" >/dev/null || fail "mismatch: its metadata should pass --check"
+"$BIN/hvmtrace" virt-xml --check "${LV_CHECK[@]}" "$T/mismatch.xml" >/dev/null || fail "mismatch: its metadata should pass --check"
 "${VIRSH[@]}" define "$T/mismatch.xml" >/dev/null || fail "virsh define mismatch"
 rc=0
 "${VIRSH[@]}" start mismatch >"$T/start.out" 2>&1 || rc=$?
@@ -93,4 +102,6 @@ assert_eq "mismatch: its state" "shut off" "$("${VIRSH[@]}" domstate mismatch)"
 [ ! -e "$T/hvt/mismatch/claim" ] || fail "mismatch: its claim outlived the failed start"
 echo "ok: the helper refused QEMU's request for ungranted memory: $(grep -o 'devmem helper.*' "$T/start.out" | head -1)"
 
-[ -z "$(ls -A "$T/traces")" ] || fail "a refused domain wrote into the traces directory"
+# (mismatch's log is there: the helper ran and said why it refused)
+[ -z "$(ls -A "$T/traces" | grep -v '^mismatch.log$')" ] || fail "a refused domain wrote into the traces directory"
+[ -z "$(ls -A "$T/hvt" | grep -v '^claims.lock$')" ] || fail "a refused domain left a run directory: $(ls "$T/hvt")"

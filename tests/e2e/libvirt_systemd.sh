@@ -41,7 +41,7 @@ echo 'stdio_handler = "file"' >>"$R/etc/libvirt/qemu.conf" # as e2e/libvirt_trac
 cp "$kernel" "$R/img/vmlinux" && cp "$initrd" "$R/img/initrd"
 
 make -s -o all install-libvirt BUILD="$BUILD" DESTDIR="$R" PREFIX=/opt/hvmtrace \
-	LIBVIRT_HOOKS=/etc/libvirt/hooks/qemu.d SYSTEMD_UNITS=/etc/systemd/system >"$T/install.out" 2>&1 ||
+	LIBVIRT_HOOKS_DIR=/etc/libvirt/hooks SYSTEMD_UNITS=/etc/systemd/system >"$T/install.out" 2>&1 ||
 	{ cat "$T/install.out"; fail "make install-libvirt into the container"; }
 [ -f "$R/etc/systemd/system/hvmtrace@.service" ] || fail "make install-libvirt installed no unit"
 [ -x "$R/etc/libvirt/hooks/qemu.d/hvmtrace" ] || fail "make install-libvirt installed no hook"

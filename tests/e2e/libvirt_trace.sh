@@ -12,7 +12,10 @@
 #     does not start; record --domain finds the socket through libvirt; libvirtd restarts and the hook's
 #     reconnect keeps the running tracer; kill -9 of the tracer: the hook's supervisor starts a new one
 #     with a new file, the old file stays readable up to its last complete interval; virsh destroy leaves
-#     the new trace complete and no tracer.
+#     the new trace complete and no tracer, and release removes the domain's run directory (the run-dir
+#     stays 0711).
+#  3. virsh start returns with the tracer attached (the started hook waits for it); a paused domain
+#     destroyed: no tracer restarted, no run directory left.
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/qemu.bash"
 source "$(dirname "$0")/../lib/libvirt.bash"
@@ -37,7 +40,8 @@ lv_plain_array_domain vm "$T/img/vmlinux" "$T/img/initrd" $SIZE $PHASE >"$T/plai
 virt-xml-validate "$T/vm.xml" || fail "virt-xml's domain does not validate"
 xmllint --xpath '//*[local-name()="trace"]' "$T/vm.xml" | xmllint --noout --relaxng docs/libvirt-trace.rng - ||
 	fail "the metadata does not match docs/libvirt-trace.rng"
-"$BIN/hvmtrace" virt-xml --check "$T/vm.xml" || fail "virt-xml --check refuses the domain virt-xml wrote"
+lv_check_opts
+"$BIN/hvmtrace" virt-xml --check "${LV_CHECK[@]}" "$T/vm.xml" || fail "virt-xml --check refuses the domain virt-xml wrote"
 "${VIRSH[@]}" define "$T/vm.xml" >/dev/null || fail "virsh define"
 
 traces() { ls "$T/traces"/vm-*.hvt 2>/dev/null | sort; }
@@ -47,8 +51,8 @@ state_is() { [ "$("${VIRSH[@]}" domstate "$1" 2>/dev/null)" = "$2" ]; }
 running() { state_is vm running; }
 # waits re-evaluate their condition: these are the conditions
 ntraces_is() { [ "$(ntraces)" = "$1" ]; }
-# attached_is N: the hook's tracers have attached N times (tracer.log is appended to across starts)
-attached_is() { [ "$(grep -c 'attached to VM' "$T/hvt/vm/tracer.log" 2>/dev/null)" = "$1" ]; }
+# attached_is N: the hook's tracers have attached N times (the domain's log, beside its traces, is appended to across starts)
+attached_is() { [ "$(grep -c 'attached to VM' "$T/traces/vm.log" 2>/dev/null)" = "$1" ]; }
 no_tracer_left() {
 	! pgrep -f "hvmtrace record --attach $T/hvt/vm/" >/dev/null || fail "a tracer of vm is still running: $(pgrep -af "hvmtrace record --attach $T/hvt/vm/")"
 	[ ! -e "$T/hvt/vm/supervisor.pid" ] || fail "the hook's supervisor is still there"
@@ -88,7 +92,7 @@ n=$N
 "$TOOLS/check_array" --trace "$first" --console "$T/console1" --min-intervals 3 || fail "written sets do not match the array program"
 tail -n 1 "$T/x.jsonl" | grep -q '"final":true' || fail "the guest's shutdown did not end the trace with a final interval"
 echo "ok: shutdown from inside the guest: $first complete, $n intervals, written sets exact, no tracer left"
-cat "$T/hvt/vm/tracer.log"
+cat "$T/traces/vm.log"
 
 # ---- 2. a second start, a competing domain, kill -9 of the tracer, virsh destroy
 # the guest now works for an hour: what follows must find it running however slow this host is, and ends
@@ -123,7 +127,7 @@ tp=$(tracer_pid)
 restart_libvirtd
 # the daemon reports the domain once its reconnect has run; QEMU dying ends the wait at once
 (wait_until "vm is not running after the daemon's restart" "$qpid" running) || {
-	tail -n 30 "$LV/log/stdout" "$LV/log/qemu/vm.log" "$T/hvt/vm/tracer.log" 2>&1
+	tail -n 30 "$LV/log/stdout" "$LV/log/qemu/vm.log" "$T/traces/vm.log" 2>&1
 	fail "vm did not survive the daemon's restart"
 }
 assert_eq "the tracer after the daemon's restart (reconnect)" "$tp" "$(tracer_pid)"
@@ -154,4 +158,20 @@ n=$N
 [ "$n" -ge 1 ] || fail "the trace after destroy holds no interval"
 [ ! -e "$T/hvt/vm/claim" ] || fail "the claim on the memory outlived the domain"
 echo "ok: virsh destroy: $third complete ($n intervals), no tracer left, memory released"
-cat "$T/hvt/vm/tracer.log"
+wait_until "release left the domain's run directory $T/hvt/vm" "$LIBVIRTD_PID" test ! -e "$T/hvt/vm"
+assert_eq "the run-dir's mode" 711 "$(stat -c %a "$T/hvt")"
+echo "ok: release removed $T/hvt/vm; $T/hvt stays 0711"
+
+# a paused domain destroyed: its tracer loses the VM without a bye; the supervisor must not restart it
+log_from=$(size_of "$T/traces/vm.log")
+"${VIRSH[@]}" start vm >"$T/start.out" 2>&1 || { cat "$T/start.out"; fail "fourth virsh start"; }
+qpid=$(qemu_pid_of vm)
+attached_is 4 || fail "virsh start returned before the hook's tracer attached (the started hook waits for it)"
+"${VIRSH[@]}" suspend vm >/dev/null || fail "virsh suspend"
+"${VIRSH[@]}" destroy vm >/dev/null || fail "virsh destroy of the paused domain"
+wait_until "release left the domain's run directory after the paused destroy" "$LIBVIRTD_PID" test ! -e "$T/hvt/vm"
+no_tracer_left
+tail -c +$((log_from + 1)) "$T/traces/vm.log" >"$T/paused.log"
+! grep -q "restarting the tracer" "$T/paused.log" || { cat "$T/paused.log"; fail "destroying a paused domain restarted its tracer"; }
+echo "ok: a paused domain destroyed: no tracer restarted ($(grep -c . "$T/paused.log") log lines)"
+cat "$T/traces/vm.log"

@@ -9,7 +9,7 @@ expect 2 "--duration 'soon'" "$HVT" record --attach x --duration soon
 expect 2 "give --attach SOCK or --domain NAME" "$HVT" record
 expect 2 "give --attach SOCK or --domain NAME (one of them)" "$HVT" record --attach x --domain y
 expect 2 "--vmm-uid 'me'" "$HVT" record --attach x --vmm-uid me
-expect 2 "--emulator, --cpu and --output-dir are needed" "$HVT" virt-xml /dev/null
+expect 2 "--cpu and --output-dir are needed" "$HVT" virt-xml /dev/null
 expect 2 "give a domain file or --domain NAME" "$HVT" virt-xml --check
 expect 2 "needs DOMAIN OP SUBOP" "$HVT" libvirt-hook
 expect 2 "--cpu 'two'" "$HVT" record --attach x --cpu two

@@ -16,10 +16,12 @@
 
 RESERVED=0x80000000
 chmod 0755 / /lab # mkinitramfs.sh builds in a mktemp -d directory: its root would be 0700, closed to QEMU's user
-mkdir -p /etc/libvirt/hooks/qemu.d /lab/img /lab/traces /run/hvmtrace /var
+mkdir -p /etc/libvirt/hooks/qemu.d /etc/libvirt/hooks/daemon.d /lab/img /lab/traces /run/hvmtrace /var
 ln -s /run /var/run # as on Debian: libvirt's clients look for /var/run/libvirt/libvirt-sock
 echo 'stdio_handler = "file"' >>/etc/libvirt/qemu.conf
 cp /lab/qemu-hook /etc/libvirt/hooks/qemu.d/hvmtrace && chmod 0755 /etc/libvirt/hooks/qemu.d/hvmtrace
+# the daemon hook, so that virt-xml --check finds the daemon has loaded the hooks (docs/libvirt.md §4.1)
+cp /lab/daemon-hook /etc/libvirt/hooks/daemon.d/hvmtrace && chmod 0755 /etc/libvirt/hooks/daemon.d/hvmtrace
 cp /lab/phases.elf /lab/img/phases.elf # libvirt relabels the kernel for QEMU's user
 grep -i "^ *8.*: Reserved" /proc/iomem | sed 's/^ */lab: iomem: /'
 
@@ -79,7 +81,7 @@ run_one() {
 		ok=0
 		echo "lab: npt=$1: virsh start failed: $(tail -n 3 "$d/virsh.err" | tr '\n' ' ')"
 	fi
-	cp /run/hvmtrace/lab/tracer.log "$d/record.err" 2>/dev/null
+	cp /lab/traces/lab.log "$d/record.err" 2>/dev/null
 	cp /var/log/libvirt/qemu/lab.log "$d/qemu.log" 2>/dev/null
 	stop_libvirtd
 	cp /tmp/libvirtd.out "$d/libvirtd.log"
@@ -97,25 +99,25 @@ run_domain() {
 	echo "lab: npt=$1: QEMU $(tr '\t\n' '  ' <"$d/status")"
 	# Its guest RAM is the reservation through /dev/mem, which only the helper opened for it.
 	# (its log, appended to at each start, says so once the fds have gone: maybe after virsh start returned)
-	l1_wait "$qpid" sh -c 'tail -n 1 /run/hvmtrace/lab/helper.log | grep -q "fds handed over"' || ok=0
+	l1_wait "$qpid" grep -q 'fds handed over' /lab/traces/lab.log || ok=0
 	grep -E " 80000000 [0-9a-f:]+ [0-9]+ +/dev/mem$" "/proc/$qpid/maps" >"$d/maps" || ok=0
-	echo "lab: npt=$1: QEMU maps $(awk '{ print $1, $3, $6 }' "$d/maps" | head -n 1); $(tail -n 1 /run/hvmtrace/lab/helper.log)"
+	echo "lab: npt=$1: QEMU maps $(awk '{ print $1, $3, $6 }' "$d/maps" | head -n 1); $(grep 'devmem helper' /lab/traces/lab.log | tail -n 1)"
 	phases ready --pid "$qpid" >>"$d/driver.err" 2>&1 || ok=0
 	l1_wait "$qpid" sh -c 'ls /lab/traces/lab-*.jsonl' >/dev/null 2>&1 || ok=0
 	jsonl=$(ls /lab/traces/lab-*.jsonl 2>/dev/null | head -n 1)
-	l1_wait "$qpid" grep -q 'attached to VM' /run/hvmtrace/lab/tracer.log || ok=0
-	echo "lab: npt=$1: guest ready, tracer $(grep -o 'in [a-z-]* mode' /run/hvmtrace/lab/tracer.log | tail -n 1)"
+	l1_wait "$qpid" grep -q 'attached to VM' /lab/traces/lab.log || ok=0
+	echo "lab: npt=$1: guest ready, tracer $(grep -o 'in [a-z-]* mode' /lab/traces/lab.log | tail -n 1)"
 	phases run --payload phases4 --hold 3.5s --hold-intervals 2 --follow "$jsonl" --phase-log "$d/phases.jsonl" \
 		--pid "$qpid" >>"$d/driver.err" 2>&1 || ok=0
 	$VIRSH destroy lab >>"$d/virsh.err" 2>&1 || ok=0
 	l1_wait "$libvirtd_pid" [ ! -e /run/hvmtrace/lab/supervisor.pid ] || ok=0
-	grep -q 'in ad mode' /run/hvmtrace/lab/tracer.log || ok=0
-	grep -q 'the tracer ended with status 0' /run/hvmtrace/lab/tracer.log || ok=0
+	grep -q 'in ad mode' /lab/traces/lab.log || ok=0
+	grep -q 'the tracer ended with status 0' /lab/traces/lab.log || ok=0
 	trace=$(ls /lab/traces/lab-*.hvt 2>/dev/null | head -n 1)
 	check_phases --trace "$trace" --phase-log "$d/phases.jsonl" --min-inside 2 --accessed $shadow \
 		--from-first-phase >"$d/check.out" 2>&1
 	check=$?
-	grep -E "attached|intervals recorded" /run/hvmtrace/lab/tracer.log | sed 's|^|lab: |' | tail -n 2
+	grep -E "attached|intervals recorded" /lab/traces/lab.log | sed 's|^|lab: |' | tail -n 2
 	grep -E "held" "$d/driver.err" | sed 's|^|lab: |'
 }
 

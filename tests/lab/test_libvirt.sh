@@ -21,11 +21,12 @@ lab_l0
 lvroot=$(scripts/lab-libvirt-root.sh -q) || fail "libvirt for L1 (scripts/lab-libvirt-root.sh)"
 
 # QEMU without its debug info beside its option ROMs, as scripts/build-qemu.sh leaves it (virt-xml passes
-# -L DIR/optionrom), and SeaBIOS where QEMU's firmware path finds it; the hook as make install-libvirt
-# installs it, calling /bin/hvmtrace.
+# -L DIR/optionrom), and SeaBIOS where QEMU's firmware path finds it; the hooks as make install-libvirt
+# installs them, calling /bin/hvmtrace.
 mkdir -p "$T/qemu"
 strip -o "$T/qemu/qemu-system-x86_64" "$QEMU" && cp -r "$(dirname "$QEMU")/optionrom" "$T/qemu/" || fail "QEMU's files"
 sed "s|@BINDIR@|/bin|" hvmtrace/libvirt/qemu-hook >"$T/qemu-hook"
+sed "s|@BINDIR@|/bin|" hvmtrace/libvirt/daemon-hook >"$T/daemon-hook"
 
 for k in ${LAB_KERNELS:-6.1 6.12}; do
 	lab_prepare "$k"
@@ -36,6 +37,7 @@ for k in ${LAB_KERNELS:-6.1 6.12}; do
 		-f /usr/share/seabios/bios-256k.bin:/usr/share/seabios/bios-256k.bin \
 		-b "$T/qemu/qemu-system-x86_64:/lab/qemu/qemu-system-x86_64" -f "$T/qemu/optionrom:/lab/qemu/optionrom" \
 		-b "$ROOT/$BUILD/bin/hvmtrace:/bin/hvmtrace" -f "$T/qemu-hook:/lab/qemu-hook" \
+		-f "$T/daemon-hook:/lab/daemon-hook" \
 		-b "$ROOT/$BUILD/tests/tools/check_phases:/bin/check_phases" \
 		-b "$ROOT/$BUILD/tests/tools/qemu_phases:/bin/qemu_phases" \
 		-f "$ROOT/$BUILD/guest/phases.elf:/lab/phases.elf" \

@@ -13,6 +13,7 @@ TOOLS=$ROOT/$BUILD/tests/tools
 T=$(mktemp -d /tmp/hvmtrace-test.XXXXXX)
 chmod 755 "$T"
 BG_PIDS=()
+MOUNTS=()
 
 cleanup() {
 	# Bash reports each job killed here ("line N: PID Killed …") on stderr, after the test's last word; a
@@ -26,10 +27,22 @@ cleanup() {
 	# ... and whatever else still works in this test's directory (the other side of a pipeline).
 	pkill -9 -f "$T/" 2>/dev/null
 	wait 2>/dev/null
+	# Mounts last, newest first: nothing of the test uses them now, and rm -rf must not meet one.
+	local i
+	for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do umount "${MOUNTS[i]}" 2>/dev/null || umount -l "${MOUNTS[i]}" 2>/dev/null; done
 	if [ "${KEEP_TEST_DIR:-0}" = 1 ]; then echo "test files kept in $T"; else rm -rf "$T"; fi
 	[ -z "${SHM:-}" ] || rm -rf "$SHM"
 }
 trap cleanup EXIT
+
+# mount_at DIR MOUNT-ARGS...: mounts (mount MOUNT-ARGS DIR) and has cleanup unmount DIR at exit, whatever
+# ends the test (a failure before the test's own trap is set included); returns mount's status.
+mount_at() {
+	local dir=$1
+	shift
+	mount "$@" "$dir" || return
+	MOUNTS+=("$dir")
+}
 
 fail() {
 	echo "FAIL: $*"

@@ -1,7 +1,10 @@
 # A private libvirt daemon for a test (sourced after assert.bash). The daemon runs as root in a mount
 # namespace of its own where /etc/libvirt, /run/libvirt, /var/lib/libvirt, /var/log/libvirt and
 # /var/cache/libvirt are directories under $T, so the test owns its configuration, hooks, sockets and
-# state and touches nothing of the host's libvirt. libvirt's security model stays as Debian ships it: QEMU
+# state and touches nothing of the host's libvirt. Its pid file is its own too ($LV/run/DAEMON.pid, given
+# with -p): the default, /run/libvirtd.pid or /run/virtqemud.pid, lies outside /run/libvirt, and a system
+# daemon that runs holds its lock (e2e/libvirt_beside_system starts such a decoy and the private daemon
+# beside it). libvirt's security model stays as Debian ships it: QEMU
 # runs as libvirt-qemu with its capabilities cleared, behind the DAC security driver (no user = "root", no
 # clear_emulator_capabilities = 0, no security_driver = "none").
 #
@@ -9,6 +12,7 @@
 # start_libvirtd [QEMU_CONF_LINES...]: starts the daemon; sets LV (its directories), VIRSH (an array: virsh
 #   talking to it) and LIBVIRTD_PID; the extra lines go into its qemu.conf. Stopped at exit by stop_libvirtd.
 # lv_install_hook FILE: installs FILE as $LV/etc/hooks/qemu.d/hvmtrace (before start_libvirtd).
+# lv_hook: installs the qemu and daemon hooks as make install-libvirt does, calling this build's hvmtrace.
 # size_of, grows, export_trace, has_interval: reading the hook's traces (below).
 
 need_libvirt() {
@@ -48,7 +52,7 @@ start_libvirtd() {
 			mkdir -p "${d#*:}"
 			mount --bind "$1/${d%%:*}" "${d#*:}"
 		done
-		exec "$2" -f "/etc/libvirt/$(basename "$2").conf"
+		exec "$2" -f "/etc/libvirt/$(basename "$2").conf" -p "/run/libvirt/$(basename "$2").pid"
 	' lv "$LV" "$LIBVIRTD" >"$LV/log/stdout" 2>&1 &
 	LIBVIRTD_PID=$!
 	BG_PIDS+=("$LIBVIRTD_PID")
@@ -156,8 +160,15 @@ EOC
 	chmod 644 "$CHANMAP" "$IOMEM"
 }
 
-# lv_hook: the hook as make install-libvirt installs it (hvmtrace/libvirt/qemu-hook), calling this build's hvmtrace.
+# lv_hook: the hooks as make install-libvirt installs them (hvmtrace/libvirt/qemu-hook and daemon-hook),
+# calling this build's hvmtrace.
 lv_hook() {
 	sed "s|@BINDIR@|$BIN|" hvmtrace/libvirt/qemu-hook >"$T/hook"
 	lv_install_hook "$T/hook"
+	mkdir -p "$LV/etc/hooks/daemon.d"
+	sed "s|@BINDIR@|$BIN|" hvmtrace/libvirt/daemon-hook >"$LV/etc/hooks/daemon.d/hvmtrace"
+	chmod 0755 "$LV/etc/hooks/daemon.d/hvmtrace"
 }
+
+# LV_CHECK: the options that point virt-xml --check at the private daemon's hooks and run directory.
+lv_check_opts() { LV_CHECK=(--hooks-dir "$LV/etc/hooks" --libvirt-run "$LV/run"); }
