@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "hvmtrace/json_number.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/interval_json.h"
 #include "hvmtrace/options.h"
@@ -193,8 +194,8 @@ static void add_rates(struct json_object *o, uint64_t rd, uint64_t wr, double se
 {
 	json_object_object_add(o, "read_bytes", json_object_new_uint64(rd));
 	json_object_object_add(o, "write_bytes", json_object_new_uint64(wr));
-	json_object_object_add(o, "read_MBps", json_object_new_double(mbps(rd, secs)));
-	json_object_object_add(o, "write_MBps", json_object_new_double(mbps(wr, secs)));
+	json_object_object_add(o, "read_MBps", hvt_json_new_double(mbps(rd, secs)));
+	json_object_object_add(o, "write_MBps", hvt_json_new_double(mbps(wr, secs)));
 }
 
 static struct json_object *channel_json(const struct hvt_pmu_channel *ch, const struct hvt_pmu_counts *c,
@@ -205,7 +206,7 @@ static struct json_object *channel_json(const struct hvt_pmu_channel *ch, const 
 	hvt_channel_json_add(o, ch->id, ch->socket, ch->controller, ch->channel, ch->pmu);
 	json_object_object_add(o, "inferred", json_object_new_boolean(ch->inferred));
 	json_object_object_add(o, "counted", json_object_new_boolean(c->counted));
-	json_object_object_add(o, "running", json_object_new_double(c->running));
+	json_object_object_add(o, "running", hvt_json_new_double(c->running));
 	json_object_object_add(o, "read_cas", json_object_new_uint64(c->read_cas));
 	json_object_object_add(o, "write_cas", json_object_new_uint64(c->write_cas));
 	json_object_object_add(o, "read_cas_total", json_object_new_uint64(c->read_cas_total));
@@ -228,7 +229,7 @@ static int print_jsonl(FILE *f, const struct hvt_pmu_host *h, const struct hvt_p
 	json_object_object_add(o, "seq", json_object_new_uint64(w->seq));
 	json_object_object_add(o, "t_start_ns", json_object_new_uint64(w->t_start_ns));
 	json_object_object_add(o, "t_end_ns", json_object_new_uint64(w->t_end_ns));
-	json_object_object_add(o, "duration_s", json_object_new_double(w->secs));
+	json_object_object_add(o, "duration_s", hvt_json_new_double(w->secs));
 	json_object_object_add(o, "wall_start", json_object_new_string(wall));
 	json_object_object_add(o, "source",
 			       json_object_new_string(h->stand_in ? "stand-in (software events, not DRAM)"

@@ -43,8 +43,10 @@ struct record_opts {
 	const char *output;
 	const char *jsonl;
 	const char *metrics; /* [ADDR:]PORT, or NULL */
-	int cpu;             /* -1: pick one the VM does not use */
-	int harvest_cpu;     /* -1: same as cpu */
+	uint64_t linger_ns;  /* how long the endpoint waits for the final figures to be scraped */
+	bool linger_given;
+	int cpu;         /* -1: pick one the VM does not use */
+	int harvest_cpu; /* -1: same as cpu */
 	enum hvt_mode mode;
 	uint64_t interval_ns;
 	uint64_t duration_ns;   /* 0: until stopped */
@@ -107,6 +109,22 @@ static int announce_attached(const char *path, pid_t vmm, struct hvt_err *err)
 	return 0;
 }
 
+/* --metrics-linger: a duration, or 0 for none (hvt_parse_duration takes no 0). */
+static int opt_linger(const struct hvt_option *opt, const char *arg, char *problem, size_t len)
+{
+	struct record_opts *o = opt->value;
+
+	o->linger_given = true;
+	if (!strcmp(arg, "0")) {
+		o->linger_ns = 0;
+		return 0;
+	}
+	if (!hvt_parse_duration(arg, &o->linger_ns))
+		return 0;
+	snprintf(problem, len, "'%s' is not a duration (e.g. 15s, 500ms) or 0", arg);
+	return -1;
+}
+
 /* HVT_OPTS_RUN to record; otherwise the status to exit with (0 after --help). */
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
@@ -131,6 +149,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	    HVT_OPT_STRING(0, "metrics", &o->metrics, "[ADDR:]PORT",
 			   "serve live metrics at http://ADDR:PORT/metrics (Prometheus/OpenMetrics\n"
 			   "text; ADDR 127.0.0.1 unless given; PORT 0 picks a free one)"),
+	    HVT_OPT_CALLBACK(0, "metrics-linger", o, opt_linger, "DUR",
+			     "after the run, keep serving until a scrape has taken the final figures,\n"
+			     "at most DUR (default 15s; 0: close at once)"),
 	    HVT_OPT_DURATION(0, "interval", &o->interval_ns, 1000000, "DUR",
 			     "harvest interval (default 1s; e.g. 10ms, 100ms, 1s)"),
 	    HVT_OPT_DURATION(0, "duration", &o->duration_ns, 1, "DUR",
@@ -176,11 +197,16 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 				  .harvest_cpu = -1,
 				  .vmm_uid = -1,
 				  .interval_ns = HVT_NSEC_PER_SEC,
+				  .linger_ns = 15 * HVT_NSEC_PER_SEC,
 				  .argc = argc,
 				  .argv = argv};
 	rc = hvt_opts_parse(&cmd, argc, argv);
 	if (rc == HVT_OPTS_RUN && !o->attach == !o->domain) {
 		fprintf(stderr, "hvmtrace record: give --attach SOCK or --domain NAME (one of them)\n");
+		return RECORD_USAGE;
+	}
+	if (rc == HVT_OPTS_RUN && o->linger_given && !o->metrics) {
+		fprintf(stderr, "hvmtrace record: --metrics-linger needs --metrics\n");
 		return RECORD_USAGE;
 	}
 	if (rc == HVT_OPTS_RUN && !o->output && !o->jsonl)
@@ -700,6 +726,42 @@ static int start_metrics(struct recorder *r, struct hvt_err *err)
 	return 0;
 }
 
+/* The run's last intervals reach a scraper only if the endpoint outlives the run until one scrapes (a VM
+ * that ends between two scrapes took them with it): the registry keeps naming it meanwhile, for top. */
+static void linger(struct recorder *r)
+{
+	char dur[32];
+
+	metrics_finish(r->metrics);
+	if (!r->o->linger_ns)
+		return;
+	/* the signal that ended the run is still pending: only a new one ends the wait */
+	for (struct pollfd p = {.fd = r->sigfd, .events = POLLIN}; poll(&p, 1, 0) == 1;) {
+		struct signalfd_siginfo si;
+
+		if (read(r->sigfd, &si, sizeof(si)) != sizeof(si))
+			break;
+	}
+	hvt_format_duration(r->o->linger_ns, dur, sizeof(dur));
+	fprintf(stderr,
+		"hvmtrace record: metrics: serving the final figures until a scrape takes them (at most %s, "
+		"--metrics-linger; a signal ends it)\n",
+		dur);
+	switch (metrics_linger(r->metrics, r->o->linger_ns, r->sigfd)) {
+	case METRICS_SCRAPED:
+		fprintf(stderr, "hvmtrace record: metrics: the final figures were scraped\n");
+		break;
+	case METRICS_LINGERED:
+		fprintf(stderr,
+			"hvmtrace record: metrics: warning: no scrape took the final figures within %s\n",
+			dur);
+		break;
+	case METRICS_STOPPED:
+		fprintf(stderr, "hvmtrace record: metrics: stopped before a scrape took the final figures\n");
+		break;
+	}
+}
+
 static int close_sinks(struct recorder *r, struct hvt_err *err)
 {
 	int rc = 0;
@@ -936,11 +998,13 @@ out:
 		status = RECORD_FAILED;
 	}
 	hvt_vm_bw_close(r.bw);
+	if (ran)
+		report_end(&r, status);
+	if (ran && r.metrics)
+		linger(&r);
 	metrics_stop(r.metrics);
 	if (r.announced[0])
 		unlink(r.announced);
-	if (ran)
-		report_end(&r, status);
 	close(r.sigfd);
 	return status;
 }

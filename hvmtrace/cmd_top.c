@@ -30,6 +30,7 @@ struct vm_row {
 	bool ok;
 	char why[128];
 	struct top_figures now, before; /* the last two scrapes that brought new intervals */
+	bool rated;                     /* there were two: the rates below hold (else shown as -) */
 	/* rates between them, over the guest time their intervals cover */
 	double written_s, accessed_s, cpu_pct, rd_mbs[TOP_MAX_CHANNELS], wr_mbs[TOP_MAX_CHANNELS];
 };
@@ -66,6 +67,7 @@ static void rates(struct vm_row *r)
 
 	if (!r->before.intervals || dt <= 0)
 		return;
+	r->rated = true;
 	r->written_s = (r->now.written - r->before.written) / dt;
 	r->accessed_s = (r->now.accessed - r->before.accessed) / dt;
 	r->cpu_pct = 100 * (r->now.cpu_s - r->before.cpu_s) / dt;
@@ -131,6 +133,15 @@ static int by_key(const void *a, const void *b)
 	return (kx < ky) - (kx > ky);
 }
 
+/* A rate in a column of width w: "-" until there are two samples to take it from. */
+static void rate(int w, double v, bool rated)
+{
+	if (rated)
+		printf("%*.1f", w, v);
+	else
+		printf("%*s", w, "-");
+}
+
 static void draw(struct top *t, bool tty)
 {
 	char wss[32];
@@ -160,20 +171,31 @@ static void draw(struct top *t, bool tty)
 		hvt_format_size(
 		    (uint64_t)(r->now.accessed_available ? r->now.accessed_wss : r->now.written_wss), wss,
 		    sizeof(wss));
-		printf("%-20.20s %-9s %7.3fs %12.1f ", r->now.vm, r->now.mode, r->now.interval_s,
-		       r->written_s);
+		printf("%-20.20s %-9s %7.3fs ", r->now.vm, r->now.mode, r->now.interval_s);
+		rate(12, r->written_s, r->rated);
+		putchar(' ');
 		if (r->now.accessed_available)
-			printf("%12.1f", r->accessed_s);
+			rate(12, r->accessed_s, r->rated);
 		else
 			printf("%12s", "n/a");
-		printf(" %11s", wss);
-		if (r->now.nch)
-			printf(" %10.1f %10.1f", rd, wr);
-		else
-			printf(" %10s %10s", "n/a", "n/a");
-		printf(" %6.1f %7.0f\n", r->cpu_pct, r->now.missed);
-		for (unsigned c = 0; c < r->now.nch; c++)
-			printf("  %-75s %10.1f %10.1f\n", r->now.ch[c].id, r->rd_mbs[c], r->wr_mbs[c]);
+		printf(" %11s ", wss);
+		if (r->now.nch) {
+			rate(10, rd, r->rated);
+			putchar(' ');
+			rate(10, wr, r->rated);
+		} else {
+			printf("%10s %10s", "n/a", "n/a");
+		}
+		putchar(' ');
+		rate(6, r->cpu_pct, r->rated);
+		printf(" %7.0f\n", r->now.missed);
+		for (unsigned c = 0; c < r->now.nch; c++) {
+			printf("  %-75s ", r->now.ch[c].id);
+			rate(10, r->rd_mbs[c], r->rated);
+			putchar(' ');
+			rate(10, r->wr_mbs[c], r->rated);
+			putchar('\n');
+		}
 	}
 	if (!t->n)
 		puts("(no recorder found: start one with record --metrics PORT, or name its endpoint)");
@@ -225,10 +247,10 @@ int cmd_top(int argc, char **argv)
 	    HVT_OPT_INT('n', "iterations", &iterations, 0, INT64_MAX, "N",
 			"stop after N refreshes (default: until q)"),
 	    HVT_OPT_OPERAND(&t->given[0], "ENDPOINT",
-			    "a recorder's metrics endpoint (http://ADDR:PORT/metrics)"),
-	    HVT_OPT_OPERAND(&t->given[1], "ENDPOINT", "another (up to four)"),
-	    HVT_OPT_OPERAND(&t->given[2], "ENDPOINT", "another"),
-	    HVT_OPT_OPERAND(&t->given[3], "ENDPOINT", "another"),
+			    "a recorder's metrics endpoint (http://ADDR:PORT/metrics); up to four"),
+	    HVT_OPT_OPERAND(&t->given[1], "ENDPOINT", NULL),
+	    HVT_OPT_OPERAND(&t->given[2], "ENDPOINT", NULL),
+	    HVT_OPT_OPERAND(&t->given[3], "ENDPOINT", NULL),
 	    HVT_OPT_END,
 	};
 	const struct hvt_cmdline cmd = {

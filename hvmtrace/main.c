@@ -7,7 +7,8 @@
 static const struct hvt_subcommand commands[] = {
     {"record", cmd_record, "attach to a VMM and record written/accessed pages per interval"},
     {"report", cmd_report, "per-interval table and totals of a trace"},
-    {"export", cmd_export, "convert a trace to JSON Lines or CSV"},
+    {"export", cmd_export,
+     "convert a trace: JSON Lines, CSV, damo (DAMON) input, pcm-memory CSV, raw bitmaps"},
     {"plot", cmd_plot, "draw a trace: heatmap, bandwidth, working set, write concentration (PNG/SVG)"},
     {"bw", cmd_bw, "live DRAM read/write bandwidth per memory channel and socket"},
     {"virt-xml", cmd_virt_xml,

@@ -15,9 +15,9 @@ libisal-dev libpfm4-dev jq procps git"
 # small Python client (tests/tools/cdp.py).
 PICS="libcairo2-dev zlib1g-dev chromium python3"
 
-# record --metrics (libmicrohttpd), and its tests: a real Prometheus (and promtool) scrapes it, curl storms it,
-# hvmtrace top is driven in tmux.
-METRICS="libmicrohttpd-dev prometheus curl tmux"
+# record --metrics (libmicrohttpd), and its tests: a real Prometheus (and promtool) scrapes it, Python's
+# OpenMetrics parser (python3-prometheus-client) reads it, curl storms it, hvmtrace top is driven in tmux.
+METRICS="libmicrohttpd-dev prometheus curl tmux python3-prometheus-client"
 
 # make bench: perf stat measures the CPU cost of QEMU's calc-dirty-rate (bench/table/qemu_peer.sh).
 BENCH="linux-perf"

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <sys/utsname.h>
 
+#include "hvmtrace/json_number.h"
+
 #include "doctor/doctor.h"
 
 static const char *const status_names[] = {"yes", "no", "warn", "info", "skip"};
@@ -143,10 +145,10 @@ static json_object *check_json(const struct doc_check *c)
 	if (c->fig.set) {
 		json_object_object_add(o, "moved_bytes", json_object_new_uint64(c->fig.moved));
 		json_object_object_add(o, "counted_bytes", json_object_new_uint64(c->fig.counted));
-		json_object_object_add(o, "ratio", json_object_new_double(c->fig.ratio));
+		json_object_object_add(o, "ratio", hvt_json_new_double(c->fig.ratio));
 		json_object *band = json_object_new_array();
-		json_object_array_add(band, json_object_new_double(c->fig.lo));
-		json_object_array_add(band, json_object_new_double(c->fig.hi));
+		json_object_array_add(band, hvt_json_new_double(c->fig.lo));
+		json_object_array_add(band, hvt_json_new_double(c->fig.hi));
 		json_object_object_add(o, "band", band);
 	}
 	return o;
@@ -180,7 +182,7 @@ int doc_print_json(const struct doc_report *r, unsigned needed, int exit_status,
 	json_object_object_add(o, "verdict", verdict);
 	json_object_object_add(o, "complete", json_object_new_boolean(!r->oom));
 	json_object_object_add(o, "exit", json_object_new_int(exit_status));
-	json_object_object_add(o, "seconds", json_object_new_double(r->seconds));
+	json_object_object_add(o, "seconds", hvt_json_new_double(r->seconds));
 	if (fprintf(f, "%s\n",
 		    json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 							  JSON_C_TO_STRING_NOSLASHESCAPE)) < 0 ||

@@ -4,11 +4,14 @@
  * Prometheus conventions (base units, _total for counters, _bytes, _seconds); docs/metrics.md lists them.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "hvmtrace/error.h"
 #include "hvmtrace/trace.h"
@@ -50,10 +53,13 @@ struct metrics {
 	uint32_t page_size;
 	bool accessed_available;
 	uint64_t scrapes; /* answered, this one included; under lock */
+	bool final;       /* metrics_finish was called; under lock */
+	int delivered_fd; /* eventfd: an answer with the final figures was sent whole */
 	struct metrics_http *http;
 };
 
-static metrics_render_fn render_text; /* the server's callback, below */
+static metrics_render_fn render_text; /* the server's callbacks, below */
+static metrics_delivered_fn delivered;
 
 /* A label value, escaped as the exposition formats want (backslash, double quote, newline). */
 static void escape(char *dst, size_t len, const char *src)
@@ -83,6 +89,12 @@ struct metrics *metrics_start(const char *spec, const struct metrics_run *run, c
 		hvt_err_set(err, -ENOMEM, "out of memory");
 		return NULL;
 	}
+	m->delivered_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (m->delivered_fd < 0) {
+		hvt_err_set(err, -errno, "--metrics: eventfd: %s", strerror(errno));
+		free(m);
+		return NULL;
+	}
 	pthread_mutex_init(&m->lock, NULL);
 	escape(m->vm, sizeof(m->vm), run->vm);
 	escape(m->vmm, sizeof(m->vmm), run->vmm);
@@ -98,9 +110,10 @@ struct metrics *metrics_start(const char *spec, const struct metrics_run *run, c
 		d->socket = (c->present & (1ull << HVT_MCH_SOCKET)) ? c->socket : -1;
 		d->split = c->reads_writes_split;
 	}
-	m->http = metrics_http_start(spec, render_text, m, url, urllen, err);
+	m->http = metrics_http_start(spec, render_text, delivered, m, url, urllen, err);
 	if (!m->http) {
 		pthread_mutex_destroy(&m->lock);
+		close(m->delivered_fd);
 		free(m);
 		return NULL;
 	}
@@ -153,12 +166,49 @@ void metrics_add(struct metrics *m, const struct hvt_interval *iv, const struct 
 	pthread_mutex_unlock(&m->lock);
 }
 
+void metrics_finish(struct metrics *m)
+{
+	pthread_mutex_lock(&m->lock);
+	m->final = true;
+	pthread_mutex_unlock(&m->lock);
+}
+
+static void delivered(void *ctx)
+{
+	struct metrics *m = ctx;
+	uint64_t one = 1;
+	/* it can fail only with the counter near 2^64: set, so the wait is over either way */
+	ssize_t n = write(m->delivered_fd, &one, sizeof(one));
+
+	(void)n;
+}
+
+enum metrics_linger_end metrics_linger(struct metrics *m, uint64_t linger_ns, int stop_fd)
+{
+	uint64_t deadline = hvt_now_ns() + linger_ns;
+
+	for (uint64_t now = hvt_now_ns(); now < deadline; now = hvt_now_ns()) {
+		struct pollfd p[2] = {{.fd = m->delivered_fd, .events = POLLIN},
+				      {.fd = stop_fd, .events = POLLIN}};
+		uint64_t ms = (deadline - now + 999999) / 1000000;
+
+		if (poll(p, 2, ms > 60000 ? 60000 : (int)ms) < 0 && errno != EINTR)
+			break;
+		if (p[0].revents & POLLIN)
+			return METRICS_SCRAPED;
+		if (p[1].revents & POLLIN)
+			return METRICS_STOPPED;
+	}
+	return METRICS_LINGERED;
+}
+
 void metrics_stop(struct metrics *m)
 {
 	if (!m)
 		return;
 	metrics_http_stop(m->http);
 	pthread_mutex_destroy(&m->lock);
+	close(m->delivered_fd);
 	free(m);
 }
 
@@ -239,8 +289,8 @@ static void render(struct out *o, const struct metrics *m, const struct figures 
 		   vm, f->missed);
 	one_sample(o, "hvmtrace_written_pages_total", "counter",
 		   "Guest pages written, summed over the intervals.", vm, f->written_total);
-	one_sample(o, "hvmtrace_written_pages", "gauge", "Guest pages written in the last interval.", vm,
-		   f->last_written);
+	one_sample(o, "hvmtrace_last_interval_written_pages", "gauge",
+		   "Guest pages written in the last interval.", vm, f->last_written);
 	one_sample(
 	    o, "hvmtrace_written_working_set_bytes", "gauge",
 	    "Bytes of the pages written in the last interval (the written working set at the interval).", vm,
@@ -248,7 +298,7 @@ static void render(struct out *o, const struct metrics *m, const struct figures 
 	if (m->accessed_available) {
 		one_sample(o, "hvmtrace_accessed_pages_total", "counter",
 			   "Guest pages accessed, summed over the intervals.", vm, f->accessed_total);
-		one_sample(o, "hvmtrace_accessed_pages", "gauge",
+		one_sample(o, "hvmtrace_last_interval_accessed_pages", "gauge",
 			   "Guest pages accessed in the last interval.", vm, f->last_accessed);
 		one_sample(
 		    o, "hvmtrace_accessed_working_set_bytes", "gauge",
@@ -308,7 +358,7 @@ static void render(struct out *o, const struct metrics *m, const struct figures 
 }
 
 /* A scrape, counted: the exposition text of a copy of the figures. */
-static char *render_text(void *ctx, bool openmetrics, size_t *len)
+static char *render_text(void *ctx, bool openmetrics, size_t *len, bool *final)
 {
 	struct metrics *m = ctx;
 	struct figures *f = malloc(sizeof(*f));
@@ -319,6 +369,7 @@ static char *render_text(void *ctx, bool openmetrics, size_t *len)
 	pthread_mutex_lock(&m->lock);
 	*f = m->f;
 	uint64_t scrapes = ++m->scrapes;
+	*final = m->final;
 	pthread_mutex_unlock(&m->lock);
 	render(&o, m, f, scrapes);
 	free(f);

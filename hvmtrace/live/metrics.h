@@ -42,6 +42,20 @@ int metrics_check_spec(const char *spec, struct hvt_err *err);
 void metrics_add(struct metrics *m, const struct hvt_interval *iv, const struct hvt_layout *l,
 		 uint64_t trace_bytes);
 
+/* The run has ended: the figures are final, and scrapes say so to metrics_linger. */
+void metrics_finish(struct metrics *m);
+
+enum metrics_linger_end {
+	METRICS_SCRAPED,  /* an answer with the final figures was sent whole */
+	METRICS_LINGERED, /* linger_ns passed without one */
+	METRICS_STOPPED,  /* stop_fd became readable (a signal, through record's signalfd) */
+};
+
+/* After metrics_finish: keeps serving until the final figures have been scraped once, linger_ns passes, or
+ * stop_fd is readable (-1: none), so a scraper gets the last intervals of a run that ended between scrapes.
+ */
+enum metrics_linger_end metrics_linger(struct metrics *m, uint64_t linger_ns, int stop_fd);
+
 /* Stops the server thread and frees everything. NULL is fine. */
 void metrics_stop(struct metrics *m);
 

@@ -28,7 +28,13 @@
 struct metrics_http {
 	struct MHD_Daemon *d;
 	metrics_render_fn *render;
+	metrics_delivered_fn *delivered;
 	void *ctx;
+};
+
+/* One request, from its headers to its end (MHD's per-request context). */
+struct request {
+	bool final; /* its answer holds the final figures */
 };
 
 /* "PORT", "ADDR:PORT" or "[ADDR6]:PORT", numeric, into a socket address; 127.0.0.1 when no address. */
@@ -107,8 +113,8 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *ur
 		idle = true;
 	}
 	if (!*ctx) { /* the headers only: wait for the end of the request before answering */
-		*ctx = c;
-		return MHD_YES;
+		*ctx = calloc(1, sizeof(struct request));
+		return *ctx ? MHD_YES : MHD_NO;
 	}
 	if (*upload_size) { /* a body: GET has none; drop it and refuse below */
 		*upload_size = 0;
@@ -122,11 +128,25 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *ur
 			      MHD_RESPMEM_PERSISTENT);
 	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
 	bool om = accept && strstr(accept, "application/openmetrics-text");
+	struct request *req = *ctx;
 	size_t len;
-	char *text = h->render(h->ctx, om, &len);
+	char *text = h->render(h->ctx, om, &len, &req->final);
 	if (!text)
 		return MHD_NO;
 	return answer(c, MHD_HTTP_OK, om ? CT_OPENMETRICS : CT_TEXT, text, len, MHD_RESPMEM_MUST_FREE);
+}
+
+/* A request ended: the final figures count as scraped only once their answer was sent whole. */
+static void completed(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_RequestTerminationCode toe)
+{
+	const struct metrics_http *h = cls;
+	struct request *req = *ctx;
+
+	(void)c;
+	if (req && req->final && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		h->delivered(h->ctx);
+	free(req);
+	*ctx = NULL;
 }
 
 /* The listening socket for spec, its URL written to url; -1 with err set. */
@@ -163,8 +183,9 @@ static int listen_at(const char *spec, char *url, size_t urllen, struct hvt_err 
 	return fd;
 }
 
-struct metrics_http *metrics_http_start(const char *spec, metrics_render_fn *render, void *ctx, char *url,
-					size_t urllen, struct hvt_err *err)
+struct metrics_http *metrics_http_start(const char *spec, metrics_render_fn *render,
+					metrics_delivered_fn *delivered, void *ctx, char *url, size_t urllen,
+					struct hvt_err *err)
 {
 	struct metrics_http *h = calloc(1, sizeof(*h));
 	int fd;
@@ -173,7 +194,7 @@ struct metrics_http *metrics_http_start(const char *spec, metrics_render_fn *ren
 		hvt_err_set(err, -ENOMEM, "out of memory");
 		return NULL;
 	}
-	*h = (struct metrics_http){.render = render, .ctx = ctx};
+	*h = (struct metrics_http){.render = render, .delivered = delivered, .ctx = ctx};
 	fd = listen_at(spec, url, urllen, err);
 	if (fd < 0) {
 		free(h);
@@ -182,8 +203,9 @@ struct metrics_http *metrics_http_start(const char *spec, metrics_render_fn *ren
 	/* One thread, a few connections, short timeouts: a scrape storm costs this thread, not the harvest.
 	 */
 	h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG, 0, NULL,
-				NULL, serve, h, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
-				32u, MHD_OPTION_CONNECTION_TIMEOUT, 5u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+				NULL, serve, h, MHD_OPTION_NOTIFY_COMPLETED, completed, h,
+				MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, 32u,
+				MHD_OPTION_CONNECTION_TIMEOUT, 5u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 				(size_t)16384, MHD_OPTION_THREAD_STACK_SIZE, (size_t)(256 * 1024),
 				MHD_OPTION_END);
 	if (!h->d) {

@@ -10,6 +10,7 @@
 
 #include <json-c/json.h>
 
+#include "hvmtrace/json_number.h"
 #include "hvmtrace/error.h"
 #include "report.h"
 #include "report_energy.h"
@@ -164,10 +165,10 @@ static struct json_object *joules_json(const struct hvt_energy_joules *j, bool r
 {
 	struct json_object *o = json_object_new_object();
 
-	add(o, "read_j", reads ? json_object_new_double(j->read) : NULL);
-	add(o, "write_j", json_object_new_double(j->write));
-	add(o, "standby_j", json_object_new_double(j->standby));
-	add(o, "total_j", json_object_new_double(j->total));
+	add(o, "read_j", reads ? hvt_json_new_double(j->read) : NULL);
+	add(o, "write_j", hvt_json_new_double(j->write));
+	add(o, "standby_j", hvt_json_new_double(j->standby));
+	add(o, "total_j", hvt_json_new_double(j->total));
 	return o;
 }
 
@@ -179,13 +180,13 @@ static struct json_object *model_json(const struct report_energy *e)
 	for (int t = 0; t < HVT_TECH_COUNT; t++) {
 		struct json_object *te = json_object_new_object();
 
-		add(te, "read_pj_per_byte", json_object_new_double(e->model.tech[t].read_pj_per_byte));
-		add(te, "write_pj_per_byte", json_object_new_double(e->model.tech[t].write_pj_per_byte));
-		add(te, "standby_mw_per_gib", json_object_new_double(e->model.tech[t].standby_mw_per_gib));
+		add(te, "read_pj_per_byte", hvt_json_new_double(e->model.tech[t].read_pj_per_byte));
+		add(te, "write_pj_per_byte", hvt_json_new_double(e->model.tech[t].write_pj_per_byte));
+		add(te, "standby_mw_per_gib", hvt_json_new_double(e->model.tech[t].standby_mw_per_gib));
 		add(o, hvt_tech_name(t), te);
 	}
-	add(o, "bytes_per_written_page", json_object_new_double(e->model.bytes_per_written_page));
-	add(o, "bytes_per_accessed_page", json_object_new_double(e->model.bytes_per_accessed_page));
+	add(o, "bytes_per_written_page", hvt_json_new_double(e->model.bytes_per_written_page));
+	add(o, "bytes_per_accessed_page", hvt_json_new_double(e->model.bytes_per_accessed_page));
 	return o;
 }
 
@@ -206,19 +207,19 @@ struct json_object *report_energy_json(const struct report *rp)
 	add(o, "model", model_json(e));
 	add(bytes, "source", json_object_new_string(sources[b->source]));
 	add(bytes, "modelled_intervals", json_object_new_uint64(b->modelled_intervals));
-	add(bytes, "read", reads ? json_object_new_double(b->read) : NULL);
-	add(bytes, "write", json_object_new_double(b->write));
-	add(bytes, "write_heavy_read", reads ? json_object_new_double(b->heavy_read) : NULL);
-	add(bytes, "write_heavy_write", json_object_new_double(b->heavy_write));
+	add(bytes, "read", reads ? hvt_json_new_double(b->read) : NULL);
+	add(bytes, "write", hvt_json_new_double(b->write));
+	add(bytes, "write_heavy_read", reads ? hvt_json_new_double(b->heavy_read) : NULL);
+	add(bytes, "write_heavy_write", hvt_json_new_double(b->heavy_write));
 	add(o, "bytes", bytes);
 	add(o, "reads_included", json_object_new_boolean(reads));
-	add(o, "capacity_bytes", json_object_new_double(e->capacity));
-	add(o, "seconds", json_object_new_double(b->seconds));
+	add(o, "capacity_bytes", hvt_json_new_double(e->capacity));
+	add(o, "seconds", hvt_json_new_double(b->seconds));
 	for (int t = 0; t < HVT_TECH_COUNT; t++)
 		add(all, hvt_tech_name(t), joules_json(&e->all[t], reads));
 	add(o, "all", all);
 	add(place, "is_estimate", json_object_new_boolean(true));
-	add(place, "write_heavy", json_object_new_double(rp->o.th.write_heavy));
+	add(place, "write_heavy", hvt_json_new_double(rp->o.th.write_heavy));
 	add(place, "dram_pages", json_object_new_uint64(b->heavy_pages));
 	add(place, "mram_pages", json_object_new_uint64(b->ram_pages - b->heavy_pages));
 	add(place, "dram", joules_json(&e->place_dram, reads));

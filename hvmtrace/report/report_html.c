@@ -21,6 +21,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "hvmtrace/json_number.h"
 #include "hvmtrace/gfn_bins.h"
 #include "hvmtrace/trace_input.h"
 #include "hvmtrace/trace_series.h"
@@ -83,8 +84,8 @@ static struct json_object *double_array(uint64_t n, const double *v, size_t stri
 	struct json_object *a = json_object_new_array_ext((int)n);
 
 	for (uint64_t i = 0; i < n; i++)
-		json_object_array_add(
-		    a, json_object_new_double(*(const double *)((const char *)v + i * stride)));
+		json_object_array_add(a,
+				      hvt_json_new_double(*(const double *)((const char *)v + i * stride)));
 	return a;
 }
 

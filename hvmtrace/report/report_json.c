@@ -3,6 +3,8 @@
 #include <json-c/json.h>
 #include <stdio.h>
 
+#include "hvmtrace/json_number.h"
+
 #include "report.h"
 #include "report_energy.h"
 
@@ -23,7 +25,7 @@ static struct json_object *stats_json(const struct series_stats *s)
 	if (!s->n)
 		return NULL;
 	o = json_object_new_object();
-	add(o, "mean", json_object_new_double(s->mean));
+	add(o, "mean", hvt_json_new_double(s->mean));
 	add(o, "min", json_object_new_uint64(s->min));
 	add(o, "median", json_object_new_uint64(s->median));
 	add(o, "p95", json_object_new_uint64(s->p95));
@@ -56,8 +58,8 @@ static struct json_object *selection_json(const struct report *rp)
 	add(o, "first_seq", json_object_new_uint64(a->iv[0].seq));
 	add(o, "last_seq", json_object_new_uint64(a->iv[a->n - 1].seq));
 	add(o, "intervals", json_object_new_uint64(a->n));
-	add(o, "t_start_s", json_object_new_double(a->iv[0].t_start_ns / 1e9));
-	add(o, "t_end_s", json_object_new_double(a->iv[a->n - 1].t_end_ns / 1e9));
+	add(o, "t_start_s", hvt_json_new_double(a->iv[0].t_start_ns / 1e9));
+	add(o, "t_end_s", hvt_json_new_double(a->iv[a->n - 1].t_end_ns / 1e9));
 	add(o, "first_gfn", json_object_new_uint64(a->gfn_first));
 	add(o, "last_gfn", json_object_new_uint64(a->gfn_first + a->npages - 1));
 	add(o, "pages", json_object_new_uint64(a->npages));
@@ -74,16 +76,16 @@ static struct json_object *totals_json(const struct report *rp)
 	add(o, "intervals", json_object_new_uint64(a->n));
 	add(o, "final_intervals", json_object_new_uint64(rp->finals));
 	add(o, "deadlines_missed", json_object_new_uint64(rp->missed_deadlines));
-	add(o, "time_s", json_object_new_double(rp->span_ns / 1e9));
+	add(o, "time_s", hvt_json_new_double(rp->span_ns / 1e9));
 	add(o, "pages_ever_written", w ? json_object_new_uint64(rp->ever) : NULL);
 	add(o, "pages_written_every_interval", w ? json_object_new_uint64(rp->every) : NULL);
 	add(o, "peak_written_pages", w ? json_object_new_uint64(rp->peak_written) : NULL);
 	add(o, "peak_written_seq", w ? json_object_new_uint64(rp->peak_seq) : NULL);
 	add(o, "written_not_accessed", json_object_new_uint64(rp->wna_pages));
 	add(o, "harvest_core_share",
-	    json_object_new_double(rp->span_ns ? (double)rp->harvest_ns / rp->span_ns : 0));
+	    hvt_json_new_double(rp->span_ns ? (double)rp->harvest_ns / rp->span_ns : 0));
 	add(o, "tracer_core_share",
-	    rp->cpu_span_ns ? json_object_new_double((double)rp->cpu_ns / rp->cpu_span_ns) : NULL);
+	    rp->cpu_span_ns ? hvt_json_new_double((double)rp->cpu_ns / rp->cpu_span_ns) : NULL);
 	add(o, "tracer_busy_intervals", json_object_new_uint64(rp->busy_intervals));
 	add(o, "layout_refused", json_object_new_boolean(rp->refused_intervals > 0));
 	add(o, "read_bytes", a->bw == HVT_BW_SPLIT ? json_object_new_uint64(rp->bw_read) : NULL);
@@ -102,8 +104,8 @@ static struct json_object *intervals_json(const struct report *rp)
 		struct json_object *o = json_object_new_object();
 
 		add(o, "seq", json_object_new_uint64(ii->seq));
-		add(o, "t_start_s", json_object_new_double(ii->t_start_ns / 1e9));
-		add(o, "t_end_s", json_object_new_double(ii->t_end_ns / 1e9));
+		add(o, "t_start_s", hvt_json_new_double(ii->t_start_ns / 1e9));
+		add(o, "t_end_s", hvt_json_new_double(ii->t_end_ns / 1e9));
 		add(o, "written", u64_or_null(ii->written));
 		add(o, "accessed", u64_or_null(ii->accessed));
 		add(o, "window_written", u64_or_null(ii->win_written));
@@ -133,8 +135,8 @@ static struct json_object *write_frequency_json(const struct report *rp)
 
 		add(p, "min_intervals", json_object_new_uint64(rp->cdf[i].min_count));
 		add(p, "pages", json_object_new_uint64(rp->cdf[i].pages));
-		add(p, "pages_pct", json_object_new_double(rp->cdf[i].pages_pct));
-		add(p, "writes_pct", json_object_new_double(rp->cdf[i].writes_pct));
+		add(p, "pages_pct", hvt_json_new_double(rp->cdf[i].pages_pct));
+		add(p, "writes_pct", hvt_json_new_double(rp->cdf[i].writes_pct));
 		json_object_array_add(cdf, p);
 	}
 	add(o, "intervals", json_object_new_uint64(a->n_written));
@@ -160,10 +162,10 @@ static struct json_object *classes_json(const struct report *rp)
 	struct json_object *o = json_object_new_object(), *th = json_object_new_object();
 	struct json_object *pages = json_object_new_object(), *regions = json_object_new_object();
 
-	add(th, "write_heavy", json_object_new_double(rp->o.th.write_heavy));
-	add(th, "read_mostly", json_object_new_double(rp->o.th.read_mostly_min));
-	add(th, "read_mostly_write", json_object_new_double(rp->o.th.read_mostly_write));
-	add(th, "cold", json_object_new_double(rp->o.th.cold));
+	add(th, "write_heavy", hvt_json_new_double(rp->o.th.write_heavy));
+	add(th, "read_mostly", hvt_json_new_double(rp->o.th.read_mostly_min));
+	add(th, "read_mostly_write", hvt_json_new_double(rp->o.th.read_mostly_write));
+	add(th, "cold", hvt_json_new_double(rp->o.th.cold));
 	for (int c = 0; c < HVT_CLASS_COUNT; c++) {
 		bool ok = class_available(a, c);
 
@@ -223,7 +225,7 @@ static struct json_object *phases_json(const struct report *rp)
 	struct json_object *o = json_object_new_object();
 
 	add(o, "span", json_object_new_uint64(rp->o.ph.span));
-	add(o, "rel", json_object_new_double(rp->o.ph.rel));
+	add(o, "rel", hvt_json_new_double(rp->o.ph.rel));
 	for (int s = 0; s < 3; s++) {
 		struct json_object *arr = NULL;
 
@@ -255,12 +257,10 @@ static struct json_object *channels_json(const struct report *rp)
 		add(o, "intervals", json_object_new_uint64(cs->intervals));
 		add(o, split ? "read_bytes" : "total_bytes", json_object_new_uint64(cs->read));
 		add(o, "write_bytes", split ? json_object_new_uint64(cs->write) : NULL);
-		add(o, split ? "mean_read_MBps" : "mean_total_MBps",
-		    json_object_new_double(cs->mean_read_mbps));
-		add(o, split ? "peak_read_MBps" : "peak_total_MBps",
-		    json_object_new_double(cs->peak_read_mbps));
-		add(o, "mean_write_MBps", split ? json_object_new_double(cs->mean_write_mbps) : NULL);
-		add(o, "peak_write_MBps", split ? json_object_new_double(cs->peak_write_mbps) : NULL);
+		add(o, split ? "mean_read_MBps" : "mean_total_MBps", hvt_json_new_double(cs->mean_read_mbps));
+		add(o, split ? "peak_read_MBps" : "peak_total_MBps", hvt_json_new_double(cs->peak_read_mbps));
+		add(o, "mean_write_MBps", split ? hvt_json_new_double(cs->mean_write_mbps) : NULL);
+		add(o, "peak_write_MBps", split ? hvt_json_new_double(cs->peak_write_mbps) : NULL);
 		json_object_array_add(arr, o);
 	}
 	return arr;

@@ -55,7 +55,7 @@ typedef int (*hvt_opt_fn)(const struct hvt_option *opt, const char *arg, char *p
  * One entry of a table. An entry with neither short_name nor long_name is an operand: operands take the
  * arguments that are not options, in table order (types STRING, PATH or CHOICE); more arguments than
  * operands are an error. HVT_OPT_OPERANDS, the last operand entry, takes every argument left (several
- * traces, say).
+ * traces, say). An operand without help is more of the one before it: --help lists it once.
  */
 struct hvt_option {
 	enum hvt_option_type type;

@@ -64,9 +64,14 @@ int hvt_select_opt_range(const struct hvt_option *opt, const char *arg, char *pr
 bool hvt_select_takes(const struct hvt_selection *sel, uint64_t seq, uint64_t start_ns, uint64_t end_ns,
 		      bool *past);
 
+/* Refuses a selection that is empty whatever the trace: --from after --to (both interval numbers, or both
+ * times). -EINVAL with the message; hvt_select_span checks it first, so every reading command does. */
+int hvt_select_check(const struct hvt_selection *sel, struct hvt_err *err);
+
 /*
- * The GFNs [*first, *end) sel takes of r: the span of the RAM of every layout, cut to --range. -EINVAL with
- * a message when the range lies outside that span, or wholly in a hole of every layout.
+ * The GFNs [*first, *end) sel takes of r (after hvt_select_check): the span of the RAM of every layout, cut
+ * to --range. -EINVAL with a message when the range lies outside that span, or wholly in a hole of every
+ * layout.
  */
 int hvt_select_span(struct hvt_trace_reader *r, const struct hvt_selection *sel, uint64_t *first,
 		    uint64_t *end, struct hvt_err *err);
@@ -86,7 +91,8 @@ typedef int (*hvt_walk_fn)(void *ctx, const struct hvt_walk_iv *iv);
 /* How a walk ended. */
 struct hvt_walk_end {
 	uint64_t selected; /* intervals given to fn */
-	/* of the intervals read: the first's start, seqs and the last's end (relative), for hvt_select_none
+	/* what the trace covers, for hvt_select_none: its first interval's start and seq, its last readable
+	 * interval's seq and end (relative to that start); when some were selected, only up to the last read
 	 */
 	uint64_t t0_ns, first_seq, last_seq, last_end_ns;
 	bool damaged; /* interval bad_index could not be read, decoded or cut (bad_rc, why); every selected

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hvmtrace/select.h"
+#include "hvmtrace/util.h"
 
 static const struct {
 	const char *suffix;
@@ -130,4 +131,28 @@ bool hvt_select_takes(const struct hvt_selection *sel, uint64_t seq, uint64_t st
 	if (sel->from.kind == HVT_POINT_TIME && end_ns <= sel->from.value)
 		return false;
 	return true;
+}
+
+/* A point as the user wrote it, near enough: "100" or "2500ms". */
+static void point_text(const struct hvt_point *p, char *buf, unsigned len)
+{
+	if (p->kind == HVT_POINT_INTERVAL)
+		snprintf(buf, len, "%llu", (unsigned long long)p->value);
+	else if (p->value)
+		hvt_format_duration(p->value, buf, len);
+	else
+		snprintf(buf, len, "0s");
+}
+
+int hvt_select_check(const struct hvt_selection *sel, struct hvt_err *err)
+{
+	char from[32], to[32];
+
+	if (sel->from.kind == HVT_POINT_NONE || sel->from.kind != sel->to.kind ||
+	    sel->from.value <= sel->to.value)
+		return 0;
+	point_text(&sel->from, from, sizeof(from));
+	point_text(&sel->to, to, sizeof(to));
+	return hvt_err_set(err, -EINVAL,
+			   "--from %s --to %s select no interval: --from is after --to (reversed)", from, to);
 }

@@ -25,6 +25,23 @@ static int cut(const struct hvt_ahead *q, struct hvt_ahead_item *it)
 	return 0;
 }
 
+int hvt_ahead_read_head(struct hvt_trace_reader *r, uint64_t i, uint64_t *seq, uint64_t *ts_ns,
+			uint64_t *te_ns)
+{
+	const struct hvt_layout *l;
+	const uint8_t *payload;
+	struct hvt_err err;
+	size_t len;
+	int rc = hvt_trace_read_payload(r, i, &payload, &len, &l, &err);
+
+	if (rc)
+		return rc;
+	*seq = hvt_get_le64(payload);
+	*ts_ns = hvt_get_le64(payload + 8);
+	*te_ns = hvt_get_le64(payload + 16);
+	return 0;
+}
+
 /* Reads interval i into it; false when it is the last item. */
 static bool read_one(struct hvt_ahead *q, uint64_t i, uint64_t *t0, struct hvt_ahead_item *it)
 {

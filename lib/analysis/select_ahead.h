@@ -65,4 +65,9 @@ const struct hvt_ahead_item *hvt_ahead_next(struct hvt_ahead *q);
 /* Stops the thread (it may be ahead) and frees the items. */
 void hvt_ahead_stop(struct hvt_ahead *q);
 
+/* The seq, start and end of interval i of r as recorded, from its payload's head (nothing decoded): 0, or
+ * -errno when it cannot be read. Not while a walk owns r. */
+int hvt_ahead_read_head(struct hvt_trace_reader *r, uint64_t i, uint64_t *seq, uint64_t *ts_ns,
+			uint64_t *te_ns);
+
 #endif

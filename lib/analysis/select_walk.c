@@ -66,6 +66,8 @@ int hvt_select_span(struct hvt_trace_reader *r, const struct hvt_selection *sel,
 	uint64_t span_first, span_end, lo = 0, hi = UINT64_MAX;
 	bool ram;
 
+	if (hvt_select_check(sel, err))
+		return -EINVAL;
 	if (sel->gfns_given) {
 		lo = sel->gfn_first;
 		hi = sel->gfn_last == UINT64_MAX ? UINT64_MAX : sel->gfn_last + 1;
@@ -88,6 +90,18 @@ int hvt_select_span(struct hvt_trace_reader *r, const struct hvt_selection *sel,
 				   " holds no guest RAM (it lies in a hole)",
 				   *first, *end - 1);
 	return 0;
+}
+
+/* A walk that selected nothing stopped at the first interval past the selection: its message must quote
+ * what the whole trace covers, so the last readable interval's seq and end are read from its header. */
+static void cover_to_end(struct hvt_trace_reader *r, struct hvt_walk_end *out)
+{
+	uint64_t n = hvt_trace_interval_count(r), seq, ts, te;
+
+	if (n && !hvt_ahead_read_head(r, n - 1, &seq, &ts, &te)) {
+		out->last_seq = seq;
+		out->last_end_ns = te - out->t0_ns;
+	}
 }
 
 int hvt_select_walk(struct hvt_trace_reader *r, const struct hvt_selection *sel, uint64_t first, uint64_t end,
@@ -134,6 +148,8 @@ int hvt_select_walk(struct hvt_trace_reader *r, const struct hvt_selection *sel,
 	}
 	if (q.started)
 		hvt_ahead_stop(&q);
+	if (!rc && !out->selected && !out->damaged)
+		cover_to_end(r, out);
 	return rc;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hvmtrace/json_number.h"
 #include "hvmtrace/chanmap.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/json_read.h"
@@ -31,8 +32,7 @@ static struct json_object *range_json(const struct hvt_range *r, double confiden
 	json_object_object_add(o, "start", hex(r->start));
 	json_object_object_add(o, "size", hex(r->size));
 	if (confidence >= 0)
-		json_object_object_add(o, "confidence",
-				       json_object_new_double(round(confidence * 1000) / 1000));
+		json_object_object_add(o, "confidence", hvt_json_new_double(round(confidence * 1000) / 1000));
 	return o;
 }
 
@@ -48,7 +48,7 @@ static struct json_object *probe_json(const struct hvt_chanmap_probe_info *p)
 	json_object_object_add(o, "calibration_windows", json_object_new_int(p->calibration_windows));
 	json_object_object_add(o, "windows", json_object_new_uint64(p->windows));
 	json_object_object_add(o, "probed_bytes", hex(p->probed_bytes));
-	json_object_object_add(o, "implied_seconds", json_object_new_double(p->implied_seconds));
+	json_object_object_add(o, "implied_seconds", hvt_json_new_double(p->implied_seconds));
 	return o;
 }
 

@@ -520,7 +520,7 @@ static void print_options(const struct hvt_option *opts, FILE *f)
 	}
 	col += 2;
 	for (o = opts; o->type != HVT_OPTION_END; o++)
-		if (is_operand(o))
+		if (is_operand(o) && o->help) /* without: more of the one before (top's ENDPOINT...) */
 			print_entry(f, o, col);
 	for (o = opts; o->type != HVT_OPTION_END; o++)
 		if (o->type == HVT_OPTION_HEADING)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hvmtrace/json_number.h"
 #include "hvmtrace/interval_json.h"
 #include "hvmtrace/layout.h"
 #include "hvmtrace/pageset.h"
@@ -115,16 +116,15 @@ struct json_object *hvt_interval_to_json(const struct hvt_interval *iv, const st
 	json_object_object_add(o, "seq", json_object_new_uint64(iv->seq));
 	json_object_object_add(o, "t_start_ns", json_object_new_uint64(iv->t_start_ns));
 	json_object_object_add(o, "t_end_ns", json_object_new_uint64(iv->t_end_ns));
-	json_object_object_add(o, "duration_s",
-			       json_object_new_double((iv->t_end_ns - iv->t_start_ns) / 1e9));
+	json_object_object_add(o, "duration_s", hvt_json_new_double((iv->t_end_ns - iv->t_start_ns) / 1e9));
 	json_object_object_add(o, "wall_start", json_object_new_string(wall));
 	json_object_object_add(o, "generation", json_object_new_uint64(iv->generation));
 	json_object_object_add(o, "missed_deadlines", json_object_new_uint64(iv->missed_deadlines));
 	json_object_object_add(o, "final", json_object_new_boolean(!!(iv->flags & HVT_IV_FINAL)));
-	json_object_object_add(o, "harvest_us", json_object_new_double(iv->harvest_ns / 1e3));
+	json_object_object_add(o, "harvest_us", hvt_json_new_double(iv->harvest_ns / 1e3));
 	json_object_object_add(o, "lost_pages", json_object_new_uint64(iv->lost_pages));
 	json_object_object_add(o, "tracer_cpu_us",
-			       iv->flags & HVT_IV_TRACER_CPU ? json_object_new_double(iv->tracer_cpu_ns / 1e3)
+			       iv->flags & HVT_IV_TRACER_CPU ? hvt_json_new_double(iv->tracer_cpu_ns / 1e3)
 							     : NULL);
 	json_object_object_add(o, "tracer_busy", json_object_new_boolean(!!(iv->flags & HVT_IV_TRACER_BUSY)));
 	json_object_object_add(o, "layout_refused",
@@ -146,15 +146,13 @@ struct json_object *hvt_interval_to_json(const struct hvt_interval *iv, const st
  * json_object_to_json_string_ext(hvt_interval_to_json(…), JSON_C_TO_STRING_PLAIN) gives (unit-tested).
  */
 
-/* A double as json-c prints it: "%.17g", with ".0" added when that looks like an integer. */
+/* A double as hvt_json_new_double serialises it. */
 static void put_double(FILE *f, double v)
 {
-	char buf[64];
-	int n = snprintf(buf, sizeof(buf), "%.17g", v);
+	char buf[HVT_JSON_DOUBLE_LEN];
 
+	hvt_json_format_double(v, buf, sizeof(buf));
 	fputs(buf, f);
-	if (n > 0 && (size_t)n < sizeof(buf) && !strpbrk(buf, ".eEna"))
-		fputs(".0", f);
 }
 
 /* A string as json-c escapes it (including "/"). */

@@ -19,6 +19,13 @@ expect 2 "'frobnicate' is not a command" "$HVT" frobnicate
 expect 2 "unexpected argument 'b.hvt': TRACE is 'a.hvt' already (one TRACE only)" "$HVT" export --jsonl - a.hvt b.hvt
 "$HVT" record --help | grep -q -- '--interval DUR' || fail "record --help"
 "$HVT" --help | grep -q 'export' || fail "--help"
+# The main --help names every form export writes (it said "JSON Lines or CSV"), each an option of export's.
+"$HVT" --help | grep '^  export ' >"$T/export-line"
+assert_contains "$T/export-line" "JSON Lines" "CSV" "damo (DAMON) input" "pcm-memory CSV" "raw bitmaps"
+"$HVT" export --help >"$T/export-help"
+assert_contains "$T/export-help" "--jsonl FILE" "--csv FILE" "--damo FILE" "--pcm-csv FILE" "--raw FILE"
+# An operand that repeats is listed once (top's --help listed ENDPOINT four times).
+[ "$("$HVT" top --help | grep -c '^  ENDPOINT')" = 1 ] || fail "top --help: $("$HVT" top --help)"
 # One selection for every reading command: the same --from/--to/--range lines (lib/analysis/select.c).
 for c in report plot export; do
 	"$HVT" $c --help | grep -A 3 '^Selection' | tr -s ' ' >"$T/sel-$c.txt"

@@ -1,7 +1,8 @@
 #!/bin/bash
-# record --metrics, scraped by a real Prometheus (Debian's): the endpoint passes promtool, answers only GET
-# of its one path, binds to loopback unless told otherwise, and what Prometheus stored from one scrape equals
-# the sums of the trace's first N intervals, N being that scrape's interval count.
+# record --metrics, scraped by a real Prometheus (Debian's): the endpoint passes promtool and strict
+# OpenMetrics and Prometheus-text parsers, answers only GET of its one path, binds to loopback unless told
+# otherwise, and what Prometheus stored from one scrape equals the sums of the trace's first N intervals, N
+# being that scrape's interval count.
 # The VMM is fakepeer's devmem VM (page i of harvest i written) with the stand-in PMU tree for per-channel
 # bytes (see bw_record_channels.sh).
 source "$(dirname "$0")/../lib/assert.bash"
@@ -11,6 +12,9 @@ source "$(dirname "$0")/../lib/vmm.bash"
 for c in prometheus promtool curl jq ss; do
 	command -v $c >/dev/null || skip "$c is not installed (scripts/install-deps.sh)"
 done
+/usr/bin/python3 -c 'import prometheus_client' 2>/dev/null ||
+	skip "python3-prometheus-client is not installed (scripts/install-deps.sh)"
+TOOLS_PY=$ROOT/tests/tools
 
 # A bad --metrics is a usage error, before anything is attached.
 expect 2 "--metrics: '1.2.3' is not a numeric IPv4 or IPv6 address" "$BIN/hvmtrace" record --attach "$T/no.sock" --metrics 1.2.3:5
@@ -30,12 +34,21 @@ port=${port%/metrics}
 ss -Hltn "sport = :$port" | awk '{ print $4 }' >"$T/listen"
 assert_eq "listening on" "127.0.0.1:$port" "$(cat "$T/listen")"
 
-# Both text formats; promtool checks the Prometheus one, Prometheus itself (below) takes OpenMetrics.
+# Both text formats, each read by a strict parser: promtool and prometheus_client's for the Prometheus one,
+# prometheus_client's OpenMetrics parser for OpenMetrics (tests/tools/check_openmetrics.py; each family's
+# TYPE once: the gauge of the last interval once shared hvmtrace_written_pages with the counter's family).
+# promtool 2.42 reads only the Prometheus format: on OpenMetrics it must find no error, and its only
+# findings are the counters' _total samples, which it does not tie to their family's HELP.
 curl -sf "$url" >"$T/text" || fail "GET $url failed"
 promtool check metrics <"$T/text" || fail "promtool check metrics: not clean"
 curl -sf -D "$T/om.h" -H 'Accept: application/openmetrics-text; version=1.0.0' "$url" >"$T/om" || fail "GET (OpenMetrics) failed"
 assert_contains "$T/om.h" "application/openmetrics-text; version=1.0.0"
 [ "$(tail -n 1 "$T/om")" = "# EOF" ] || fail "the OpenMetrics text does not end with # EOF"
+promtool check metrics <"$T/om" >"$T/om.lint" 2>&1
+grep -v '^hvmtrace_[a-z_]*_total no help text$' "$T/om.lint" >"$T/om.other" &&
+	fail "promtool check metrics on OpenMetrics: $(cat "$T/om.other")"
+"$TOOLS_PY"/check_openmetrics.py --format openmetrics "$T/om" || fail "OpenMetrics: refused by a strict parser"
+"$TOOLS_PY"/check_openmetrics.py --format text "$T/text" || fail "Prometheus text: refused by a strict parser"
 assert_contains "$T/om" "# TYPE hvmtrace_dram_read_bytes counter"
 assert_contains "$T/text" "# TYPE hvmtrace_dram_read_bytes_total counter"
 assert_contains "$T/text" 'hvmtrace_dram_read_bytes_total{vm="fake",socket="1",channel="s1.mc0.ch0"}'
@@ -78,7 +91,7 @@ n=$(val hvmtrace_intervals_total)
 [ "$n" -ge 2 ] || fail "Prometheus holds $n intervals"
 first() { jq -s --argjson n "$n" ".[:\$n] | $1" "$T/rec.jsonl"; }
 assert_eq "written pages" "$(first '[.[].written_pages] | add')" "$(val hvmtrace_written_pages_total)"
-assert_eq "last interval's pages" "$(first '.[-1].written_pages')" "$(val hvmtrace_written_pages)"
+assert_eq "last interval's pages" "$(first '.[-1].written_pages')" "$(val hvmtrace_last_interval_written_pages)"
 assert_eq "missed deadlines" "$(first '[.[].missed_deadlines] | add')" "$(val hvmtrace_missed_deadlines_total)"
 assert_eq "harvests counted" "$n" "$(val hvmtrace_harvest_duration_seconds_count)"
 assert_eq "s0.mc0.ch1 read bytes" "$(first '[.[].channels[0].read_bytes] | add')" "$(val hvmtrace_dram_read_bytes_total s0.mc0.ch1)"

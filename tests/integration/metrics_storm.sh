@@ -11,7 +11,7 @@ command -v curl >/dev/null || skip "curl is not installed (scripts/install-deps.
 start_vmm "$T/vmm.sock" --payload phases4 --phase-time 0.5s --repeat 0 --vcpu-cpu $VCPU_CPU
 
 run() { # NAME [storm]: 40 intervals at 100 ms; prints the deadlines missed
-	"$BIN/hvmtrace" record --attach "$T/vmm.sock" --cpu $TRACER_CPU --interval 100ms --duration 4s --metrics 0 \
+	"$BIN/hvmtrace" record --attach "$T/vmm.sock" --cpu $TRACER_CPU --interval 100ms --duration 4s --metrics 0 --metrics-linger 0 \
 		-o "$T/$1.hvt" --jsonl "$T/$1.jsonl" 2>"$T/$1.err" &
 	local rec=$!
 	BG_PIDS+=($rec)

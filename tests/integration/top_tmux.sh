@@ -22,6 +22,15 @@ recorder a 100ms --sysfs-root tests/fixtures/sysfs/standin/sys
 recorder b 250ms
 [ "$(ls "$T/run" | wc -l)" = 2 ] || fail "the registry holds $(ls "$T/run")"
 
+# The first screen has one sample of each: no rate yet, so "-", not 0.0 (written/s, the MB/s, CPU %).
+"$BIN/hvmtrace" top -n 1 </dev/null >"$T/first" || fail "top -n 1 failed"
+cat "$T/first"
+grep 'fake .* 0.250s' "$T/first" | awk '{ exit !($4 == "-" && $5 == "n/a" && $(NF - 1) == "-") }' ||
+	fail "the first screen shows rates of the 250 ms recorder"
+grep 'fake .* 0.100s' "$T/first" | awk '{ exit !($4 == "-" && $(NF - 3) == "-" && $(NF - 2) == "-") }' ||
+	fail "the first screen shows rates of the 100 ms recorder"
+grep '^  s0.mc0.ch1 ' "$T/first" | awk '{ exit !($2 == "-" && $3 == "-") }' || fail "the first screen shows channel rates"
+
 S=hvt-top-$$
 tmux -L "$S" new-session -d -s top -x 132 -y 30 "env HVMTRACE_RUN_DIR=$T/run $BIN/hvmtrace top; sleep 30"
 screen() { tmux -L "$S" capture-pane -p -t top; }

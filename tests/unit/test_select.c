@@ -179,6 +179,36 @@ static void test_takes(void **state)
 	assert_int_equal(takes("10s", NULL), 0);
 }
 
+/* What hvt_select_check says of --from from --to to: NULL when it takes the selection. */
+static const char *check(const char *from, const char *to)
+{
+	static struct hvt_err err;
+	struct hvt_selection sel = {0};
+
+	assert_true(!from || !hvt_point_parse(&sel.from, from, &err));
+	assert_true(!to || !hvt_point_parse(&sel.to, to, &err));
+	err.msg[0] = 0;
+	return hvt_select_check(&sel, &err) ? err.msg : NULL;
+}
+
+static void test_check(void **state)
+{
+	(void)state;
+	assert_null(check(NULL, NULL));
+	assert_null(check("50", "100"));
+	assert_null(check("50", "50"));
+	assert_null(check("2.5s", "2.5s")); /* the interval around 2.5 s */
+	assert_null(check("100", NULL));
+	assert_null(check(NULL, "0s"));
+	assert_null(check("100", "5s")); /* a seq and a time: only the trace can tell */
+	assert_string_equal(check("100", "50"),
+			    "--from 100 --to 50 select no interval: --from is after --to (reversed)");
+	assert_string_equal(check("2.5s", "1s"),
+			    "--from 2500ms --to 1s select no interval: --from is after --to (reversed)");
+	assert_string_equal(check("1ns", "0s"),
+			    "--from 1ns --to 0s select no interval: --from is after --to (reversed)");
+}
+
 static void test_clip(void **state)
 {
 	struct hvt_run v[] = {{10, 5}, {20, 10}, {40, 1}};
@@ -292,9 +322,10 @@ static void test_bins_many_gaps(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_points), cmocka_unit_test(test_ranges),
-	    cmocka_unit_test(test_takes),  cmocka_unit_test(test_clip),
-	    cmocka_unit_test(test_bins),   cmocka_unit_test(test_bins_many_gaps),
+	    cmocka_unit_test(test_points),         cmocka_unit_test(test_ranges),
+	    cmocka_unit_test(test_takes),          cmocka_unit_test(test_check),
+	    cmocka_unit_test(test_clip),           cmocka_unit_test(test_bins),
+	    cmocka_unit_test(test_bins_many_gaps),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -325,12 +325,16 @@ static void test_walk(void **state)
 	assert_int_equal(walk(NULL, NULL, NULL, &x, &end), 7);
 	assert_int_equal(x.n, 2);
 
-	/* none: the message names what was read, up to the first interval past the selection */
+	/* none: the message names what the whole trace covers, not what was read up to the first interval
+	 * past the selection (it said 0-4 s, intervals 1-4) */
 	assert_int_equal(walk("3s", "3s", NULL, NULL, &end), 0);
 	assert_int_equal(end.selected, 0);
 	assert_int_equal(hvt_select_none(&sel, &end, &err), -EINVAL);
 	assert_string_equal(err.msg,
-			    "--from/--to select no interval: the trace covers 0-4.000 s, intervals 1-4");
+			    "--from/--to select no interval: the trace covers 0-6.000 s, intervals 1-6");
+	assert_int_equal(walk("5", "2s", NULL, NULL, &end), 0); /* a seq after a time */
+	assert_int_equal(end.selected, 0);
+	assert_int_equal(end.last_seq, NIV);
 	sel = (struct hvt_selection){0};
 	assert_int_equal(hvt_select_none(&sel, &end, &err), -EINVAL);
 	assert_string_equal(err.msg, "no interval of the trace could be read");
