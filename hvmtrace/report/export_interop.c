@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* hvmtrace export --damo, --pcm-csv and --raw (export_interop.h; the mappings are in docs/analyses.md). */
+/* hvmtrace export --pcm-csv and --raw (export_interop.h; the mappings are in docs/analyses.md). */
 #include <endian.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -24,62 +24,6 @@ bool export_slot_cut(const struct hvt_layout *l, uint32_t s, uint64_t lo, uint64
 	*first = f;
 	*npages = e > f ? e - f : 0;
 	return e > f;
-}
-
-/* ---- damo ---- */
-
-/* One line of `perf script` output for the damon:damon_aggregated tracepoint, as damo parses it. */
-static void damo_line(FILE *f, double t, uint64_t nr_regions, uint64_t start, uint64_t end, unsigned acc)
-{
-	fprintf(f,
-		"kdamond.0 0 [000] %.6f: damon:damon_aggregated: target_id=0 nr_regions=%" PRIu64 " %" PRIu64
-		"-%" PRIu64 ": %u 0\n",
-		t, nr_regions, start, end, acc);
-}
-
-/*
- * The regions of one interval: every slot cut into runs of touched pages (nr_accesses 1) and the untouched
- * gaps between them (nr_accesses 0), in guest-physical bytes. Touched = accessed where the interval has
- * accessed sets, else written; written pages are accessed pages.
- */
-void export_damo_interval(FILE *f, const struct hvt_iv_runs *ir, const struct hvt_layout *l, uint64_t lo,
-			  uint64_t hi)
-{
-	const struct hvt_interval *iv = &ir->hdr;
-	const struct hvt_runs *runs = (iv->flags & HVT_IV_ACCESSED)  ? &ir->set[1]
-				      : (iv->flags & HVT_IV_WRITTEN) ? &ir->set[0]
-								     : NULL;
-	double t = iv->t_end_ns / 1e9;
-	uint64_t nr = 0, ps = l->page_size;
-
-	if (!runs)
-		return;
-	for (int pass = 0; pass < 2; pass++)
-		for (uint32_t s = 0; s < l->nslots; s++) {
-			uint64_t first, npages, base, at = 0;
-			size_t k, end;
-
-			if (!export_slot_cut(l, s, lo, hi, &first, &npages))
-				continue;
-			base = l->slots[s].gpa + (first - hvt_memslot_first_gfn(l, &l->slots[s])) * ps;
-			hvt_runs_range(runs, first, first + npages, &k, &end);
-			for (; k < end; k++) {
-				struct hvt_run r = {runs->v[k].first - first, runs->v[k].count};
-
-				if (r.first > at && pass)
-					damo_line(f, t, nr, base + at * ps, base + r.first * ps, 0);
-				if (pass)
-					damo_line(f, t, nr, base + r.first * ps,
-						  base + (r.first + r.count) * ps, 1);
-				nr += !pass * ((r.first > at) + 1);
-				at = r.first + r.count;
-			}
-			if (at < npages) {
-				if (pass)
-					damo_line(f, t, nr, base + at * ps, base + npages * ps, 0);
-				nr += !pass;
-			}
-		}
 }
 
 /* ---- pcm-memory -csv ---- */
