@@ -17,6 +17,7 @@
 #include "hvmtrace/util.h"
 #include "report/export_damo.h"
 #include "report/export_interop.h"
+#include "report/export_pcm.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/files.h"
 #include "hvmtrace/interval_json.h"
@@ -159,6 +160,7 @@ static void csv_page_rows(FILE *f, uint64_t seq, const char *kind, const struct 
 struct export_ctx {
 	struct out *jsonl;
 	FILE *csv, *pages, *pcm, *raw;
+	struct pcm_csv *pcm_layout;
 	struct damo_export *damo;
 	const struct hvt_trace_meta *meta;
 	const struct hvt_json_opts *jopts;
@@ -192,7 +194,7 @@ static int export_one(void *arg, const struct hvt_walk_iv *w)
 		return TRACE_OUTPUT_FAILED;
 	}
 	if (x->pcm)
-		export_pcm_csv_interval(x->pcm, iv, x->meta);
+		pcm_csv_interval(x->pcm, x->pcm_layout, iv);
 	if (x->raw)
 		export_raw_interval(x->raw, ir, l, x->gfn_first, x->gfn_end);
 	return 0;
@@ -251,7 +253,7 @@ int cmd_export(int argc, char **argv)
 	bool meta = false;
 	uint64_t damo_aggr_ns = 0;
 	uint32_t damo_max_regions = DAMO_DEFAULT_MAX_REGIONS, damo_aggr;
-	const char *path = "hvmtrace.hvt";
+	const char *path = "hvmtrace.hvt", *chanmap = NULL;
 	struct hvt_trace_reader *r;
 	const struct hvt_option opts[] = {
 	    HVT_OPT_OPERAND(&path, "TRACE", "the trace to read (default hvmtrace.hvt)"),
@@ -267,6 +269,9 @@ int cmd_export(int argc, char **argv)
 	    HVT_OPT_INT(0, "damo-max-regions", &damo_max_regions, 1, UINT32_MAX, "N",
 			"--damo's regions per snapshot at most, neighbours merged (default 1000, as DAMON)"),
 	    HVT_OPT_PATH(0, "pcm-csv", &pcm.path, "FILE|-", "bandwidth in the CSV layout of pcm-memory -csv"),
+	    HVT_OPT_PATH(
+		0, "chanmap", &chanmap, "FILE",
+		"the host's channel map: --pcm-csv gets a column for every channel pcm-memory shows"),
 	    HVT_OPT_PATH(0, "raw", &raw.path, "FILE|-",
 			 "page-set bitmaps per interval in KVM's dirty-log layout"),
 	    HVT_OPT_FLAG_OFF(0, "no-pages", &jopts.page_ranges,
@@ -300,9 +305,15 @@ int cmd_export(int argc, char **argv)
 		hvt_trace_reader_close(r);
 		return 0;
 	}
-	if ((pcm.path && export_pcm_csv_check(hvt_trace_meta(r), path)) ||
+	if (chanmap && !pcm.path) {
+		fprintf(stderr, "hvmtrace export: --chanmap is for --pcm-csv, which is not asked for\n");
+		hvt_trace_reader_close(r);
+		return TRACE_USAGE;
+	}
+	if ((pcm.path && !(ctx.pcm_layout = pcm_csv_new(hvt_trace_meta(r), path, chanmap))) ||
 	    damo_window(hvt_trace_meta(r), damo_aggr_ns, path, &damo_aggr) ||
 	    trace_input_span("export", path, r, &sel, &ctx.gfn_first, &ctx.gfn_end)) {
+		pcm_csv_free(ctx.pcm_layout);
 		hvt_trace_reader_close(r);
 		return TRACE_USAGE;
 	}
@@ -316,7 +327,7 @@ int cmd_export(int argc, char **argv)
 	if (pages.f)
 		fputs("seq,kind,first_gfn,count\n", pages.f);
 	if (pcm.f)
-		export_pcm_csv_header(pcm.f, hvt_trace_meta(r));
+		pcm_csv_header(pcm.f, ctx.pcm_layout);
 	if (raw.f)
 		export_raw_header(raw.f);
 	if (damo.f && !(ctx.damo = damo_export_new(damo.f, hvt_trace_meta(r)->interval_ns,
@@ -344,6 +355,7 @@ int cmd_export(int argc, char **argv)
 	}
 out:
 	damo_export_free(ctx.damo);
+	pcm_csv_free(ctx.pcm_layout);
 	/* an incomplete trace's export is kept (it holds everything before the damage); a failed one, or one
 	 * whose --from/--to took no interval, is not */
 	for (int i = 0; i < nouts; i++)
