@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "damo_regions.h"
+#include "hvmtrace/util.h"
 
 int damo_regions_add(struct damo_regions *r, uint64_t first, uint64_t end, uint32_t nr_accesses, uint32_t age)
 {
@@ -18,15 +19,8 @@ int damo_regions_add(struct damo_regions *r, uint64_t first, uint64_t end, uint3
 		last->touched += nr_accesses ? end - first : 0;
 		return 0;
 	}
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? 2 * r->cap : 256;
-		struct damo_region *v = realloc(r->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		r->v = v;
-		r->cap = cap;
-	}
+	if (hvt_array_room((void **)&r->v, &r->cap, r->n, sizeof(*r->v)))
+		return -ENOMEM;
 	r->v[r->n++] = (struct damo_region){
 	    first, end, nr_accesses * pages, age * pages, nr_accesses ? end - first : 0, 0, false};
 	return 0;
@@ -54,15 +48,8 @@ static int heap_push(struct heap *h, struct pair p)
 {
 	size_t i;
 
-	if (h->n == h->cap) {
-		size_t cap = h->cap ? 2 * h->cap : 256;
-		struct pair *v = realloc(h->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		h->v = v;
-		h->cap = cap;
-	}
+	if (hvt_array_room((void **)&h->v, &h->cap, h->n, sizeof(*h->v)))
+		return -ENOMEM;
 	for (i = h->n++; i && before(&p, &h->v[(i - 1) / 2]); i = (i - 1) / 2)
 		h->v[i] = h->v[(i - 1) / 2];
 	h->v[i] = p;

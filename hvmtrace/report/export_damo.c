@@ -16,6 +16,7 @@
 #include "export_damo.h"
 #include "hvmtrace/layout.h"
 #include "hvmtrace/trace_runs.h"
+#include "hvmtrace/util.h"
 
 /* GFNs [first, end) with one history: samples of this window that touched them, the last window's count,
  * and the windows since that count last changed. */
@@ -97,15 +98,8 @@ static int segs_push(struct segs *s, struct seg g)
 		last->end = g.end;
 		return 0;
 	}
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 1024;
-		struct seg *v = realloc(s->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		s->v = v;
-		s->cap = cap;
-	}
+	if (hvt_array_room((void **)&s->v, &s->cap, s->n, sizeof(*s->v)))
+		return -ENOMEM;
 	s->v[s->n++] = g;
 	return 0;
 }
