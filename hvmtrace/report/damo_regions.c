@@ -26,58 +26,6 @@ int damo_regions_add(struct damo_regions *r, uint64_t first, uint64_t end, uint3
 	return 0;
 }
 
-/* A candidate merge of region a with its successor b, valid while both are as they were (stamps). */
-struct pair {
-	double cost;
-	uint64_t pages; /* of both: ties go to the smaller merge */
-	size_t a, b;
-	uint32_t stamp_a, stamp_b;
-};
-
-struct heap {
-	struct pair *v;
-	size_t n, cap;
-};
-
-static bool before(const struct pair *x, const struct pair *y)
-{
-	return x->cost < y->cost || (x->cost == y->cost && x->pages < y->pages);
-}
-
-static int heap_push(struct heap *h, struct pair p)
-{
-	size_t i;
-
-	if (hvt_array_room((void **)&h->v, &h->cap, h->n, sizeof(*h->v)))
-		return -ENOMEM;
-	for (i = h->n++; i && before(&p, &h->v[(i - 1) / 2]); i = (i - 1) / 2)
-		h->v[i] = h->v[(i - 1) / 2];
-	h->v[i] = p;
-	return 0;
-}
-
-static struct pair heap_pop(struct heap *h)
-{
-	struct pair top = h->v[0], last = h->v[--h->n];
-	size_t i = 0;
-
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= h->n)
-			break;
-		if (c + 1 < h->n && before(&h->v[c + 1], &h->v[c]))
-			c++;
-		if (!before(&h->v[c], &last))
-			break;
-		h->v[i] = h->v[c];
-		i = c;
-	}
-	if (h->n)
-		h->v[i] = last;
-	return top;
-}
-
 /*
  * What merging x and y loses: the pages that leave or join the working set (damo's wss counts the regions
  * with nr_accesses >= 1), each as much as a page's every sample, then the accesses moved, |nr_x - nr_y| ×
@@ -93,98 +41,68 @@ static double merge_cost(const struct damo_region *x, const struct damo_region *
 	return wss * aggr + fabs(x->accesses / px - y->accesses / py) * (px < py ? px : py);
 }
 
-struct links {
-	uint32_t aggr;
-	size_t *next; /* r->n: none */
-	size_t *prev;
-	uint32_t *stamp;
-	bool *dead;
-};
-
-static int offer(struct heap *h, const struct damo_regions *r, const struct links *k, size_t a)
+static bool mergeable(const struct damo_region *x, const struct damo_region *y)
 {
-	size_t b = a < r->n ? k->next[a] : r->n;
-	const struct damo_region *x, *y;
-	uint64_t px, py;
+	return x->end == y->first && !x->pinned && !y->pinned;
+}
 
-	if (a >= r->n || b >= r->n)
-		return 0;
-	x = &r->v[a];
-	y = &r->v[b];
-	if (x->end != y->first || x->pinned || y->pinned)
-		return 0;
-	px = x->end - x->first;
-	py = y->end - y->first;
-	return heap_push(h,
-			 (struct pair){merge_cost(x, y, k->aggr), px + py, a, b, k->stamp[a], k->stamp[b]});
+static void merge_into(struct damo_region *x, const struct damo_region *y)
+{
+	x->end = y->end;
+	x->accesses += y->accesses;
+	x->ages += y->ages;
+	x->touched += y->touched;
+}
+
+/* One sweep: merges each region into the one before it while that costs at most limit and more than max
+ * regions are left; returns the smallest cost above limit seen (INFINITY: none). */
+static double sweep(struct damo_regions *r, size_t max, double limit, uint32_t aggr)
+{
+	double next = INFINITY;
+	size_t out = 0, n = r->n;
+
+	for (size_t i = 0; i < r->n; i++) {
+		struct damo_region *last = out ? &r->v[out - 1] : NULL;
+
+		if (last && n > max && mergeable(last, &r->v[i])) {
+			double c = merge_cost(last, &r->v[i], aggr);
+
+			if (c <= limit) {
+				merge_into(last, &r->v[i]);
+				n--;
+				continue;
+			}
+			next = c < next ? c : next;
+		}
+		r->v[out++] = r->v[i];
+	}
+	r->n = out;
+	return next;
 }
 
 int damo_regions_cap(struct damo_regions *r, size_t max, uint32_t aggr)
 {
-	struct heap h = {0};
-	struct links k = {aggr, malloc(r->n * sizeof(size_t)), malloc(r->n * sizeof(size_t)),
-			  calloc(r->n, sizeof(uint32_t)), calloc(r->n, sizeof(bool))};
-	size_t alive = r->n, out = 0;
-	int rc = 0;
+	double limit = 0;
+	size_t out = 0;
 
-	if (r->n <= max)
-		goto done;
-	if (!k.next || !k.prev || !k.stamp || !k.dead) {
-		rc = -ENOMEM;
-		goto done;
-	}
-	for (size_t i = 0; i < r->n; i++) {
-		k.next[i] = i + 1;
-		k.prev[i] = i ? i - 1 : r->n;
-	}
-	for (size_t i = 0; i + 1 < r->n && !rc; i++)
-		rc = offer(&h, r, &k, i);
-	while (!rc && alive > max && h.n) {
-		struct pair p = heap_pop(&h);
-		struct damo_region *a = &r->v[p.a], *b = &r->v[p.b];
+	/* DAMON's way: sweeps with a threshold that grows until the regions fit; here it doubles from the
+	 * cheapest merge the last sweep left, so each sweep takes the cheapest merges first */
+	while (r->n > max && limit < INFINITY) {
+		double next = sweep(r, max, limit, aggr);
 
-		if (k.dead[p.a] || k.dead[p.b] || k.stamp[p.a] != p.stamp_a || k.stamp[p.b] != p.stamp_b)
-			continue;
-		a->end = b->end;
-		a->accesses += b->accesses;
-		a->ages += b->ages;
-		a->touched += b->touched;
-		k.dead[p.b] = true;
-		k.stamp[p.a]++;
-		k.next[p.a] = k.next[p.b];
-		if (k.next[p.b] < r->n)
-			k.prev[k.next[p.b]] = p.a;
-		alive--;
-		rc = offer(&h, r, &k, k.prev[p.a]);
-		if (!rc)
-			rc = offer(&h, r, &k, p.a);
+		limit = next < INFINITY ? (next > 2 * limit ? next : 2 * limit) : INFINITY;
 	}
 	/* merges of unlike neighbours leave like ones side by side: those merge too, as they would have first
 	 */
-	for (size_t i = 0; i < r->n && !rc; i++) {
-		struct damo_region *last = out ? &r->v[out - 1] : NULL, *g = &r->v[i];
 
-		if (k.dead[i])
-			continue;
-		if (last && !last->pinned && !g->pinned && last->end == g->first &&
-		    damo_region_nr(last) == damo_region_nr(g)) {
-			last->end = g->end;
-			last->accesses += g->accesses;
-			last->ages += g->ages;
-			last->touched += g->touched;
-		} else {
-			r->v[out++] = *g;
-		}
-	}
-	if (!rc)
-		r->n = out;
-done:
-	free(h.v);
-	free(k.next);
-	free(k.prev);
-	free(k.stamp);
-	free(k.dead);
-	return rc;
+	for (size_t i = 0; i < r->n; i++)
+		if (out && mergeable(&r->v[out - 1], &r->v[i]) &&
+		    damo_region_nr(&r->v[out - 1]) == damo_region_nr(&r->v[i]))
+			merge_into(&r->v[out - 1], &r->v[i]);
+		else
+			r->v[out++] = r->v[i];
+	r->n = out;
+	return 0;
 }
 
 void damo_regions_settle(struct damo_regions *r)

@@ -27,11 +27,12 @@ int damo_regions_add(struct damo_regions *r, uint64_t first, uint64_t end, uint3
 		     uint32_t age);
 
 /*
- * Merges neighbours (contiguous, neither pinned) until at most max regions are left or none can merge, the
- * cheapest pair first: the fewest pages leaving or joining the working set (nr_accesses >= 1), then the
- * fewest accesses moved, |nr_a - nr_b| × the smaller size; so a small region is folded into a big neighbour
- * of like access before two big unlike ones meet. The merged region takes the size-weighted means, as
- * DAMON's merge does; aggr is the samples per window (nr_accesses' maximum). 0 or -ENOMEM.
+ * Merges neighbours (contiguous, neither pinned) until at most max regions are left or none can merge, in
+ * sweeps along the address space with a cost limit that grows (DAMON's doubling merge threshold), so the
+ * cheapest merges come first: cost = the pages leaving or joining the working set (nr_accesses >= 1) × aggr
+ * (the samples per window), plus the accesses moved, |nr_a - nr_b| × the smaller size; so a small region is
+ * folded into a big neighbour of like access before two big unlike ones meet. The merged region takes the
+ * size-weighted means, as DAMON's merge does. 0.
  */
 int damo_regions_cap(struct damo_regions *r, size_t max, uint32_t aggr);
 
