@@ -170,16 +170,62 @@ static int retile(struct damo_export *x, const struct hvt_layout *l)
 	return rc;
 }
 
-/* One sample: the pages of runs (ascending, inside the tiled slots) count one more access. */
+/* Appends the segments src[0, n) unchanged: the first through segs_push (it may continue the last), the
+ * rest, already apart from each other, in one copy. */
+static int segs_copy(struct segs *s, const struct seg *src, size_t n)
+{
+	if (!n)
+		return 0;
+	if (segs_push(s, src[0]))
+		return -ENOMEM;
+	while (s->cap < s->n + n - 1)
+		if (hvt_array_room((void **)&s->v, &s->cap, s->cap, sizeof(*s->v)))
+			return -ENOMEM;
+	memcpy(s->v + s->n, src + 1, (n - 1) * sizeof(*src));
+	s->n += n - 1;
+	return 0;
+}
+
+/* The first segment of segs[from, n) that ends after gfn (n: none). Galloping from `from`: the next run is
+ * usually near. */
+static size_t segs_find(const struct segs *s, size_t from, uint64_t gfn)
+{
+	size_t lo = from, hi = from, step = 1;
+
+	while (hi < s->n && s->v[hi].end <= gfn) {
+		lo = hi + 1;
+		hi = from + step;
+		step *= 2;
+	}
+	hi = hi < s->n ? hi : s->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->v[mid].end <= gfn)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* One sample: the pages of runs (ascending, inside the tiled slots) count one more access. The segments no
+ * run reaches are copied as they are, so a sample costs its runs, not the guest's segments, in the loop. */
 static int sample(struct damo_export *x, const struct hvt_runs *runs)
 {
-	size_t j = 0;
+	size_t j = 0, i = 0;
 	int rc = 0;
 
-	for (size_t i = 0; i < x->segs.n && !rc; i++) {
-		struct seg g = x->segs.v[i];
-		uint64_t at = g.first;
+	while (i < x->segs.n && !rc) {
+		size_t k = j < runs->n ? segs_find(&x->segs, i, runs->v[j].first) : x->segs.n;
+		struct seg g;
+		uint64_t at;
 
+		if ((rc = segs_copy(&x->tmp, x->segs.v + i, k - i)) || k == x->segs.n)
+			break;
+		i = k;
+		g = x->segs.v[i++];
+		at = g.first;
 		while (j < runs->n && runs->v[j].first < g.end && !rc) {
 			uint64_t a = runs->v[j].first, b = a + runs->v[j].count;
 
