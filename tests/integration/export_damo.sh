@@ -8,8 +8,11 @@
 #  - on a trace with thousands of runs per interval (tests/tools/synth_trace), at DAMON's cap of 1,000
 #    regions: each snapshot's working set (regions with nr_accesses >= 1, what `damo report wss` sums) is
 #    report's within 2 % and its accesses (damo's heat) within 1 %; uncapped, the working set is exact; the
-#    file is at most 10 times the trace (the sizes are printed).
+#    file is at most 10 times the trace (the sizes are printed);
+#  - a layout that changes mid-trace (tests/tools/fakepeer plugs a slot in at 1 TiB): the snapshots after it
+#    tile the new slot too, and its page written in interval 4 counts there.
 source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/vmm.bash"
 command -v jq >/dev/null || skip "needs jq"
 command -v python3 >/dev/null || skip "needs python3"
 DR=(python3 "$ROOT/tests/tools/damo_record.py")
@@ -93,3 +96,14 @@ echo "  size: trace $trace bytes, --damo $out bytes ($(awk -v a="$out" -v b="$tr
 assert_eq "uncapped: working set per window" "$(awk '{ print $1 }' "$T/t.want")" \
 	"$("${DR[@]}" "$T/u.damo" snapshots | awk '{ print $4 }')"
 echo "ok: at the cap, damo's working set and heat are report's"
+
+# A layout change: fakepeer plugs 4 GiB in at 1 TiB before the 4th harvest and writes its 5th page there.
+start_fakepeer "$T/f.sock" hotplug 4G
+"$BIN/hvmtrace" record --attach "$T/f.sock" --interval 100ms --duration 1s --max-guest-ram 8G -o "$T/h.hvt" \
+	2>"$T/h.err" || fail "record of the hot-plug: $(cat "$T/h.err")"
+"$HVT" export --damo "$T/h.damo" --damo-aggr 200ms "$T/h.hvt" || fail "export --damo of the hot-plug"
+"${DR[@]}" "$T/h.damo" regions >"$T/h.regions" || fail "$(cat "$T/h.regions")"
+assert_eq "the plugged slot, before and after" "0 1" \
+	"$(awk '{ print ($0 ~ / 268435456-/) ? 1 : 0 }' "$T/h.regions" | sed -n '1p;$p' | xargs)"
+grep -q " 268435460-268435461:1:" "$T/h.regions" || fail "the page written in the plugged slot: $(cat "$T/h.regions")"
+echo "ok: a layout change mid-trace"
