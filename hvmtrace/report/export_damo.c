@@ -267,13 +267,18 @@ static int close_window(struct damo_export *x)
 
 	if (!x->in_window)
 		return 0;
-	for (size_t i = 0; i < x->segs.n; i++) {
-		struct seg *g = &x->segs.v[i];
+	x->tmp.n = 0;
+	for (size_t i = 0; i < x->segs.n && !rc; i++) {
+		struct seg g = x->segs.v[i];
 
-		g->age = g->cur == g->prev ? g->age + 1 : 0;
-		g->prev = g->cur;
-		g->cur = 0;
+		g.age = g.cur == g.prev ? g.age + 1 : 0;
+		g.prev = g.cur;
+		g.cur = 0;
+		rc = segs_push(&x->tmp, g); /* neighbours that now share a history become one */
 	}
+	if (rc)
+		return rc;
+	segs_swap(x);
 	r->n = 0;
 	for (size_t i = 0; i < x->segs.n && !rc; i++) {
 		struct seg g = x->segs.v[i];
