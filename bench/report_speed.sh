@@ -1,8 +1,9 @@
 #!/bin/sh
 # Figures for issue 11's speed goals (printed, not asserted): a synthetic 1-hour trace of a 16 GiB guest with
 # accessed and written sets (3,600 intervals, two bandwidth channels; tests/tools/synth_trace), then the time
-# of `report` with every analysis, of the same pass with only decoding (the floor), and the rate of
-# `export --jsonl`. Also the stress case without locality between intervals.
+# of `report` with every analysis, of the same pass with only decoding (the floor), the rate of
+# `export --jsonl`, and the size and time of `export --damo` (issue 23: at most 10 times the trace). Also
+# the stress case without locality between intervals.
 set -u
 build=${1:?usage: bench/report_speed.sh BUILD_DIR}
 hvt=$build/bin/hvmtrace
@@ -27,6 +28,10 @@ for kind in locality no-locality; do
 	echo "  report, every analysis (text):      $(secs "$hvt" report "$dir/t.hvt") s (goal: under 2 s)"
 	echo "  report --json --pages --regions:    $(secs "$hvt" report --json --pages --regions "$dir/t.hvt") s"
 	echo "  export --raw (decoding to bitmaps): $(secs "$hvt" export --raw /dev/null "$dir/t.hvt") s"
+	t=$(secs "$hvt" export --damo "$dir/t.damo" "$dir/t.hvt")
+	out=$(stat -c %s "$dir/t.damo")
+	echo "  export --damo (defaults): $((out / 1000)) kB ($(awk -v o="$out" -v s="$size" 'BEGIN { printf "%.2f", o / s }') x the trace) in $t s (goal: at most 10 x)"
+	rm -f "$dir/t.damo"
 	[ $kind = no-locality ] && continue
 	t=$(secs "$hvt" export --jsonl "$dir/t.jsonl" "$dir/t.hvt")
 	out=$(stat -c %s "$dir/t.jsonl")

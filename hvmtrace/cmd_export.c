@@ -15,7 +15,9 @@
 
 #include "commands.h"
 #include "hvmtrace/util.h"
+#include "report/export_damo.h"
 #include "report/export_interop.h"
+#include "report/export_pcm.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/files.h"
 #include "hvmtrace/interval_json.h"
@@ -157,9 +159,12 @@ static void csv_page_rows(FILE *f, uint64_t seq, const char *kind, const struct 
 
 struct export_ctx {
 	struct out *jsonl;
-	FILE *csv, *pages, *damo, *pcm, *raw;
+	FILE *csv, *pages, *pcm, *raw;
+	struct pcm_csv *pcm_layout;
+	struct damo_export *damo;
 	const struct hvt_trace_meta *meta;
 	const struct hvt_json_opts *jopts;
+	const char *damo_path;
 	uint64_t gfn_first, gfn_end; /* the selected GFNs */
 };
 
@@ -170,6 +175,7 @@ static int export_one(void *arg, const struct hvt_walk_iv *w)
 	const struct hvt_iv_runs *ir = w->ir;
 	const struct hvt_layout *l = w->layout;
 	const struct hvt_interval *iv = &ir->hdr;
+	int rc;
 
 	if (x->jsonl->f && hvt_jsonl_write_runs(x->jsonl->f, ir, l, x->jopts)) {
 		fprintf(stderr, "hvmtrace export: writing %s: %s\n", x->jsonl->path, strerror(errno));
@@ -183,12 +189,31 @@ static int export_one(void *arg, const struct hvt_walk_iv *w)
 		csv_page_rows(x->pages, iv->seq, "accessed",
 			      (iv->flags & HVT_IV_ACCESSED) ? &ir->set[1] : NULL, l);
 	}
-	if (x->damo)
-		export_damo_interval(x->damo, ir, l, x->gfn_first, x->gfn_end);
+	if (x->damo && (rc = damo_export_interval(x->damo, w))) {
+		fprintf(stderr, "hvmtrace export: writing %s: %s\n", x->damo_path, strerror(-rc));
+		return TRACE_OUTPUT_FAILED;
+	}
 	if (x->pcm)
-		export_pcm_csv_interval(x->pcm, iv, x->meta);
+		pcm_csv_interval(x->pcm, x->pcm_layout, iv);
 	if (x->raw)
 		export_raw_interval(x->raw, ir, l, x->gfn_first, x->gfn_end);
+	return 0;
+}
+
+/* --damo-aggr in whole intervals (*n; 0 when not given); -1 after saying why not. */
+static int damo_window(const struct hvt_trace_meta *m, uint64_t aggr_ns, const char *path, uint32_t *n)
+{
+	uint64_t k = m->interval_ns ? (aggr_ns + m->interval_ns / 2) / m->interval_ns : 1;
+
+	*n = 0;
+	if (!aggr_ns)
+		return 0;
+	if (!k || k > UINT32_MAX) {
+		fprintf(stderr, "hvmtrace export: --damo-aggr %.3f ms is %s than %s's interval (%.3f ms)\n",
+			aggr_ns / 1e6, k ? "over 2^32 times longer" : "shorter", path, m->interval_ns / 1e6);
+		return -1;
+	}
+	*n = (uint32_t)k;
 	return 0;
 }
 
@@ -226,7 +251,9 @@ int cmd_export(int argc, char **argv)
 	struct hvt_selection sel = {0};
 	struct export_ctx ctx = {0};
 	bool meta = false;
-	const char *path = "hvmtrace.hvt";
+	uint64_t damo_aggr_ns = 0;
+	uint32_t damo_max_regions = DAMO_DEFAULT_MAX_REGIONS, damo_aggr;
+	const char *path = "hvmtrace.hvt", *chanmap = NULL;
 	struct hvt_trace_reader *r;
 	const struct hvt_option opts[] = {
 	    HVT_OPT_OPERAND(&path, "TRACE", "the trace to read (default hvmtrace.hvt)"),
@@ -235,10 +262,16 @@ int cmd_export(int argc, char **argv)
 	    HVT_OPT_PATH(0, "csv", &csv.path, "FILE|-", "one CSV row per interval"),
 	    HVT_OPT_PATH(0, "csv-pages", &pages.path, "FILE|-",
 			 "one CSV row per run of pages: seq,kind,first_gfn,count"),
-	    HVT_OPT_PATH(
-		0, "damo", &damo.path, "FILE|-",
-		"DAMON damon_aggregated lines as `perf script` prints them, for damo's perf_script input"),
+	    HVT_OPT_PATH(0, "damo", &damo.path, "FILE|-",
+			 "a DAMON record in damo's json_compressed format (damo report ... -i FILE)"),
+	    HVT_OPT_DURATION(0, "damo-aggr", &damo_aggr_ns, 1, "DURATION",
+			     "--damo's aggregation window, whole intervals (default 10 intervals)"),
+	    HVT_OPT_INT(0, "damo-max-regions", &damo_max_regions, 1, UINT32_MAX, "N",
+			"--damo's regions per snapshot at most, neighbours merged (default 1000, as DAMON)"),
 	    HVT_OPT_PATH(0, "pcm-csv", &pcm.path, "FILE|-", "bandwidth in the CSV layout of pcm-memory -csv"),
+	    HVT_OPT_PATH(
+		0, "chanmap", &chanmap, "FILE",
+		"the host's channel map: --pcm-csv gets a column for every channel pcm-memory shows"),
 	    HVT_OPT_PATH(0, "raw", &raw.path, "FILE|-",
 			 "page-set bitmaps per interval in KVM's dirty-log layout"),
 	    HVT_OPT_FLAG_OFF(0, "no-pages", &jopts.page_ranges,
@@ -255,7 +288,7 @@ int cmd_export(int argc, char **argv)
 	    .exits = exits,
 	    .usage_status = TRACE_USAGE,
 	};
-	int status = hvt_opts_parse(&cmd, argc, argv);
+	int status = hvt_opts_parse(&cmd, argc, argv), damo_rc;
 
 	if (status != HVT_OPTS_RUN)
 		return status;
@@ -272,8 +305,15 @@ int cmd_export(int argc, char **argv)
 		hvt_trace_reader_close(r);
 		return 0;
 	}
-	if ((pcm.path && export_pcm_csv_check(hvt_trace_meta(r), path)) ||
+	if (chanmap && !pcm.path) {
+		fprintf(stderr, "hvmtrace export: --chanmap is for --pcm-csv, which is not asked for\n");
+		hvt_trace_reader_close(r);
+		return TRACE_USAGE;
+	}
+	if ((pcm.path && !(ctx.pcm_layout = pcm_csv_new(hvt_trace_meta(r), path, chanmap))) ||
+	    damo_window(hvt_trace_meta(r), damo_aggr_ns, path, &damo_aggr) ||
 	    trace_input_span("export", path, r, &sel, &ctx.gfn_first, &ctx.gfn_end)) {
+		pcm_csv_free(ctx.pcm_layout);
 		hvt_trace_reader_close(r);
 		return TRACE_USAGE;
 	}
@@ -287,21 +327,35 @@ int cmd_export(int argc, char **argv)
 	if (pages.f)
 		fputs("seq,kind,first_gfn,count\n", pages.f);
 	if (pcm.f)
-		export_pcm_csv_header(pcm.f, hvt_trace_meta(r));
+		pcm_csv_header(pcm.f, ctx.pcm_layout);
 	if (raw.f)
 		export_raw_header(raw.f);
+	if (damo.f && !(ctx.damo = damo_export_new(damo.f, hvt_trace_meta(r)->interval_ns,
+						   damo_aggr ? damo_aggr : DAMO_DEFAULT_AGGR_INTERVALS,
+						   damo_max_regions, ctx.gfn_first, ctx.gfn_end))) {
+		fprintf(stderr, "hvmtrace export: --damo: out of memory\n");
+		status = TRACE_OUTPUT_FAILED;
+		goto out;
+	}
+	ctx.damo_path = damo.path;
 
 	ctx.jsonl = &jsonl;
 	ctx.csv = csv.f;
 	ctx.pages = pages.f;
-	ctx.damo = damo.f;
 	ctx.pcm = pcm.f;
 	ctx.raw = raw.f;
 	ctx.meta = hvt_trace_meta(r);
 	ctx.jopts = &jopts;
 	status =
 	    trace_input_walk("export", path, r, &sel, ctx.gfn_first, ctx.gfn_end, false, export_one, &ctx);
+	if (ctx.damo && (status == TRACE_OK || status == TRACE_INCOMPLETE) &&
+	    (damo_rc = damo_export_finish(ctx.damo))) {
+		fprintf(stderr, "hvmtrace export: writing %s: %s\n", damo.path, strerror(-damo_rc));
+		status = TRACE_OUTPUT_FAILED;
+	}
 out:
+	damo_export_free(ctx.damo);
+	pcm_csv_free(ctx.pcm_layout);
 	/* an incomplete trace's export is kept (it holds everything before the damage); a failed one, or one
 	 * whose --from/--to took no interval, is not */
 	for (int i = 0; i < nouts; i++)

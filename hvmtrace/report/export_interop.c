@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* hvmtrace export --damo, --pcm-csv and --raw (export_interop.h; the mappings are in docs/analyses.md). */
+/* hvmtrace export --raw (export_interop.h; the mapping is in docs/analyses.md). */
 #include <endian.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -11,7 +11,6 @@
 #include "hvmtrace/layout.h"
 #include "hvmtrace/pageset.h"
 #include "hvmtrace/trace.h"
-#include "hvmtrace/trace_meta.h"
 #include "hvmtrace/trace_runs.h"
 
 bool export_slot_cut(const struct hvt_layout *l, uint32_t s, uint64_t lo, uint64_t hi, uint64_t *first,
@@ -24,168 +23,6 @@ bool export_slot_cut(const struct hvt_layout *l, uint32_t s, uint64_t lo, uint64
 	*first = f;
 	*npages = e > f ? e - f : 0;
 	return e > f;
-}
-
-/* ---- damo ---- */
-
-/* One line of `perf script` output for the damon:damon_aggregated tracepoint, as damo parses it. */
-static void damo_line(FILE *f, double t, uint64_t nr_regions, uint64_t start, uint64_t end, unsigned acc)
-{
-	fprintf(f,
-		"kdamond.0 0 [000] %.6f: damon:damon_aggregated: target_id=0 nr_regions=%" PRIu64 " %" PRIu64
-		"-%" PRIu64 ": %u 0\n",
-		t, nr_regions, start, end, acc);
-}
-
-/*
- * The regions of one interval: every slot cut into runs of touched pages (nr_accesses 1) and the untouched
- * gaps between them (nr_accesses 0), in guest-physical bytes. Touched = accessed where the interval has
- * accessed sets, else written; written pages are accessed pages.
- */
-void export_damo_interval(FILE *f, const struct hvt_iv_runs *ir, const struct hvt_layout *l, uint64_t lo,
-			  uint64_t hi)
-{
-	const struct hvt_interval *iv = &ir->hdr;
-	const struct hvt_runs *runs = (iv->flags & HVT_IV_ACCESSED)  ? &ir->set[1]
-				      : (iv->flags & HVT_IV_WRITTEN) ? &ir->set[0]
-								     : NULL;
-	double t = iv->t_end_ns / 1e9;
-	uint64_t nr = 0, ps = l->page_size;
-
-	if (!runs)
-		return;
-	for (int pass = 0; pass < 2; pass++)
-		for (uint32_t s = 0; s < l->nslots; s++) {
-			uint64_t first, npages, base, at = 0;
-			size_t k, end;
-
-			if (!export_slot_cut(l, s, lo, hi, &first, &npages))
-				continue;
-			base = l->slots[s].gpa + (first - hvt_memslot_first_gfn(l, &l->slots[s])) * ps;
-			hvt_runs_range(runs, first, first + npages, &k, &end);
-			for (; k < end; k++) {
-				struct hvt_run r = {runs->v[k].first - first, runs->v[k].count};
-
-				if (r.first > at && pass)
-					damo_line(f, t, nr, base + at * ps, base + r.first * ps, 0);
-				if (pass)
-					damo_line(f, t, nr, base + r.first * ps,
-						  base + (r.first + r.count) * ps, 1);
-				nr += !pass * ((r.first > at) + 1);
-				at = r.first + r.count;
-			}
-			if (at < npages) {
-				if (pass)
-					damo_line(f, t, nr, base + at * ps, base + npages * ps, 0);
-				nr += !pass;
-			}
-		}
-}
-
-/* ---- pcm-memory -csv ---- */
-
-static int32_t socket_of(const struct hvt_meta_channel *c)
-{
-	return (c->present & (1ull << HVT_MCH_SOCKET)) ? c->socket : 0;
-}
-
-static int32_t max_socket(const struct hvt_trace_meta *m)
-{
-	int32_t top = 0;
-
-	for (uint32_t i = 0; i < m->channels.n; i++)
-		if (socket_of(&m->channels.v[i]) > top)
-			top = socket_of(&m->channels.v[i]);
-	return top;
-}
-
-int export_pcm_csv_check(const struct hvt_trace_meta *m, const char *path)
-{
-	if (!m->bandwidth_available || !m->channels.n) {
-		fprintf(stderr, "hvmtrace export: %s: --pcm-csv needs bandwidth, and this trace has none\n",
-			path);
-		return -1;
-	}
-	if (m->bandwidth_source == HVT_BW_SOURCE_RESCTRL_TOTAL) {
-		fprintf(
-		    stderr,
-		    "hvmtrace export: %s: --pcm-csv needs reads and writes apart; this trace has resctrl totals\n",
-		    path);
-		return -1;
-	}
-	return 0;
-}
-
-void export_pcm_csv_header(FILE *f, const struct hvt_trace_meta *m)
-{
-	/* first header row: the socket of each column; second: what it is (pcm-memory's own names) */
-	for (int row = 0; row < 2; row++) {
-		fputs(row ? "Date,Time," : ",,", f);
-		for (int32_t skt = 0; skt <= max_socket(m); skt++) {
-			uint32_t ch = 0;
-
-			for (uint32_t i = 0; i < m->channels.n; i++)
-				if (socket_of(&m->channels.v[i]) == skt) {
-					if (row)
-						fprintf(f, "Ch%uRead,Ch%uWrite,", ch, ch);
-					else
-						fprintf(f, "SKT%d,SKT%d,", skt, skt);
-					ch++;
-				}
-			if (row)
-				fputs("Mem Read (MB/s),Mem Write (MB/s),Memory (MB/s),", f);
-			else
-				fprintf(f, "SKT%d,SKT%d,SKT%d,", skt, skt, skt);
-		}
-		fputs(row ? "Read,Write,Memory\n" : "System,System,System\n", f);
-	}
-}
-
-/* n cells of MB/s, each `width` wide and followed by a comma, the row's last (row_end) by its newline. A cell
- * without data is empty, pcm-memory's form. */
-static void mbps_cells(FILE *f, bool have, int width, const double *v, int n, bool row_end)
-{
-	for (int k = 0; k < n; k++) {
-		if (have)
-			fprintf(f, "%*.2f", width, v[k]);
-		fputs(row_end && k == n - 1 ? "\n" : ",", f);
-	}
-}
-
-void export_pcm_csv_interval(FILE *f, const struct hvt_interval *iv, const struct hvt_trace_meta *m)
-{
-	double secs = (iv->t_end_ns - iv->t_start_ns) / 1e9, srd = 0, swr = 0;
-	int64_t wall = iv->wall_start_ns + (int64_t)(iv->t_end_ns - iv->t_start_ns);
-	time_t tt = (time_t)(wall / 1000000000);
-	struct tm tm;
-	bool have = (iv->flags & HVT_IV_BANDWIDTH) && secs > 0;
-
-	localtime_r(&tt, &tm); /* pcm-memory prints local time */
-	fprintf(f, "%04d-%02d-%02d,%02d:%02d:%02d.%03d,", 1900 + tm.tm_year, 1 + tm.tm_mon, tm.tm_mday,
-		tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(wall % 1000000000 / 1000000));
-	for (int32_t skt = 0; skt <= max_socket(m); skt++) {
-		double rd = 0, wr = 0;
-
-		for (uint32_t i = 0; i < m->channels.n; i++) {
-			double crd = 0, cwr = 0;
-
-			if (socket_of(&m->channels.v[i]) != skt)
-				continue;
-			for (uint32_t j = 0; have && j < iv->nchannels; j++)
-				if (iv->channels[j].channel == i) {
-					crd = iv->channels[j].read_bytes / 1e6 /
-					      secs; /* MB = 10^6 bytes, as pcm */
-					cwr = iv->channels[j].write_bytes / 1e6 / secs;
-				}
-			mbps_cells(f, have, 8, (const double[]){crd, cwr}, 2, false);
-			rd += crd;
-			wr += cwr;
-		}
-		mbps_cells(f, have, 8, (const double[]){rd, wr, rd + wr}, 3, false);
-		srd += rd;
-		swr += wr;
-	}
-	mbps_cells(f, have, 10, (const double[]){srd, swr, srd + swr}, 3, true);
 }
 
 /* ---- raw bitmaps ---- */

@@ -86,6 +86,10 @@ bool hvt_process_alive(pid_t pid);
  * zombie), -EIO when its stat cannot be parsed. */
 int hvt_process_start_time(pid_t pid, unsigned long long *ticks);
 
+/* Room for one more element in the array *v of *cap elements of size elem holding n: doubles it (from 256)
+ * when full. 0 or -ENOMEM (*v unchanged). */
+int hvt_array_room(void **v, size_t *cap, size_t n, size_t elem);
+
 /* SplitMix64 (Steele, Lea and Flood, OOPSLA 2014): advances *state and returns the next 64-bit value. For
  * the model memory controller, tests and benchmarks: reproducible from a seed, not for secrets. */
 uint64_t hvt_splitmix64(uint64_t *state);

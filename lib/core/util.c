@@ -380,3 +380,17 @@ void hvt_channel_json_add(struct json_object *o, const char *id, int socket, int
 	json_object_object_add(o, "channel", json_object_new_int(channel));
 	json_object_object_add(o, "pmu", json_object_new_string(pmu));
 }
+
+int hvt_array_room(void **v, size_t *cap, size_t n, size_t elem)
+{
+	size_t want = *cap ? 2 * *cap : 256;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	if (want > SIZE_MAX / elem || !(p = realloc(*v, want * elem)))
+		return -ENOMEM;
+	*v = p;
+	*cap = want;
+	return 0;
+}

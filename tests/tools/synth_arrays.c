@@ -10,9 +10,10 @@
  * Mode ad: accessed = written + read pages; mode dirty-log: written only. --channels N: N memory channels
  * (devmem extents of --extent bytes, 1 GiB by default, round robin) with read bytes = 4096 × read pages
  * and write bytes = 4096 × written pages per interval (a model: each touched page moved once), channel c
- * taking c + 1 shares of them. --stride-written N: every interval also writes every Nth page of a and every
- * N²th page of b (densities 1/N and 1/N², for the heatmap's colour scale). It prints the arrays' GFN runs and
- * the intervals of each phase:
+ * taking c + 1 shares of them; --channel-ids names them (default s0.mc0.ch0, s0.mc0.ch1, ...) and
+ * --channel-source says what counted them (a generation name such as "skx", as record writes it).
+ * --stride-written N: every interval also writes every Nth page of a and every N²th page of b (densities 1/N
+ * and 1/N², for the heatmap's colour scale). It prints the arrays' GFN runs and the intervals of each phase:
  *
  *     array c 0x14000 0x2000     (first GFN, pages)
  *     phase copy 1 10            (first and last seq)
@@ -29,6 +30,26 @@
 #include "hvmtrace/util.h"
 
 #define GIB (1ull << 30)
+
+static char chan_ids[16][32]; /* the channels' ids */
+static const char *chan_source = "synthetic (synth_arrays)";
+
+/* --channel-ids A,B,...: sets the ids and returns how many, or -1. */
+static int parse_ids(const char *list)
+{
+	int n = 0;
+
+	for (const char *p = list; *p && n < 16; n++) {
+		size_t len = strcspn(p, ",");
+
+		if (!len || len >= sizeof(chan_ids[0]))
+			return -1;
+		memcpy(chan_ids[n], p, len);
+		chan_ids[n][len] = 0;
+		p += len + (p[len] == ',');
+	}
+	return n;
+}
 
 static int die(const char *what, const struct hvt_err *err)
 {
@@ -56,7 +77,7 @@ static struct json_object *layout_json(uint64_t memory, int channels, uint64_t e
 			struct json_object *e = json_object_new_object();
 			char ch[32];
 
-			snprintf(ch, sizeof(ch), "s0.mc0.ch%d", (int)(((gpa + off) / extent) % channels));
+			snprintf(ch, sizeof(ch), "%s", chan_ids[((gpa + off) / extent) % channels]);
 			json_object_object_add(e, "gpa", json_object_new_uint64(gpa + off));
 			json_object_object_add(e, "hpa", json_object_new_uint64(64 * GIB + gpa + off));
 			json_object_object_add(
@@ -94,11 +115,9 @@ static struct json_object *meta_json(bool ad, int channels, uint64_t interval_ns
 	chs = json_object_object_get(o, "channels");
 	for (int c = 0; c < channels; c++) {
 		struct json_object *ch = json_object_new_object();
-		char id[32];
 
-		snprintf(id, sizeof(id), "s0.mc0.ch%d", c);
-		json_object_object_add(ch, "id", json_object_new_string(id));
-		json_object_object_add(ch, "source", json_object_new_string("synthetic (synth_arrays)"));
+		json_object_object_add(ch, "id", json_object_new_string(chan_ids[c]));
+		json_object_object_add(ch, "source", json_object_new_string(chan_source));
 		json_object_object_add(ch, "reads_writes_split", json_object_new_boolean(1));
 		json_object_array_add(chs, ch);
 	}
@@ -136,7 +155,7 @@ int main(int argc, char **argv)
 	uint64_t memory = GIB, extent = GIB, array = 0, interval_ns = 1000000000, noise_w = 256,
 		 noise_a = 2048, seed = 1, stride = 0;
 	int intervals = 60, channels = 0;
-	const char *out = NULL, *mode = "ad", *vm_name = "synthetic";
+	const char *out = NULL, *mode = "ad", *vm_name = "synthetic", *ids = NULL;
 	const struct hvt_option opts[] = {
 	    HVT_OPT_PATH('o', "output", &out, "FILE", "the trace to write", .required = true),
 	    HVT_OPT_SIZE(0, "memory", &memory, 64 << 20, 1ull << 42, 2 << 20, "SIZE",
@@ -147,6 +166,9 @@ int main(int argc, char **argv)
 	    HVT_OPT_DURATION(0, "interval", &interval_ns, 1000000, "DUR", "interval length (default 1s)"),
 	    HVT_OPT_STRING(0, "mode", &mode, "ad|dirty-log", "accessed sets too (ad, default) or not"),
 	    HVT_OPT_INT(0, "channels", &channels, 0, 16, "N", "memory channels with bytes (default 0: none)"),
+	    HVT_OPT_STRING(0, "channel-ids", &ids, "ID,...", "the channels' ids (sets --channels)"),
+	    HVT_OPT_STRING(0, "channel-source", &chan_source, "NAME",
+			   "what counted them (default synthetic)"),
 	    HVT_OPT_SIZE(0, "extent", &extent, 2 << 20, 1ull << 40, 2 << 20, "SIZE",
 			 "bytes per devmem extent, channels round robin (default 1G)"),
 	    HVT_OPT_INT(0, "noise-written", &noise_w, 0, 1u << 30, "N", "random pages written per interval"),
@@ -170,6 +192,12 @@ int main(int argc, char **argv)
 
 	if (rc != HVT_OPTS_RUN)
 		return rc;
+	for (int c = 0; c < 16; c++)
+		snprintf(chan_ids[c], sizeof(chan_ids[c]), "s0.mc0.ch%d", c);
+	if (ids && (channels = parse_ids(ids)) < 1) {
+		fprintf(stderr, "synth_arrays: --channel-ids %s: not a list of up to 16 ids\n", ids);
+		return 2;
+	}
 	ad = !strcmp(mode, "ad");
 	if (!ad && strcmp(mode, "dirty-log")) {
 		fprintf(stderr, "synth_arrays: --mode %s: not ad or dirty-log\n", mode);

@@ -375,6 +375,25 @@ static void test_splitmix64(void **state)
 	assert_int_equal(s, 3 * 0x9e3779b97f4a7c15ull);
 }
 
+/* hvt_array_room: room for one more, doubling from 256; a size that would overflow is -ENOMEM, unchanged. */
+static void test_array_room(void **state)
+{
+	uint32_t *v = NULL;
+	size_t cap = 0, n;
+
+	(void)state;
+	for (n = 0; n < 1000; n++) {
+		assert_int_equal(hvt_array_room((void **)&v, &cap, n, sizeof(*v)), 0);
+		v[n] = (uint32_t)n;
+	}
+	assert_int_equal(cap, 1024);
+	for (n = 0; n < 1000; n++)
+		assert_int_equal(v[n], n);
+	assert_int_equal(hvt_array_room((void **)&v, &cap, cap, SIZE_MAX / 1024), -ENOMEM);
+	assert_int_equal(cap, 1024);
+	free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -385,7 +404,7 @@ int main(void)
 	    cmocka_unit_test(test_read_line),          cmocka_unit_test(test_format_size),
 	    cmocka_unit_test(test_format_wall),        cmocka_unit_test(test_channel_json),
 	    cmocka_unit_test(test_splitmix64),         cmocka_unit_test(test_process_alive),
-	    cmocka_unit_test(test_process_start_time),
+	    cmocka_unit_test(test_process_start_time), cmocka_unit_test(test_array_room),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
