@@ -49,6 +49,9 @@ while read -r p; do
 done <"$PATCHES/series"
 
 export CCACHE_DIR="$HVMTRACE_CACHE/ccache"
+# Each key builds in a directory of its own; QEMU compiles with -g, for which ccache hashes the directory
+# by default, so a changed series would miss on every file. Meson's paths are relative: sharing is safe.
+export CCACHE_NOHASHDIR=1
 log "configuring and building (cold: ~10 min on 2 cores; ccache warm: ~4 min); log in $work/build.log"
 (cd "$work/src" && ./configure --python=/usr/bin/python3 --cc="ccache gcc" --cxx="ccache g++" $CONFIGURE_FLAGS \
 	&& make -C build -j"$(nproc)" qemu-system-x86_64 && make -C build/pc-bios/optionrom) >"$work/build.log" 2>&1 ||
