@@ -49,9 +49,11 @@ while read -r p; do
 done <"$PATCHES/series"
 
 export CCACHE_DIR="$HVMTRACE_CACHE/ccache"
-# Each key builds in a directory of its own; QEMU compiles with -g, for which ccache hashes the directory
-# by default, so a changed series would miss on every file. Meson's paths are relative: sharing is safe.
-export CCACHE_NOHASHDIR=1
+# Each key builds in a directory of its own, and QEMU's compile lines hold absolute paths (-I, -isystem) and
+# -g, for which ccache hashes the directory: a changed series missed on every file. ccache rewrites paths
+# under the base directory to relative ones, and does not hash the directory: the files a patch leaves alone
+# are hits.
+export CCACHE_BASEDIR="$work/src" CCACHE_NOHASHDIR=1
 log "configuring and building (cold: ~10 min on 2 cores; ccache warm: ~4 min); log in $work/build.log"
 (cd "$work/src" && ./configure --python=/usr/bin/python3 --cc="ccache gcc" --cxx="ccache g++" $CONFIGURE_FLAGS \
 	&& make -C build -j"$(nproc)" qemu-system-x86_64 && make -C build/pc-bios/optionrom) >"$work/build.log" 2>&1 ||
