@@ -86,8 +86,8 @@ static const char *skip_blank(const char *s)
 /*
  * Lines: the header, then "aggr_us N" (optional, before the first region), comments (#) and blank lines,
  * and one region a line: TIME_NS START END NR_ACCESSES, TIME the end of its window. The lines with one TIME
- * are one snapshot; its window starts aggr_us before TIME, or without aggr_us at the previous snapshot's
- * TIME (the first one's as long as the second one's).
+ * are one snapshot; its window starts aggr_us before TIME but not before the previous snapshot's TIME, or
+ * without aggr_us at the previous snapshot's TIME (the first one's as long as the second one's).
  */
 static int parse_text(const char *name, char *text, struct damon_record *rec, struct hvt_err *err)
 {
@@ -150,17 +150,22 @@ static int parse_text(const char *name, char *text, struct damon_record *rec, st
 					   "%s line %" PRIu64 ": nr_accesses %" PRIu64 " is too large", name,
 					   lineno, f[3]);
 		if (!rec->nsnaps || f[0] != prev_time) {
-			uint64_t start = aggr_ns ? (f[0] > aggr_ns ? f[0] - aggr_ns : 0) : prev_time;
+			/* aggr_us before it, but not before the previous snapshot (a reader's loop drifts) */
+			uint64_t start = aggr_ns && f[0] > aggr_ns ? f[0] - aggr_ns : 0;
 
+			if (!aggr_ns || (rec->nsnaps && start < prev_time))
+				start = prev_time;
 			if (rec->nsnaps && f[0] < prev_time)
 				return hvt_err_set(err, -EINVAL,
 						   "%s line %" PRIu64 ": time %" PRIu64
 						   " comes before the previous snapshot's %" PRIu64,
 						   name, lineno, f[0], prev_time);
-			if (rec->nsnaps && (problem = window_problem(rec, start, f[0])))
-				return hvt_err_set(err, -EINVAL, "%s line %" PRIu64 ": the window %s", name,
-						   lineno, problem);
-			if (add_snapshot(rec, rec->nsnaps ? start : f[0], f[0], lineno))
+			if ((rec->nsnaps || aggr_ns) && start >= f[0])
+				return hvt_err_set(err, -EINVAL,
+						   "%s line %" PRIu64 ": time %" PRIu64
+						   " leaves its window empty",
+						   name, lineno, f[0]);
+			if (add_snapshot(rec, start, f[0], lineno))
 				return hvt_err_set(err, -ENOMEM, "out of memory");
 			prev_time = f[0];
 		}
@@ -176,17 +181,20 @@ static int parse_text(const char *name, char *text, struct damon_record *rec, st
 		return hvt_err_set(err, -EINVAL, "%s: empty, not a DAMON record", name);
 	if (!rec->nsnaps)
 		return hvt_err_set(err, -EINVAL, "%s: no regions: an empty DAMON record", name);
-	/* the first window: aggr_us before its time, or as long as the second one */
-	if (aggr_ns)
-		rec->snaps[0].start_ns = rec->snaps[0].end_ns > aggr_ns ? rec->snaps[0].end_ns - aggr_ns : 0;
-	else if (rec->nsnaps > 1) {
-		uint64_t len = rec->snaps[1].end_ns - rec->snaps[1].start_ns;
-
-		rec->snaps[0].start_ns = rec->snaps[0].end_ns > len ? rec->snaps[0].end_ns - len : 0;
-	} else
+	/* without aggr_us, the first window is as long as the second one */
+	if (!aggr_ns && rec->nsnaps == 1)
 		return hvt_err_set(err, -EINVAL,
 				   "%s: one snapshot and no aggr_us line: its window's length is unknown",
 				   name);
+	if (!aggr_ns) {
+		uint64_t len = rec->snaps[1].end_ns - rec->snaps[1].start_ns;
+
+		rec->snaps[0].start_ns = rec->snaps[0].end_ns > len ? rec->snaps[0].end_ns - len : 0;
+		if (rec->snaps[0].start_ns == rec->snaps[0].end_ns)
+			return hvt_err_set(err, -EINVAL,
+					   "%s line %" PRIu64 ": time 0 leaves its window empty", name,
+					   rec->snaps[0].where);
+	}
 	return 0;
 }
 

@@ -127,6 +127,8 @@ expect 2 "$T/back.txt line 3: time 100 comes before the previous snapshot's 200"
 	"$HVT" score "$T/a.hvt" --damon "$T/back.txt"
 { echo "hvmtrace-damon 1"; echo "100 0x1000 0x3000 1"; } >"$T/lone.txt"
 expect 2 "$T/lone.txt: one snapshot and no aggr_us line" "$HVT" score "$T/a.hvt" --damon "$T/lone.txt"
+{ echo "hvmtrace-damon 1"; echo "aggr_us 1000"; echo "0 0x1000 0x2000 1"; } >"$T/zero.txt"
+expect 2 "$T/zero.txt line 3: time 0 leaves its window empty" "$HVT" score "$T/a.hvt" --damon "$T/zero.txt"
 echo "damon 1" >"$T/header.txt"
 expect 2 "$T/header.txt line 1: not a DAMON record (\"hvmtrace-damon 1\" expected)" \
 	"$HVT" score "$T/a.hvt" --damon "$T/header.txt"
