@@ -21,6 +21,7 @@
 #include "hvmtrace/util.h"
 #include "score/damon_record.h"
 #include "score/score.h"
+#include "score/sample.h"
 #include "score/score_check.h"
 
 enum record_clock { CLOCK_RECORD, CLOCK_TRACE };
@@ -33,7 +34,12 @@ struct scored {
 };
 
 struct score_ctx {
-	const struct damon_record *rec;
+	const struct damon_record *rec; /* --damon, or */
+	struct sample_tracker *sampler; /* --sample, windows of `window` intervals */
+	uint32_t window;
+	char tracker[160];        /* what is scored, for the output's first line */
+	size_t windows;           /* the record's snapshots, or the sampler's windows */
+	uint64_t window_start_ns; /* the sampler's window's first interval's start */
 	enum record_clock clock;
 	int64_t offset_ns;
 	unsigned hot_percent;
@@ -48,6 +54,7 @@ struct score_ctx {
 	size_t nout, out_cap;
 	uint64_t intervals, outside; /* intervals seen; those in no window */
 	uint64_t last_end_ns;
+	const struct hvt_layout *last_layout; /* the sampler's last interval's */
 };
 
 static int64_t mapped(const struct score_ctx *x, uint64_t record_ns)
@@ -72,6 +79,37 @@ static int close_window(struct score_ctx *x)
 	return 0;
 }
 
+/* The sampler's window: its regions against the union of its intervals' sets. */
+static int close_sample_window(struct score_ctx *x, const struct hvt_layout *l)
+{
+	struct scored sc = {.snap = x->windows, .intervals = x->w.intervals};
+
+	if (!x->w.intervals)
+		return 0;
+	sc.start_ns = (int64_t)(x->window_start_ns - x->t0_ns);
+	sc.end_ns = (int64_t)(x->last_end_ns - x->t0_ns);
+	if (sample_window_regions(x->sampler, l) ||
+	    score_window_close(&x->w, x->sampler->regions, x->sampler->nregions, x->page_size, x->hot_percent,
+			       &sc.c) ||
+	    hvt_array_room((void **)&x->out, &x->out_cap, x->nout, sizeof(*x->out)))
+		return -ENOMEM;
+	x->out[x->nout++] = sc;
+	x->windows++;
+	return 0;
+}
+
+static int sample_one(struct score_ctx *x, const struct hvt_walk_iv *w)
+{
+	const struct hvt_runs *set = &w->ir->set[x->set];
+
+	if (!x->w.intervals)
+		x->window_start_ns = w->ir->hdr.t_start_ns;
+	if (score_window_add(&x->w, set) || sample_interval(x->sampler, w->index, set))
+		return -ENOMEM;
+	x->last_layout = w->layout;
+	return x->w.intervals == x->window ? close_sample_window(x, w->layout) : 0;
+}
+
 static int score_one(void *arg, const struct hvt_walk_iv *w)
 {
 	struct score_ctx *x = arg;
@@ -82,14 +120,20 @@ static int score_one(void *arg, const struct hvt_walk_iv *w)
 		return 0; /* no sets (a final record after a refused layout) */
 	if (!x->mapped) {
 		x->t0_ns = w->t0_ns;
-		x->shift_ns =
-		    x->offset_ns +
-		    (x->clock == CLOCK_RECORD ? (int64_t)w->t0_ns - (int64_t)x->rec->snaps[0].start_ns : 0);
+		if (x->sampler)
+			x->shift_ns = 0;
+		else
+			x->shift_ns =
+			    x->offset_ns + (x->clock == CLOCK_RECORD
+						? (int64_t)w->t0_ns - (int64_t)x->rec->snaps[0].start_ns
+						: 0);
 		x->mapped = true;
 	}
 	x->page_size = w->layout->page_size;
 	x->intervals++;
 	x->last_end_ns = iv->t_end_ns;
+	if (x->sampler)
+		return sample_one(x, w);
 	mid = (int64_t)(iv->t_start_ns + (iv->t_end_ns - iv->t_start_ns) / 2);
 	while (x->cur < x->rec->nsnaps && mapped(x, x->rec->snaps[x->cur].end_ns) <= mid) {
 		if (close_window(x))
@@ -137,8 +181,8 @@ static void print_text(const struct score_ctx *x, const char *trace, const char 
 	struct score_counts sum = {0};
 	const char *truth = written ? "written" : "accessed";
 
-	printf("hvmtrace score: %s (%s pages) against %s (%s, %zu snapshots)\n", trace, truth, record,
-	       x->rec->format, x->rec->nsnaps);
+	(void)record;
+	printf("hvmtrace score: %s (%s pages) against %s\n", trace, truth, x->tracker);
 	if (written)
 		printf(
 		    "a dirty-log trace knows written pages only: recall is of written pages, precision is not "
@@ -159,10 +203,10 @@ static void print_text(const struct score_ctx *x, const char *trace, const char 
 		putchar('\n');
 		score_counts_add(&sum, &s->c);
 	}
-	printf("overall: %zu of %zu snapshots scored, %" PRIu64 " of %" PRIu64
-	       " intervals in a window; pages: DAMON %" PRIu64 ", %s %" PRIu64 ", both %" PRIu64 "\n",
-	       x->nout, x->rec->nsnaps, x->intervals - x->outside, x->intervals, sum.damon_pages, truth,
-	       sum.true_pages, sum.both_pages);
+	printf("overall: %zu of %zu %s scored, %" PRIu64 " of %" PRIu64
+	       " intervals in a window; pages: %s %" PRIu64 ", %s %" PRIu64 ", both %" PRIu64 "\n",
+	       x->nout, x->windows, x->rec ? "snapshots" : "windows", x->intervals - x->outside, x->intervals,
+	       x->rec ? "DAMON" : "sampled", sum.damon_pages, truth, sum.true_pages, sum.both_pages);
 	printf("precision ");
 	if (written)
 		printf("-");
@@ -199,11 +243,12 @@ static void print_json(const struct score_ctx *x, const char *trace, const char 
 	struct score_counts sum = {0};
 
 	json_object_object_add(o, "trace", json_object_new_string(trace));
-	json_object_object_add(o, "record", json_object_new_string(record));
-	json_object_object_add(o, "format", json_object_new_string(x->rec->format));
+	json_object_object_add(o, "record", record ? json_object_new_string(record) : NULL);
+	json_object_object_add(o, "format", x->rec ? json_object_new_string(x->rec->format) : NULL);
+	json_object_object_add(o, "tracker", json_object_new_string(x->tracker));
 	json_object_object_add(o, "truth", json_object_new_string(written ? "written" : "accessed"));
 	json_object_object_add(o, "hot_percent", json_object_new_int((int)x->hot_percent));
-	json_object_object_add(o, "snapshots", json_object_new_uint64(x->rec->nsnaps));
+	json_object_object_add(o, "snapshots", json_object_new_uint64(x->windows));
 	json_object_object_add(o, "intervals", json_object_new_uint64(x->intervals));
 	json_object_object_add(o, "intervals_outside", json_object_new_uint64(x->outside));
 	json_object_object_add(o, "shift_ns", json_object_new_int64(x->shift_ns));
@@ -247,6 +292,22 @@ static void say_apart(const struct score_ctx *x, const char *trace, const char *
 	    (x->last_end_ns - x->t0_ns) / 1e9);
 }
 
+/* --sample: sample_spec_parse into the spec; sets sampled. */
+struct sample_opt {
+	struct sample_spec spec;
+	bool given;
+};
+
+static int opt_sample(const struct hvt_option *opt, const char *arg, char *problem, size_t len)
+{
+	struct sample_opt *o = opt->value;
+
+	if (sample_spec_parse(arg, &o->spec, problem, len))
+		return -1;
+	o->given = true;
+	return 0;
+}
+
 int cmd_score(int argc, char **argv)
 {
 	static const struct hvt_exit_status exits[] = {
@@ -260,20 +321,27 @@ int cmd_score(int argc, char **argv)
 	    {"record", CLOCK_RECORD}, {"trace", CLOCK_TRACE}, {NULL}};
 	const char *path = "hvmtrace.hvt", *record = NULL;
 	int hot = 10, clock = CLOCK_RECORD;
+	uint32_t window = 10;
 	int64_t offset = 0;
 	bool json = false;
+	struct sample_opt sample = {0};
 	const struct hvt_option opts[] = {
 	    HVT_OPT_OPERAND(&path, "TRACE", "the trace to score against (default hvmtrace.hvt)"),
 	    HVT_OPT_PATH(
 		0, "damon", &record, "RECORD",
 		"DAMON's record of the same run: damo's json or json_compressed, or hvmtrace-damon 1 "
-		"text (docs/score.md)",
-		.required = true),
+		"text (docs/score.md)"),
 	    HVT_OPT_CHOICE(0, "record-clock", &clock, clocks, "record|trace",
 			   "RECORD's times: its own clock, its first window starting with the trace's first\n"
 			   "interval (record, the default); or the trace's CLOCK_MONOTONIC (trace)"),
 	    HVT_OPT_CALLBACK(0, "offset", &offset, opt_offset, "DURATION",
 			     "added to RECORD's times after that (negative: earlier; default 0)"),
+	    HVT_OPT_CALLBACK(
+		0, "sample", &sample, opt_sample, "every:N|random:F[:SEED]",
+		"instead of RECORD, a sampling tracker made from the trace's own sets: one page\n"
+		"of every N (its first), or a random one of every 1/F (drawn each interval)"),
+	    HVT_OPT_INT(0, "window", &window, 1, UINT32_MAX, "N",
+			"--sample's aggregation window, in intervals (default 10)"),
 	    HVT_OPT_INT(0, "hot", &hot, 1, 100, "PERCENT",
 			"the hot sets: this share of the true working set, hottest first (default 10)"),
 	    HVT_OPT_FLAG(0, "json", &json, "everything as one JSON object (null: not known)"),
@@ -281,15 +349,17 @@ int cmd_score(int argc, char **argv)
 	};
 	const struct hvt_cmdline cmd = {
 	    .prog = "hvmtrace score",
-	    .synopsis = "--damon RECORD [options] [TRACE]",
+	    .synopsis = "--damon RECORD | --sample SPEC [options] [TRACE]",
 	    .about =
 		"How wrong DAMON is: each snapshot of RECORD against the union of the trace's sets of the "
-		"intervals whose midpoints fall in its window.",
+		"intervals whose midpoints fall in its window. Or how wrong sampling is: --sample's "
+		"tracker, made from the trace's own sets, against them.",
 	    .options = opts,
 	    .exits = exits,
 	    .usage_status = TRACE_USAGE,
 	};
 	struct damon_record rec = {0};
+	struct sample_tracker sampler = {0};
 	struct hvt_selection sel = {0};
 	struct score_ctx x = {0};
 	struct hvt_err err = {{0}};
@@ -300,6 +370,10 @@ int cmd_score(int argc, char **argv)
 
 	if (status != HVT_OPTS_RUN)
 		return status;
+	if (!record == !sample.given) {
+		fprintf(stderr, "hvmtrace score: give --damon RECORD or --sample SPEC (one of them)\n");
+		return TRACE_USAGE;
+	}
 	r = trace_input_open("score", path);
 	if (!r)
 		return TRACE_USAGE;
@@ -307,20 +381,34 @@ int cmd_score(int argc, char **argv)
 		status = TRACE_USAGE;
 		goto out;
 	}
-	if (damon_record_read(record, &rec, &err) || score_check_regions(record, &rec, r, &err)) {
-		fprintf(stderr, "hvmtrace score: %s\n", err.msg);
-		status = TRACE_USAGE;
-		goto out;
+	if (record) {
+		if (damon_record_read(record, &rec, &err) || score_check_regions(record, &rec, r, &err)) {
+			fprintf(stderr, "hvmtrace score: %s\n", err.msg);
+			status = TRACE_USAGE;
+			goto out;
+		}
+		x.rec = &rec;
+		x.windows = rec.nsnaps;
+		snprintf(x.tracker, sizeof(x.tracker), "%s (%s, %zu snapshots)", record, rec.format,
+			 rec.nsnaps);
+	} else {
+		char what[100];
+
+		sampler.spec = sample.spec;
+		x.sampler = &sampler;
+		x.window = window;
+		sample_spec_describe(&sample.spec, what, sizeof(what));
+		snprintf(x.tracker, sizeof(x.tracker), "sampling %s, windows of %u intervals", what, window);
 	}
 	written = hvt_trace_meta(r)->mode != HVT_MODE_AD;
-	x.rec = &rec;
 	x.clock = clock;
 	x.offset_ns = offset;
 	x.hot_percent = (unsigned)hot;
 	x.set = written ? 0 : 1;
 	status = trace_input_walk("score", path, r, &sel, gfn_first, gfn_end, true, score_one, &x);
-	if (status == -ENOMEM ||
-	    (status >= 0 && status != TRACE_USAGE && x.cur < rec.nsnaps && close_window(&x))) {
+	if (status == -ENOMEM || (status >= 0 && status != TRACE_USAGE &&
+				  (x.sampler ? x.last_layout && close_sample_window(&x, x.last_layout)
+					     : x.cur < rec.nsnaps && close_window(&x)))) {
 		fprintf(stderr, "hvmtrace score: out of memory\n");
 		status = TRACE_OUTPUT_FAILED;
 		goto out;
@@ -338,6 +426,7 @@ int cmd_score(int argc, char **argv)
 		print_text(&x, path, record, written);
 out:
 	score_window_fini(&x.w);
+	sample_tracker_fini(&sampler);
 	free(x.out);
 	damon_record_free(&rec);
 	hvt_trace_reader_close(r);

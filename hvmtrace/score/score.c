@@ -66,6 +66,16 @@ static int sweep_truth(struct score_window *w)
 	return rc;
 }
 
+int score_window_counts(struct score_window *w, const struct score_runs **out)
+{
+	int rc = sweep_truth(w);
+
+	w->nevents = 0;
+	w->intervals = 0;
+	*out = &w->truth;
+	return rc;
+}
+
 /* Pages of a and b (ascending, apart) that both hold. */
 static uint64_t overlap(const struct score_runs *a, const struct score_runs *b)
 {

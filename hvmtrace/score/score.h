@@ -52,6 +52,10 @@ struct score_window {
 /* Adds one interval's set (ascending runs) to the window. 0 or -ENOMEM. */
 int score_window_add(struct score_window *w, const struct hvt_runs *set);
 
+/* The window's pages with their counts (ascending runs, count >= 1) in w->truth, the window emptied for the
+ * next: what score_window_close scores against, for a caller that only counts. 0 or -ENOMEM. */
+int score_window_counts(struct score_window *w, const struct score_runs **out);
+
 /*
  * Scores regions[0, n) (byte ranges, page_size multiples, ascending) against the window's truth into *c,
  * hot_percent (1-100) sizing the hot sets, and empties the window for the next. 0 or -ENOMEM.

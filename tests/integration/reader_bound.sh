@@ -28,6 +28,7 @@ done
 # score against its own DAMON export: regions across the huge slot, the truth in runs (docs/score.md)
 bounded score "$HVT" score --damon "$T/out.damo" --record-clock trace "$TR"
 assert_contains "$T/score.out" "precision 1.0000  recall 1.0000"
+bounded score-sample "$HVT" score --sample random:0.001 "$TR"
 # raw goes through a pipe (4 GiB: a bit per page), counted and sampled on the way, never stored
 "$TOOLS/maxrss" "$T/raw.rss" "$HVT" export --raw - "$TR" 2>"$T/err" | python3 -c '
 import sys

@@ -7,6 +7,8 @@
 #    the record's (the default); at DAMON's cap of 1,000 regions, on random pages, what the merges cost;
 #  - hvmtrace-damon 1 records with known misses and false hits, and one moved by --offset;
 #  - a dirty-log trace: written pages only, precision not known;
+#  - --sample, the sampling tracker made from the trace's own sets: exact when it looks at every page,
+#    every:N and random:F:SEED against the same model in Python;
 #  - the refusals: a record of another run (no overlap), regions outside the guest's RAM, bad lines, bad
 #    JSON, each one line naming the file and the line or the snapshot.
 source "$(dirname "$0")/../lib/assert.bash"
@@ -98,6 +100,35 @@ check "misses and false hits, --offset -2500ms, --hot 50" "$T/a.hvt" "$T/wrong.t
 grep -v '^aggr_us' "$T/wrong.txt" >"$T/wrong-noaggr.txt"
 check "no aggr_us line" "$T/a.hvt" "$T/wrong-noaggr.txt" accessed 10 record 0
 
+# ---- --sample: a sampling tracker made from the trace's sets ----
+# check_sample NAME TRACE KIND SPEC WINDOW HOT: score --sample SPEC --window WINDOW is the model's
+check_sample() {
+	local name=$1 trace=$2 kind=$3 spec=$4 window=$5 hot=$6
+	"$HVT" export --csv "$T/iv.csv" --csv-pages "$T/pages.csv" "$trace" || fail "$name: export --csv"
+	"${EXPECT[@]}" "$T/iv.csv" "$T/pages.csv" "sample:$spec:$window:131072" "$kind" "$hot" trace 0 >"$T/want" ||
+		fail "$name: score_expect.py"
+	"$HVT" score "$trace" --sample "$spec" --window "$window" --hot "$hot" --json >"$T/score.json" ||
+		fail "$name: score exited $?"
+	said <"$T/score.json" >"$T/got" || fail "$name: score's JSON"
+	assert_eq "$name" "$(cat "$T/want")" "$(cat "$T/got")"
+	echo "ok: $name: $(tail -n 1 "$T/got")"
+}
+for spec in every:1 random:1; do
+	check_sample "--sample $spec" "$T/a.hvt" accessed "$spec" 10 10
+	assert_eq "--sample $spec: exact" "overall 1.000000 1.000000 1.000000 0.000000" "$(tail -n 1 "$T/got")"
+done
+check_sample "--sample every:64 --window 7" "$T/a.hvt" accessed every:64 7 10
+check_sample "--sample random:0.01:7 --window 10 --hot 30" "$T/a.hvt" accessed random:0.01:7 10 30
+check_sample "--sample random:0.25:3 --window 3" "$T/a.hvt" accessed random:0.25:3 3 10
+[ "$(tail -n 1 "$T/got")" != "overall 1.000000 1.000000 1.000000 0.000000" ] || fail "sampling a page in 4 scored as exact"
+"$HVT" score "$T/a.hvt" --sample every:16 >"$T/text4" || fail "score --sample, text"
+assert_contains "$T/text4" "against sampling the first page of every 16, windows of 10 intervals" \
+	"overall: 4 of 4 windows scored" "pages: sampled"
+expect 2 "--sample 'random:2': not every:N (N >= 1) or random:F[:SEED] (0 < F <= 1)" \
+	"$HVT" score "$T/a.hvt" --sample random:2
+expect 2 "give --damon RECORD or --sample SPEC (one of them)" \
+	"$HVT" score "$T/a.hvt" --sample every:2 --damon "$T/exact.damo"
+
 # ---- a dirty-log trace: written pages only ----
 "$TOOLS/synth_arrays" -o "$T/d.hvt" --mode dirty-log --memory 512M --intervals 40 --noise-written 20 \
 	>/dev/null || fail "synth_arrays --mode dirty-log"
@@ -141,6 +172,6 @@ expect 2 "$T/two.json: 2 records (monitoring targets)" "$HVT" score "$T/a.hvt" -
 printf 'x\234junk' >"$T/z.bin"
 expect 2 "$T/z.bin: a zlib stream (damo's json_compressed) that does not decompress" \
 	"$HVT" score "$T/a.hvt" --damon "$T/z.bin"
-expect 2 "--damon" "$HVT" score "$T/a.hvt"
+expect 2 "give --damon RECORD or --sample SPEC" "$HVT" score "$T/a.hvt"
 expect 2 "--offset" "$HVT" score "$T/a.hvt" --damon "$T/wrong.txt" --offset 3parsecs
 echo "ok: score"
