@@ -320,8 +320,8 @@ int cmd_score(int argc, char **argv)
 	static const struct hvt_opt_choice clocks[] = {
 	    {"record", CLOCK_RECORD}, {"trace", CLOCK_TRACE}, {NULL}};
 	const char *path = "hvmtrace.hvt", *record = NULL;
-	int hot = 10, clock = CLOCK_RECORD;
-	uint32_t window = 10;
+	int hot = 10, clock = -1; /* -1: not given (record) */
+	uint32_t window = 0;      /* 0: not given (10) */
 	int64_t offset = 0;
 	bool json = false;
 	struct sample_opt sample = {0};
@@ -374,6 +374,18 @@ int cmd_score(int argc, char **argv)
 		fprintf(stderr, "hvmtrace score: give --damon RECORD or --sample SPEC (one of them)\n");
 		return TRACE_USAGE;
 	}
+	if (sample.given && (clock >= 0 || offset)) {
+		fprintf(
+		    stderr,
+		    "hvmtrace score: --record-clock and --offset are for --damon's record, not --sample\n");
+		return TRACE_USAGE;
+	}
+	if (record && window) {
+		fprintf(stderr,
+			"hvmtrace score: --window is for --sample (a DAMON record has its own windows)\n");
+		return TRACE_USAGE;
+	}
+	window = window ? window : 10;
 	r = trace_input_open("score", path);
 	if (!r)
 		return TRACE_USAGE;
@@ -401,7 +413,7 @@ int cmd_score(int argc, char **argv)
 		snprintf(x.tracker, sizeof(x.tracker), "sampling %s, windows of %u intervals", what, window);
 	}
 	written = hvt_trace_meta(r)->mode != HVT_MODE_AD;
-	x.clock = clock;
+	x.clock = clock < 0 ? CLOCK_RECORD : clock;
 	x.offset_ns = offset;
 	x.hot_percent = (unsigned)hot;
 	x.set = written ? 0 : 1;

@@ -173,5 +173,7 @@ printf 'x\234junk' >"$T/z.bin"
 expect 2 "$T/z.bin: a zlib stream (damo's json_compressed) that does not decompress" \
 	"$HVT" score "$T/a.hvt" --damon "$T/z.bin"
 expect 2 "give --damon RECORD or --sample SPEC" "$HVT" score "$T/a.hvt"
+expect 2 "--record-clock and --offset are for --damon's record" "$HVT" score "$T/a.hvt" --sample every:2 --offset 1s
+expect 2 "--window is for --sample" "$HVT" score "$T/a.hvt" --damon "$T/exact.damo" --window 3
 expect 2 "--offset" "$HVT" score "$T/a.hvt" --damon "$T/wrong.txt" --offset 3parsecs
 echo "ok: score"
