@@ -9,9 +9,12 @@
 #  - a dirty-log trace: written pages only, precision not known;
 #  - --sample, the sampling tracker made from the trace's own sets: exact when it looks at every page,
 #    every:N and random:F:SEED against the same model in Python;
+#  - a trace recorded from tests/tools/fakepeer whose layout changes mid-trace (a slot plugged in at 1 TiB):
+#    its own export is exact there too, and the plugged slot is RAM;
 #  - the refusals: a record of another run (no overlap), regions outside the guest's RAM, bad lines, bad
 #    JSON, each one line naming the file and the line or the snapshot.
 source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/vmm.bash"
 command -v python3 >/dev/null || skip "needs python3"
 EXPECT=(python3 "$ROOT/tests/tools/score_expect.py")
 
@@ -136,6 +139,19 @@ check "dirty-log trace" "$T/d.hvt" "$T/wrong.txt" written 10 record 0
 assert_eq "dirty-log: no precision" "null" "$(tail -n 1 "$T/got" | cut -d' ' -f2)"
 "$HVT" score "$T/d.hvt" --damon "$T/wrong.txt" >"$T/text3" || fail "score, dirty-log"
 assert_contains "$T/text3" "(written pages)" "a dirty-log trace knows written pages only" "precision -"
+
+# ---- a recorded trace whose layout changes: fakepeer plugs 4 GiB in at 1 TiB before the 4th harvest ----
+start_fakepeer "$T/f.sock" hotplug 4G
+"$BIN/hvmtrace" record --attach "$T/f.sock" --interval 100ms --duration 1s --max-guest-ram 8G -o "$T/h.hvt" \
+	2>"$T/h.err" || fail "record of the hot-plug: $(cat "$T/h.err")"
+"$HVT" export --damo "$T/h.damo" --damo-aggr 200ms "$T/h.hvt" || fail "export --damo of the hot-plug"
+check "hot-plug round trip" "$T/h.hvt" "$T/h.damo" written 10 trace 0
+assert_eq "hot-plug round trip: recall" "1.000000" "$(tail -n 1 "$T/got" | cut -d' ' -f3)"
+{ echo "hvmtrace-damon 1"; echo "aggr_us 100000"; echo "100000000 $((1 << 40)) $(((1 << 40) + 4096)) 1"; } >"$T/plugged.txt"
+"$HVT" score "$T/h.hvt" --damon "$T/plugged.txt" >/dev/null || fail "a region in the plugged slot was refused"
+{ echo "hvmtrace-damon 1"; echo "aggr_us 100000"; echo "100000000 $(((1 << 40) + (4 << 30))) $(((1 << 40) + (4 << 30) + 4096)) 1"; } >"$T/past.txt"
+expect 2 "$T/past.txt line 3: region 0x10100000000-0x10100001000 is outside the guest's RAM" \
+	"$HVT" score "$T/h.hvt" --damon "$T/past.txt"
 
 # ---- refusals ----
 expect 2 "do not overlap $T/a.hvt (0 to 40.000 s): a record of another run" \
