@@ -15,6 +15,7 @@
 
 #include "commands.h"
 #include "hvmtrace/error.h"
+#include "hvmtrace/json_number.h"
 #include "hvmtrace/options.h"
 #include "hvmtrace/trace_input.h"
 #include "hvmtrace/trace_meta.h"
@@ -218,7 +219,7 @@ static void print_text(const struct score_ctx *x, const char *trace, const char 
 
 static struct json_object *json_ratio(double v)
 {
-	return isnan(v) ? NULL : json_object_new_double(v);
+	return isnan(v) ? NULL : hvt_json_new_double(v);
 }
 
 static struct json_object *json_counts(const struct score_counts *c, bool written)
