@@ -15,6 +15,8 @@ static const struct hvt_subcommand commands[] = {
      "make a libvirt domain traced, or check its tracing request against this host"},
     {"libvirt-hook", cmd_libvirt_hook, "libvirt's qemu hook: the tracer's lifecycle with a domain"},
     {"top", cmd_top, "live view of running recorders (record --metrics): pages/s, WSS, MB/s, CPU"},
+    {"score", cmd_score,
+     "how wrong DAMON (or sampling) is against the trace: precision, recall, hot set, WSS"},
     {"doctor", cmd_doctor, "what this host can trace, with evidence and fixes; proves its counters"},
 };
 

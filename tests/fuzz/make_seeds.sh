@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 C=tests/fuzz/corpus
 F=tests/fixtures
-rm -rf "$C" && mkdir -p "$C"/{trace_file,trace_records,attach,chanmap,iomem,pmu_sysfs,units,libvirt_meta}
+rm -rf "$C" && mkdir -p "$C"/{trace_file,trace_records,attach,chanmap,iomem,pmu_sysfs,units,libvirt_meta,damon_record}
 
 # fields F1 F2 …: the arguments joined by NUL bytes
 fields() {
@@ -90,3 +90,11 @@ fields "<domain type='qemu'><name>vm2</name><memory unit='MiB'>512</memory><vcpu
 	"1" >"$C/libvirt_meta/extents"
 fields "<domain type='kvm'><name>plain</name><memory>4194304</memory><vcpu>4</vcpu><os><type>hvm</type></os></domain>" \
 	"0-1023" >"$C/libvirt_meta/plain"
+
+# damon_record: the file hvmtrace score reads (docs/score.md): hvmtrace-damon 1 text, with and without
+# aggr_us, damo's JSON in both nr_accesses shapes, and the JSON compressed as damo's json_compressed
+printf 'hvmtrace-damon 1\n# guest clock\naggr_us 100000\n1000000 0x1000 0x3000 2\n1000000 0x3000 0x8000 0\n2000000 4096 8192 1\n' >"$C/damon_record/text"
+printf 'hvmtrace-damon 1\n100 0x1000 0x2000 1\n200 0x1000 0x2000 0\n300 0x2000 0x3000 7\n' >"$C/damon_record/text-no-aggr"
+json='[{"kdamond_idx": 0, "context_idx": 0, "intervals": {"sample_us": 5000, "aggr_us": 100000, "ops_update_us": 1000000}, "target_id": 0, "snapshots": [{"start_time": 10, "end_time": 20, "regions": [{"start": 4096, "end": 8192, "nr_accesses": {"samples": 3, "percent": null}, "age": {"usec": null, "aggr_intervals": 1}}], "total_bytes": 4096}, {"start_time": 20, "end_time": 30, "regions": [{"start": 4096, "end": 12288, "nr_accesses": 0, "age": 2}]}]}]'
+printf '%s' "$json" >"$C/damon_record/damo-json"
+printf '%s' "$json" | python3 -c 'import sys, zlib; sys.stdout.buffer.write(zlib.compress(sys.stdin.buffer.read()))' >"$C/damon_record/damo-json-compressed"

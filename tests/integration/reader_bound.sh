@@ -1,7 +1,7 @@
 #!/bin/bash
 # A reader's cost follows the file, not the RAM it declares (issue 13, item 8): a trace of 2 KB whose layout
-# declares a 32 TiB slot (tests/tools/huge_slot_trace) is exported in every form, plotted and turned into
-# HTML, each within 64 MiB of resident memory (tests/tools/maxrss). Decoded sets used to be bitmaps of the
+# declares a 32 TiB slot (tests/tools/huge_slot_trace) is exported in every form, scored against its own
+# DAMON export, plotted and turned into HTML, each within 64 MiB of resident memory (tests/tools/maxrss). Decoded sets used to be bitmaps of the
 # slot: 1 GiB per set, 2 GB resident and 10-50 s per export of this file. The content is checked too: the
 # runs at both ends of the huge slot, the page counts, and the raw bitmaps' size and bits (export --raw's
 # output is a bit per page by definition; it is written as it goes, in bounded memory).
@@ -25,6 +25,10 @@ bounded() {
 for form in jsonl csv csv-pages damo pcm-csv; do
 	bounded "$form" "$HVT" export --"$form" "$T/out.$form" "$TR"
 done
+# score against its own DAMON export: regions across the huge slot, the truth in runs (docs/score.md)
+bounded score "$HVT" score --damon "$T/out.damo" --record-clock trace "$TR"
+assert_contains "$T/score.out" "precision 1.0000  recall 1.0000"
+bounded score-sample "$HVT" score --sample random:0.001 "$TR"
 # raw goes through a pipe (4 GiB: a bit per page), counted and sampled on the way, never stored
 "$TOOLS/maxrss" "$T/raw.rss" "$HVT" export --raw - "$TR" 2>"$T/err" | python3 -c '
 import sys
@@ -69,4 +73,4 @@ words=$((np / 64 + 16384 / 64))
 want="$((8 + 2 * (64 + 2 * words * 8))) 8000000000000000"
 [ "$(cat "$T/raw.sum")" = "$want" ] || fail "export --raw: $(cat "$T/raw.sum") (bytes, last word), not $want"
 
-echo "ok: a $(stat -c %s "$TR")-byte trace declaring 32 TiB read by 6 exports, 4 plots and the HTML report, each under $((LIMIT_KB / 1024)) MiB"
+echo "ok: a $(stat -c %s "$TR")-byte trace declaring 32 TiB read by 6 exports, score, 4 plots and the HTML report, each under $((LIMIT_KB / 1024)) MiB"
