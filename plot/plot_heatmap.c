@@ -118,6 +118,7 @@ static cairo_surface_t *render(const struct trace_series *s, const struct heat *
 	unsigned char *data = cairo_image_surface_get_data(img);
 	int stride = cairo_image_surface_get_stride(img);
 
+	*sc = (struct scale){.lo = 1, .hi = 0}; /* set on every path: the colour bar reads it */
 	if (!w || !a || !n || !ram)
 		goto out;
 	for (uint64_t i = 0; i < s->niv; i++) {
@@ -135,7 +136,6 @@ static cairo_surface_t *render(const struct trace_series *s, const struct heat *
 		}
 	}
 	hvt_gfn_bins_ram(&h->bins, s->slots, s->nslots, ram);
-	*sc = (struct scale){.lo = 1, .hi = 0};
 	for (int c = 0; c < cols; c++)
 		for (int r = 0; r < rows; r++) {
 			double den = (double)n[c] * ram[r], wv = w[(size_t)c * rows + r],
