@@ -16,9 +16,8 @@
 
 /* header flags */
 #define HVT_OWN_TRUNCATED 1u /* processes were left out: the owner or run limit was reached */
-/* owner flags */
-#define HVT_OWN_PARTIAL 1u /* some of the process's mappings were too large to scan (the agent's --max-vma)  \
-			    */
+/* owner flags: a mapping of the process was too large to scan (the agent's --max-vma) */
+#define HVT_OWN_PARTIAL 1u
 
 enum hvt_own_type {
 	HVT_OWN_PROCESS = 1,
