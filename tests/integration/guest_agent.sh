@@ -3,7 +3,7 @@
 # guest's would be: a process that touches a known 8 MiB buffer is found in the agent's snapshot with every
 # PFN of that buffer, as the test reads them itself from /proc/PID/pagemap, under its name and cgroup, and
 # the kinds say those pages are anonymous. The snapshot is decoded by tests/tools/owners_snap.py, apart from
-# the C reader. Then the agent's refusals, each one line naming the input.
+# the C reader. It writes to a FIFO as to a port. Then the agent's refusals, each one line naming the input.
 source "$(dirname "$0")/../lib/assert.bash"
 command -v python3 >/dev/null || skip "needs python3"
 [ "$(id -u)" = 0 ] || skip "needs root: the kernel hides PFNs from others"
@@ -78,6 +78,14 @@ echo "ok: $(tail -n 1 "$T/agent.err")"
 "$AGENT" -o "$T/snap2" --every 0.01 --count 2 || fail "--every --count"
 assert_eq "snapshots of --count 2" 2 "$("${SNAP[@]}" decode "$T/snap2" | wc -l)"
 exec 3>&-
+# a character device or FIFO (a virtio-serial port in a guest) is written as it is, not replaced
+mkfifo "$T/port"
+cat "$T/port" >"$T/from-port" &
+BG_PIDS+=("$!")
+"$AGENT" -o "$T/port" || fail "writing to a FIFO"
+wait "${BG_PIDS[-1]}"
+[ -p "$T/port" ] || fail "the FIFO was replaced"
+assert_eq "snapshots through the FIFO" 1 "$("${SNAP[@]}" decode "$T/from-port" | wc -l)"
 
 # refusals
 "$AGENT" --every 0 2>"$T/err" && fail "--every 0 accepted"
