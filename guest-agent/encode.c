@@ -138,6 +138,16 @@ void snapshot_end(struct obuf *b, uint32_t nowners, uint16_t flags)
 	obuf_patch_u64(b, 32, b->n - HVT_OWN_HEADER_BYTES);
 }
 
+/* Text as the format takes it: bytes outside printable ASCII (UTF-8 names, control bytes) become '?'. */
+static void put_text(struct obuf *b, const char *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint8_t c = (uint8_t)t[i];
+
+		obuf_u8(b, c >= 0x20 && c <= 0x7e ? c : '?');
+	}
+}
+
 /* owner: u8 type u8 kind u16 flags u32 pid u16 name_len u16 cgroup_len u32 nruns u32 runs_bytes, name,
  * cgroup, runs */
 void snapshot_owner(struct obuf *b, uint8_t type, uint8_t kind, uint16_t flags, uint32_t pid,
@@ -157,8 +167,8 @@ void snapshot_owner(struct obuf *b, uint8_t type, uint8_t kind, uint16_t flags, 
 	obuf_u32(b, (uint32_t)runs->n);
 	at = b->n;
 	obuf_u32(b, 0);
-	obuf_put(b, name, nl);
-	obuf_put(b, cgroup, cl);
+	put_text(b, name, nl);
+	put_text(b, cgroup, cl);
 	start = b->n;
 	for (size_t i = 0; i < runs->n; i++) {
 		put_varint(b, runs->v[i].first - end);

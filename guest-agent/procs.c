@@ -198,7 +198,10 @@ int scan_processes(struct obuf *b, const char *proc, const struct agent_opts *o,
 				goto nomem;
 		if (!runs.n)
 			continue; /* a kernel thread, or gone */
-		if (*nowners >= HVT_OWN_MAX_OWNERS || *runs_total + runs.n > HVT_OWN_MAX_RUNS) {
+		/* a run takes at most 20 bytes (two varints of 10) */
+		if (*nowners >= HVT_OWN_MAX_OWNERS || *runs_total + runs.n > HVT_OWN_MAX_RUNS ||
+		    b->n + HVT_OWN_OWNER_BYTES + strlen(comm) + strlen(cgroup) + runs.n * 20 >
+			HVT_OWN_HEADER_BYTES + (size_t)HVT_OWN_MAX_BODY) {
 			*flags |= HVT_OWN_TRUNCATED;
 			continue;
 		}
