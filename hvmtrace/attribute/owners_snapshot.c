@@ -243,7 +243,7 @@ int owners_parse(const char *name, const uint8_t *data, size_t size, size_t *use
 		 struct hvt_err *err)
 {
 	struct cur c = {data, data + size};
-	uint64_t version, flags, page_size, nowners, reserved, time_ns, body;
+	uint64_t version = 0, flags = 0, page_size = 0, nowners = 0, reserved = 0, time_ns = 0, body = 0;
 	bool kind_seen[HVT_KIND_MAX + 1] = {false};
 	int rc;
 
