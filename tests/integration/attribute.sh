@@ -4,7 +4,8 @@
 # tests/tools/attribute_expect.py, which counts page by page with Python sets from the trace's own
 # export --csv-pages:
 #  - a trace recorded from tests/tools/fakepeer (page i written in harvest i, then a slot plugged in at
-#    1 TiB): two processes that share two pages, a page of no process, the plugged slot's pages;
+#    1 TiB): two processes that share two pages, a page of no process, the plugged slot's pages, and a
+#    process that claims pages far outside the guest's RAM (it gets none);
 #  - a synthetic array run in mode ad (written and accessed, with random noise): "array" owns c and half
 #    of a, "reader" owns b and all of a (the half it shares with array is shared); --by kind; the text's
 #    top writers;
@@ -56,12 +57,15 @@ cat >"$T/h.json" <<EOF2
  {"type": "kind", "kind": "anon", "runs": [[0, 8]]},
  {"type": "kind", "kind": "cache", "runs": [[$tib, 100]]},
  {"type": "process", "pid": 10, "name": "writer", "cgroup": "/a", "runs": [[0, 6], [$tib, 3]]},
- {"type": "process", "pid": 11, "name": "other", "cgroup": "/b", "runs": [[4, 4]]}
+ {"type": "process", "pid": 11, "name": "other", "cgroup": "/b", "runs": [[4, 4]]},
+ {"type": "process", "pid": 12, "name": "liar", "cgroup": "/c", "runs": [[$((1 << 39)), 100000]]}
 ]}
 EOF2
 check "fakepeer trace, by process" "$T/h.hvt" "$T/h.json" process
 grep -q '^total shared ' "$T/got" || fail "no page counted as shared"
 grep -q '^total none ' "$T/got" || fail "no page counted as no process's"
+python3 -c 'import json, sys; o = json.load(open(sys.argv[1])); [l] = [x for x in o["owners"] if x.get("name") == "liar"]; sys.exit(l["written"] != 0 or l["pages"] != 100000)' "$T/said.json" ||
+	fail "the process with pages outside RAM got some of the trace's"
 check "fakepeer trace, by kind" "$T/h.hvt" "$T/h.json" kind
 
 # ---- a synthetic array run, mode ad, with noise ----
