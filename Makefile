@@ -36,13 +36,15 @@ TOOL_SRCS    = $(wildcard tests/tools/*.c)
 BENCH_SRCS   = $(wildcard bench/*.c)
 GUEST_PVH    = $(patsubst tests/guest/%.S,$(BUILD)/guest/%.elf,$(wildcard tests/guest/*.S))
 GUEST_PROGS  = $(patsubst tests/guest/%.c,$(BUILD)/guest/%,$(wildcard tests/guest/*.c))
+AGENT_SRCS   = $(wildcard guest-agent/*.c)
 
 obj = $(patsubst %.S,$(BUILD)/obj/%.o,$(patsubst %.c,$(BUILD)/obj/%.o,$(1)))
 
 LIBHVT      = $(BUILD)/lib/libhvmtrace.a
 ENGINE_LIBS = $(patsubst %,$(BUILD)/lib/libhvt-%.a,$(ENGINES))
 TESTVMM     = $(BUILD)/lib/libtestvmm.a
-PROGRAMS = $(BUILD)/bin/hvmtrace $(BUILD)/bin/hvmtrace-plot $(BUILD)/bin/hvmtrace-vmm $(if $(CHANMAP_SRCS),$(BUILD)/bin/chanmap)
+PROGRAMS = $(BUILD)/bin/hvmtrace $(BUILD)/bin/hvmtrace-plot $(BUILD)/bin/hvmtrace-vmm $(BUILD)/bin/hvmtrace-guest \
+	   $(if $(CHANMAP_SRCS),$(BUILD)/bin/chanmap)
 UNITS    = $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
 TOOLS    = $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRCS))
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
@@ -98,6 +100,12 @@ $(BUILD)/bin/hvmtrace: $(call obj,$(CMD_SRCS)) $(ENGINE_LIBS) $(LIBHVT)
 $(BUILD)/bin/hvmtrace-plot: $(call obj,$(PLOT_SRCS)) $(LIBHVT)
 	@mkdir -p $(@D)
 	$(CC) $(OPT) $(LDFLAGS) -o $@ $^ $(LIBS_ALL) $(CAIRO_LIBS)
+
+# The guest agent (docs/attribution.md) runs in a guest, not here: static, so that it needs nothing but a
+# kernel, and without sanitizers, which do not link statically.
+$(BUILD)/bin/hvmtrace-guest: $(AGENT_SRCS) $(wildcard guest-agent/*.h) include/hvmtrace/owners_format.h
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -D_GNU_SOURCE -Iinclude -static -O2 $(WARN) -o $@ $(AGENT_SRCS)
 
 # The HTML report's page and script, which the assembler includes (.incbin) and the compiler cannot list.
 $(BUILD)/obj/hvmtrace/report/report_html_assets.o: hvmtrace/report/report_page.html hvmtrace/report/report_view.js
@@ -213,6 +221,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BUILD)/bin/hvmtrace $(DESTDIR)$(PREFIX)/bin/hvmtrace
 	install -m 0755 $(BUILD)/bin/hvmtrace-plot $(DESTDIR)$(PREFIX)/bin/hvmtrace-plot
+	install -m 0755 $(BUILD)/bin/hvmtrace-guest $(DESTDIR)$(PREFIX)/bin/hvmtrace-guest
 	$(if $(CHANMAP_SRCS),install -m 0755 $(BUILD)/bin/chanmap $(DESTDIR)$(PREFIX)/bin/chanmap)
 
 # libvirt integration (docs/libvirt.md §4): the qemu and daemon hooks, the tracer's systemd template unit,
@@ -254,7 +263,7 @@ install-qemu:
 	install -m 0644 "$$dir"/optionrom/*.bin $(DESTDIR)$(QEMU_DIR)/optionrom/
 
 uninstall: uninstall-libvirt
-	rm -f $(DESTDIR)$(PREFIX)/bin/hvmtrace $(DESTDIR)$(PREFIX)/bin/hvmtrace-plot $(DESTDIR)$(PREFIX)/bin/chanmap
+	rm -f $(DESTDIR)$(PREFIX)/bin/hvmtrace $(DESTDIR)$(PREFIX)/bin/hvmtrace-plot $(DESTDIR)$(PREFIX)/bin/hvmtrace-guest $(DESTDIR)$(PREFIX)/bin/chanmap
 	rm -rf $(DESTDIR)$(QEMU_DIR)
 
 clean:

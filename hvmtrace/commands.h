@@ -13,5 +13,6 @@ int cmd_libvirt_hook(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_score(int argc, char **argv);
+int cmd_attribute(int argc, char **argv);
 
 #endif

@@ -17,6 +17,8 @@ static const struct hvt_subcommand commands[] = {
     {"top", cmd_top, "live view of running recorders (record --metrics): pages/s, WSS, MB/s, CPU"},
     {"score", cmd_score,
      "how wrong DAMON (or sampling) is against the trace: precision, recall, hot set, WSS"},
+    {"attribute", cmd_attribute,
+     "whose pages: written and accessed pages per guest process or page kind (hvmtrace-guest)"},
     {"doctor", cmd_doctor, "what this host can trace, with evidence and fixes; proves its counters"},
 };
 

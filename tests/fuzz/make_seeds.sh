@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 C=tests/fuzz/corpus
 F=tests/fixtures
-rm -rf "$C" && mkdir -p "$C"/{trace_file,trace_records,attach,chanmap,iomem,pmu_sysfs,units,libvirt_meta,damon_record}
+rm -rf "$C" && mkdir -p "$C"/{trace_file,trace_records,attach,chanmap,iomem,pmu_sysfs,units,libvirt_meta,damon_record,owners}
 
 # fields F1 F2 …: the arguments joined by NUL bytes
 fields() {
@@ -98,3 +98,15 @@ printf 'hvmtrace-damon 1\n100 0x1000 0x2000 1\n200 0x1000 0x2000 0\n300 0x2000 0
 json='[{"kdamond_idx": 0, "context_idx": 0, "intervals": {"sample_us": 5000, "aggr_us": 100000, "ops_update_us": 1000000}, "target_id": 0, "snapshots": [{"start_time": 10, "end_time": 20, "regions": [{"start": 4096, "end": 8192, "nr_accesses": {"samples": 3, "percent": null}, "age": {"usec": null, "aggr_intervals": 1}}], "total_bytes": 4096}, {"start_time": 20, "end_time": 30, "regions": [{"start": 4096, "end": 12288, "nr_accesses": 0, "age": 2}]}]}]'
 printf '%s' "$json" >"$C/damon_record/damo-json"
 printf '%s' "$json" | python3 -c 'import sys, zlib; sys.stdout.buffer.write(zlib.compress(sys.stdin.buffer.read()))' >"$C/damon_record/damo-json-compressed"
+
+# owners: snapshots of the guest agent (docs/attribution.md), written by tests/tools/owners_snap.py: the six
+# kinds and two processes (one partial, one sharing a page), a stream of two snapshots, a truncated one
+snap() { python3 tests/tools/owners_snap.py encode; }
+kinds='{"type":"kind","kind":"free","runs":[[0,16]]},{"type":"kind","kind":"slab","runs":[[16,2],[40,1]]},
+{"type":"kind","kind":"pagetable","runs":[[18,1]]},{"type":"kind","kind":"anon","runs":[[19,5],[100,300]]},
+{"type":"kind","kind":"cache","runs":[[24,10]]},{"type":"kind","kind":"other","runs":[[34,6],[41,59]]}'
+procs='{"type":"process","pid":1,"name":"init","cgroup":"/init.scope","runs":[[19,2],[100,10]]},
+{"type":"process","pid":42,"name":"array","cgroup":"/user.slice/a","flags":1,"runs":[[20,1],[110,290]]}'
+echo '{"time_ns":1000,"owners":['"$kinds,$procs"']}' | snap >"$C/owners/kinds-and-processes"
+{ echo '{"owners":['"$procs"']}' | snap; echo '{"page_size":65536,"time_ns":2,"owners":[]}' | snap; } >"$C/owners/stream"
+echo '{"flags":1,"owners":[{"type":"process","pid":7,"name":"x","runs":[[1099511627775,1]]}]}' | snap >"$C/owners/truncated-last-pfn"
