@@ -5,12 +5,7 @@
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/vmm.bash"
 
-# fake MODE...: fakepeer in MODE on $T/f.sock, once the previous one has gone (ending, it unlinks the socket:
-# a busy machine let it do so after the next one had bound it, and the tracer found no socket).
-fake() {
-	[ -z "${FAKE_PID:-}" ] || { kill "$FAKE_PID" 2>/dev/null; wait "$FAKE_PID" 2>/dev/null; }
-	start_fakepeer "$T/f.sock" "$@"
-}
+fake() { next_fakepeer "$T/f.sock" "$@"; } # fakepeer in the given mode on $T/f.sock
 
 # --- a VMM that vanishes in the middle of an interval: the trace keeps the 3 it answered, closed properly.
 fake disconnect 3

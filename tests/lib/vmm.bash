@@ -22,6 +22,14 @@ start_fakepeer() {
 	wait_socket "$sock"
 }
 
+# next_fakepeer SOCK MODE ARGS...: start_fakepeer, once the previous one (FAKE_PID) has gone. Ending, a
+# fakepeer unlinks its socket: on a busy machine it did so after the next one had bound the same path, and
+# the tracer found no socket (or the old one's, closed).
+next_fakepeer() {
+	[ -z "${FAKE_PID:-}" ] || { kill "$FAKE_PID" 2>/dev/null; wait "$FAKE_PID" 2>/dev/null; }
+	start_fakepeer "$@"
+}
+
 # fake_kvm_ad_preload: sets PRELOAD, what LD_PRELOAD must hold for hvmtrace to run against the fake
 # KVM_AD_HARVEST of tests/preload/fake_kvm_ad.c; a sanitized tracer needs its ASan runtime first in the list.
 fake_kvm_ad_preload() {
