@@ -451,6 +451,17 @@ static void emit_refusal(struct recorder *r)
 }
 
 /*
+ * Of the count deadlines first, first + interval, ..., those before end: a deadline at or after the end of
+ * the run (--duration) is not one of the run's, so a tracer that oversleeps the end misses none of those.
+ */
+static uint32_t deadlines_in_run(uint64_t first, uint64_t count, uint64_t end, uint64_t iv_ns)
+{
+	uint64_t before_end = end > first ? (end - first + iv_ns - 1) / iv_ns : 0;
+
+	return (uint32_t)(count < before_end ? count : before_end);
+}
+
+/*
  * Harvests for *deadline. The interval ends when the harvest takes its snapshot (t_end), which a busy CPU or
  * a stopped tracer can push past later deadlines (before end): the interval spans those, so it counts them as
  * missed and *deadline moves on to the last of them. (Counting from the tracer's clock before the request
@@ -594,7 +605,7 @@ static int run(struct recorder *r, struct hvt_err *err)
 		if (deadline < end && now - deadline >= iv_ns) {
 			uint64_t late = (now - deadline) / iv_ns;
 
-			missed += (uint32_t)late;
+			missed += deadlines_in_run(deadline, late, end, iv_ns);
 			deadline = deadline + late * iv_ns < end ? deadline + late * iv_ns : end;
 		}
 		bool last = deadline >= end;
@@ -618,7 +629,7 @@ static int run(struct recorder *r, struct hvt_err *err)
 		if (now >= next) {
 			uint64_t skip = (now - deadline) / iv_ns;
 
-			missed = (uint32_t)skip;
+			missed = deadlines_in_run(deadline + iv_ns, skip, end, iv_ns);
 			next = deadline + (skip + 1) * iv_ns;
 		}
 		deadline = next < end ? next : end;

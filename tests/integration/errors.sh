@@ -5,7 +5,7 @@
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/vmm.bash"
 
-fake() { start_fakepeer "$T/f.sock" "$@"; } # fakepeer in the given mode on $T/f.sock
+fake() { next_fakepeer "$T/f.sock" "$@"; } # fakepeer in the given mode on $T/f.sock
 
 # --- a VMM that vanishes in the middle of an interval: the trace keeps the 3 it answered, closed properly.
 fake disconnect 3

@@ -6,7 +6,7 @@
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/vmm.bash"
 
-fake() { start_fakepeer "$T/f.sock" "$@"; } # fakepeer in the given mode on $T/f.sock
+fake() { next_fakepeer "$T/f.sock" "$@"; } # fakepeer in the given mode on $T/f.sock
 
 # kept TRACE JSONL N: the trace is closed, exports equal to the JSON Lines written alongside, and holds the
 # N intervals before the failure, page i of interval i.

@@ -1,38 +1,49 @@
 #!/bin/bash
-# 10 ms intervals work: the trace is consistent with the phase log (must ⊆ written ⊆ may in every interval,
-# exact where a whole pass fits); deadlines the tracer slept through (it is stopped for 300 ms) are counted
-# in the interval that spans them, never merged silently, and record and report agree on the count.
+# 10 ms intervals work. Deadlines: the tracer is stopped for 300 ms once it has harvested 20 intervals; the
+# deadlines it slept through are counted in the interval that spans them, never merged silently
+# (tests/tools/check_deadlines), and record and report agree on the count. Pages: the phase pattern traced
+# from start to end matches the phase log (must ⊆ written ⊆ may in every interval, exact in 5 whole-pass
+# intervals of each phase; each phase is held until the tracer has harvested those, so a busy machine makes
+# phases longer, never too short for the check). Where the guest's vCPU cannot finish a whole pass inside
+# any 10 ms interval (in dirty-log mode every pass write-faults on the pages each harvest protects again),
+# nothing can be held to the phase log interval by interval: the test skips with the pass times it saw.
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/vmm.bash"
 need_kvm
 
-start_vmm "$T/vmm.sock" --payload phases4 --phase-time 0.5s --wait-attach --phase-log "$T/phases.jsonl" \
-	--vcpu-cpu $VCPU_CPU
-"$BIN/hvmtrace" record --attach "$T/vmm.sock" --cpu $TRACER_CPU --interval 10ms -o "$T/t.hvt" \
-	--jsonl "$T/rec.jsonl" 2>"$T/record.err" &
+# Deadlines, on a VMM of their own (trace_phases below starts the other).
+start_vmm "$T/stop.sock" --payload phases4 --phase-time 0.5s --repeat 0 --vcpu-cpu $VCPU_CPU
+stop_vmm=$VMM_PID
+"$BIN/hvmtrace" record --attach "$T/stop.sock" --cpu $TRACER_CPU --interval 10ms -o "$T/stop.hvt" \
+	--jsonl "$T/stop.jsonl" 2>"$T/stop.err" &
 rec=$!
-# Freeze the tracer for 300 ms in phase 1: it must not merge the deadlines it slept through silently.
-sleep 0.7
+BG_PIDS+=("$rec")
+has_lines() { [ "$(cat "$T/stop.jsonl" 2>/dev/null | wc -l)" -ge "$1" ]; }
+wait_until "the tracer writes 20 intervals" $rec has_lines 20
 kill -STOP $rec
 sleep 0.3
 kill -CONT $rec
-wait $rec || { cat "$T/record.err" "$T/vmm.out"; fail "record failed"; }
-cat "$T/record.err"
-wait "$VMM_PID" || fail "the VMM failed"
-"$TOOLS/check_phases" --trace "$T/t.hvt" --phase-log "$T/phases.jsonl" --min-inside 0 --min-exact 20 >"$T/check.out" ||
-	{ grep -v ': ok$' "$T/check.out"; fail "trace does not match the phases"; }
-tail -n 1 "$T/check.out"
-n=$(wc -l <"$T/rec.jsonl")
-[ "$n" -ge 100 ] || fail "only $n intervals in 2 s at 10 ms"
-# Missed deadlines: the sum in the JSON Lines equals what record and report say.
-missed=$(grep -o '"missed_deadlines":[0-9]*' "$T/rec.jsonl" | awk -F: '{s += $2} END {print s + 0}')
-assert_contains "$T/record.err" "($missed deadlines missed)"
-"$BIN/hvmtrace" report "$T/t.hvt" >"$T/report.out" || fail "report failed"
+wait_until "the tracer goes on after the stop" $rec has_lines $(($(wc -l <"$T/stop.jsonl") + 20))
+kill -INT $rec
+wait $rec || fail "record exited $? after SIGINT: $(cat "$T/stop.err")"
+cat "$T/stop.err"
+kill "$stop_vmm"
+"$TOOLS/check_deadlines" --trace "$T/stop.hvt" --interval 10ms >"$T/deadlines" || {
+	cat "$T/deadlines"
+	fail "missed deadlines are not accounted for"
+}
+cat "$T/deadlines"
+missed=$(grep -o '"missed_deadlines":[0-9]*' "$T/stop.jsonl" | awk -F: '{s += $2} END {print s + 0}')
+assert_contains "$T/stop.err" "($missed deadlines missed)"
+"$BIN/hvmtrace" report "$T/stop.hvt" >"$T/report.out" || fail "report failed"
 assert_contains "$T/report.out" "$missed deadlines missed)"
-[ "$missed" -ge 25 ] || fail "a 300 ms stop at 10 ms intervals missed only $missed deadlines"
-grep -o '"duration_s":[0-9.]*,[^}]*"missed_deadlines":[0-9]*' "$T/rec.jsonl" |
-	awk -F'[:,]' '$NF >= 25 && $2 >= 0.28 { found = 1 } END { exit !found }' ||
+# The stop lies in one interval of at least 300 ms, which spans at least 30 deadlines and so says it
+# missed at least 29.
+grep -o '"duration_s":[0-9.]*,[^}]*"missed_deadlines":[0-9]*' "$T/stop.jsonl" |
+	awk -F'[:,]' '$NF >= 29 && $2 >= 0.3 { found = 1 } END { exit !found }' ||
 	fail "no interval spans the 300 ms stop with its missed deadlines counted"
-# Durations of intervals after missed deadlines cover the skipped ones: no interval may be silently long.
-awk -F'"duration_s":' '{split($2, a, ","); d = a[1]; m = 0; if (match($0, /"missed_deadlines":[0-9]+/)) m = substr($0, RSTART + 19, RLENGTH - 19); if (d > 0.010 * (m + 2) && $0 !~ /"final":true/) { print "interval too long for its missed count: " $0; exit 1 } }' "$T/rec.jsonl" | cut -c1-200 | grep . && fail "an interval spans more than its deadlines"
-echo "ok: $n intervals, $missed deadlines missed"
+echo "deadlines ok: $(wc -l <"$T/stop.jsonl") intervals, $missed deadlines missed, the stop counted"
+
+# Pages.
+trace_phases 10ms 0.5s 5
+echo "ok: $(wc -l <"$T/rec.jsonl") intervals match the phase log"
