@@ -31,9 +31,9 @@ for t in "$TRACES"/*.hvt; do
 		--read-mostly 0.2 --read-mostly-write 0.2 --cold 0.1 "$t"
 	run "$n.report-all-json" "$H" report --json --pages --regions --histogram --energy --window 4 \
 		--write-heavy 0.3 --read-mostly 0.2 --read-mostly-write 0.2 --cold 0.1 "$t"
-	run "$n.report-all-range" "$H" report --json --pages --regions --histogram --energy \
-		--range 0x3ff-0x1000ff "$t"
-	run "$n.report-two" "$H" report --pages --regions --histogram "$t" "$t"
+	run "$n.report-all-range" "$H" report --json --pages --regions --histogram --range 0x3ff-0x1000ff "$t"
+	run "$n.report-two" "$H" report "$t" "$t"
+	run "$n.report-two-json" "$H" report --json --window 3 "$t" "$t"
 	run "$n.report-html" "$H" report "$t" --html "$OUT/$n.html"
 	run "$n.report-html-sel" "$H" report "$t" --from 2 --to 4 --html "$OUT/$n-sel.html"
 	run "$n.export-jsonl" "$H" export --jsonl - "$t"
