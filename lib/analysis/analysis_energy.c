@@ -11,25 +11,38 @@
 #include "hvmtrace/analysis.h"
 #include "hvmtrace/energy.h"
 #include "hvmtrace/error.h"
-#include "hvmtrace/pageset.h"
 
 struct heavy_walk {
 	const struct hvt_analysis *a;
-	struct hvt_pageset heavy; /* page i of the range is write-heavy */
-	uint64_t *hits;           /* [k * 2 + kind]: write-heavy pages among interval k's set pages */
+	const struct hvt_class_thresholds *t;
+	uint64_t *hits; /* [k * 2 + kind]: write-heavy pages among interval k's set pages */
 };
 
-/* Set bits of s in [first, first + count). */
-static uint64_t count_range(const struct hvt_pageset *s, uint64_t first, uint64_t count)
+/* Write-heavy RAM pages in [i, end) of the range: only in the touched chunks (an untouched page is not). */
+static uint64_t count_heavy(const struct heavy_walk *hw, uint64_t i, uint64_t end)
 {
-	uint64_t end = first + count, n = 0;
+	const struct hvt_analysis *a = hw->a;
+	uint64_t n = 0, lo = 0, hi = a->nchunks;
 
-	while (first < end) {
-		uint64_t w = first / 64, lo = first % 64, hi = end - w * 64 < 64 ? end - w * 64 : 64;
-		uint64_t mask = (hi == 64 ? ~0ull : (1ull << hi) - 1) & ~((1ull << lo) - 1);
+	while (lo < hi) { /* the first chunk that ends after i */
+		uint64_t mid = lo + (hi - lo) / 2;
 
-		n += (uint64_t)__builtin_popcountll(s->words[w] & mask);
-		first = w * 64 + hi;
+		if (a->chunks[mid].first + HVT_COUNT_CHUNK <= i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (uint64_t c = lo; c < a->nchunks && a->chunks[c].first < end; c++) {
+		const struct hvt_count_chunk *ch = &a->chunks[c];
+		uint64_t from = ch->first > i ? ch->first : i;
+		uint64_t to = ch->first + HVT_COUNT_CHUNK < end ? ch->first + HVT_COUNT_CHUNK : end;
+
+		for (uint64_t p = from; p < to; p++)
+			if (hvt_class_of(a, hw->t, ch->count[0] ? ch->count[0][p - ch->first] : 0,
+					 ch->count[1] ? ch->count[1][p - ch->first] : 0) ==
+				HVT_CLASS_WRITE_HEAVY &&
+			    hvt_page_is_ram(a, p))
+				n++;
 	}
 	return n;
 }
@@ -37,8 +50,9 @@ static uint64_t count_range(const struct hvt_pageset *s, uint64_t first, uint64_
 static int on_run(void *ctx, uint64_t k, enum hvt_set_kind kind, uint64_t first_gfn, uint64_t count)
 {
 	struct heavy_walk *hw = ctx;
+	uint64_t i = first_gfn - hw->a->gfn_first;
 
-	hw->hits[k * 2 + kind] += count_range(&hw->heavy, first_gfn - hw->a->gfn_first, count);
+	hw->hits[k * 2 + kind] += count_heavy(hw, i, i + count);
 	return 0;
 }
 
@@ -54,8 +68,9 @@ int hvt_energy_bytes(const struct hvt_analysis *a, struct hvt_trace_reader *r,
 		     const struct hvt_class_thresholds *t, const struct hvt_energy_model *m,
 		     struct hvt_energy_bytes *out, struct hvt_err *err)
 {
-	struct heavy_walk hw = {.a = a};
-	bool accessed = a->accessed_count;
+	struct heavy_walk hw = {.a = a, .t = t};
+	bool accessed = a->n_accessed;
+	uint64_t per_class[HVT_CLASS_COUNT];
 	int rc;
 
 	*out = (struct hvt_energy_bytes){
@@ -66,15 +81,10 @@ int hvt_energy_bytes(const struct hvt_analysis *a, struct hvt_trace_reader *r,
 	    .ram_pages = a->ram_pages,
 	    .seconds = a->n ? (double)(a->iv[a->n - 1].t_end_ns - a->iv[0].t_start_ns) / 1e9 : 0,
 	};
-	if (hvt_pageset_init(&hw.heavy, a->npages) || !(hw.hits = calloc(a->n * 2 + 1, sizeof(*hw.hits)))) {
-		hvt_pageset_fini(&hw.heavy);
+	if (!(hw.hits = calloc(a->n * 2 + 1, sizeof(*hw.hits))))
 		return hvt_err_set(err, -ENOMEM, "out of memory");
-	}
-	for (uint64_t i = 0; i < a->npages; i++)
-		if (hvt_pageset_test(&a->ram, i) && hvt_page_class(a, t, i) == HVT_CLASS_WRITE_HEAVY) {
-			hvt_pageset_set(&hw.heavy, i);
-			out->heavy_pages++;
-		}
+	hvt_class_pages(a, t, per_class);
+	out->heavy_pages = per_class[HVT_CLASS_WRITE_HEAVY];
 	rc = hvt_analysis_walk(a, r, (1u << HVT_SET_WRITTEN) | (accessed ? 1u << HVT_SET_ACCESSED : 0),
 			       on_run, &hw, err);
 	for (uint64_t k = 0; !rc && k < a->n; k++) {
@@ -103,7 +113,6 @@ int hvt_energy_bytes(const struct hvt_analysis *a, struct hvt_trace_reader *r,
 					    : share(rd, hw.hits[k * 2 + HVT_SET_WRITTEN], ii->written, out);
 	}
 	free(hw.hits);
-	hvt_pageset_fini(&hw.heavy);
 	return rc;
 }
 

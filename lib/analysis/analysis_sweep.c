@@ -7,12 +7,12 @@
  * come in segments of one previous stamp. A run is taken 16 pages at a time: one vector step updates them and
  * checks that all had the current segment's stamp, with no branch on the run's length (lanes past the run's
  * end are written back as they were read); only a step where the stamp changes goes page by page. Run lengths
- * vary, so branches on them were most of the cost of a page-at-a-time loop.
+ * vary, so branches on them were most of the cost of a page-at-a-time loop. A run is cut where it crosses
+ * from one chunk into the next; the gaps count pages, so the pieces add up to what the whole run gives.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -22,28 +22,7 @@
 #include "analysis_sweep.h"
 #include "hvmtrace/pageset.h"
 
-#define PREFETCH_AHEAD 16 /* runs */
-#define CHUNK          16 /* pages per step */
-
-/*
- * The states are swept at scattered places once per run: on 4 KiB pages nearly every run also misses the
- * TLB. Transparent huge pages where the kernel offers them (madvise) cut that; anonymous mmap is zeroed.
- */
-static void *big_calloc(size_t bytes)
-{
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED)
-		return NULL;
-	madvise(p, bytes, MADV_HUGEPAGE); /* a hint: without THP it fails, and that is fine */
-	return p;
-}
-
-/* A step reads and writes back up to CHUNK - 1 pages past a run's end: room for them after the last page. */
-static size_t state_bytes(uint64_t npages)
-{
-	return (npages + CHUNK) * sizeof(uint32_t);
-}
+#define CHUNK SWEEP_CHUNK_PAD /* pages per step: a step reads and writes back up to CHUNK - 1 past a run */
 
 static bool impl_available(enum hvt_sweep_impl impl)
 {
@@ -83,9 +62,7 @@ int hvt_sweep_init(struct hvt_sweep *s, uint64_t npages, unsigned kinds, uint32_
 		if (!(kinds & (1u << k)))
 			continue;
 		s->kind[k] = true;
-		s->state[k] = big_calloc(state_bytes(npages));
-		s->gap[k] = calloc(window, sizeof(uint64_t));
-		if (!s->state[k] || !s->gap[k]) {
+		if (!(s->gap[k] = calloc(window, sizeof(uint64_t)))) {
 			hvt_sweep_fini(s);
 			return -ENOMEM;
 		}
@@ -95,35 +72,34 @@ int hvt_sweep_init(struct hvt_sweep *s, uint64_t npages, unsigned kinds, uint32_
 
 void hvt_sweep_fini(struct hvt_sweep *s)
 {
-	for (int k = 0; k < 2; k++) {
-		if (s->state[k])
-			munmap(s->state[k], state_bytes(s->npages));
-		free(s->total[k]);
+	chunk_table_fini(&s->chunks);
+	for (int k = 0; k < 2; k++)
 		free(s->gap[k]);
-	}
 	memset(s, 0, sizeof(*s));
 }
 
 /* Adds the epoch's counts to the totals and moves the stamps into the next epoch's numbering. */
 static int flush(struct hvt_sweep *s)
 {
-	for (int k = 0; k < 2; k++) {
-		uint32_t *st = s->state[k], *t;
+	for (size_t c = 0; c < s->chunks.n; c++)
+		for (int k = 0; k < 2; k++) {
+			struct sweep_chunk *ch = &s->chunks.v[c];
+			uint32_t *st = ch->state[k], *t;
 
-		if (!s->kind[k])
-			continue;
-		if (!s->total[k] && !(s->total[k] = calloc(s->npages ? s->npages : 1, sizeof(uint32_t))))
-			return -ENOMEM;
-		t = s->total[k];
-		for (uint64_t i = 0; i < s->npages; i++) {
-			uint32_t stamp = st[i] >> 16;
+			if (!st)
+				continue;
+			if (!ch->total[k] && !(ch->total[k] = calloc(HVT_COUNT_CHUNK, sizeof(uint32_t))))
+				return -ENOMEM;
+			t = ch->total[k];
+			for (uint32_t i = 0; i < HVT_COUNT_CHUNK; i++) {
+				uint32_t stamp = st[i] >> 16;
 
-			t[i] += st[i] & 0xffff;
-			/* interval j of this epoch is j - epoch in the next; one older than the window is
-			 * never counted again, and 0 says just that */
-			st[i] = (stamp > s->epoch ? stamp - s->epoch : 0) << 16;
+				t[i] += st[i] & 0xffff;
+				/* interval j of this epoch is j - epoch in the next; one older than the
+				 * window is never counted again, and 0 says just that */
+				st[i] = (stamp > s->epoch ? stamp - s->epoch : 0) << 16;
+			}
 		}
-	}
 	s->flushes++;
 	s->k = 0;
 	return 0;
@@ -223,100 +199,120 @@ __attribute__((target("avx2"))) static inline bool step_avx2(uint32_t *p, int n,
 
 typedef bool step_fn(uint32_t *p, int n, uint32_t stamp, uint32_t old, uint32_t *prev);
 
-/* The sweep of an interval's runs, step by step; inlined into one copy per step (and so per instruction set).
- */
-static inline __attribute__((always_inline)) void sweep_runs(uint32_t *st, const struct hvt_run *v,
-							     size_t nruns, uint64_t base, struct sweep_at *at,
-							     step_fn *step)
+/* The sweep of count pages from p, the piece of a run inside one chunk, step by step; inlined into one copy
+ * per step (and so per instruction set). */
+static inline __attribute__((always_inline)) void sweep_piece(uint32_t *p, uint64_t count,
+							      struct sweep_at *at, step_fn *step)
 {
-	for (size_t r = 0; r < nruns; r++) {
-		uint32_t *p = &st[v[r].first - base];
-		uint64_t count = v[r].count;
+	at->old = p[0] >> 16;
+	at->seg = 0;
+	for (uint64_t i = 0; i < count; i += CHUNK) {
+		int n = count - i < CHUNK ? (int)(count - i) : CHUNK;
+		uint32_t prev[CHUNK];
 
-		/* runs lie far apart: ask for the lines of a run some runs ahead while this one is swept */
-		if (r + PREFETCH_AHEAD < nruns) {
-			const uint32_t *q = &st[v[r + PREFETCH_AHEAD].first - base];
-
-			__builtin_prefetch(q, 1);
-			__builtin_prefetch(q + 16, 1);
-		}
-		at->old = p[0] >> 16;
-		at->seg = 0;
-		for (uint64_t i = 0; i < count; i += CHUNK) {
-			int n = count - i < CHUNK ? (int)(count - i) : CHUNK;
-			uint32_t prev[CHUNK];
-
-			if (step(p + i, n, at->stamp, at->old, prev))
-				at->seg += (uint64_t)n;
-			else
-				touch_pages(p + i, prev, n, at);
-		}
-		end_segment(at->stamp, at->old, at->seg, at->w, at->gap);
+		if (step(p + i, n, at->stamp, at->old, prev))
+			at->seg += (uint64_t)n;
+		else
+			touch_pages(p + i, prev, n, at);
 	}
+	end_segment(at->stamp, at->old, at->seg, at->w, at->gap);
 }
 
-static void sweep_scalar(uint32_t *st, const struct hvt_run *v, size_t nruns, uint64_t base,
-			 struct sweep_at *at)
+static void sweep_scalar(uint32_t *p, uint64_t count, struct sweep_at *at)
 {
-	for (size_t r = 0; r < nruns; r++) {
-		uint32_t *p = &st[v[r].first - base];
-
-		at->old = p[0] >> 16;
-		at->seg = 0;
-		for (uint64_t i = 0; i < v[r].count; i += CHUNK)
-			touch_pages(p + i, NULL, v[r].count - i < CHUNK ? (int)(v[r].count - i) : CHUNK, at);
-		end_segment(at->stamp, at->old, at->seg, at->w, at->gap);
-	}
+	at->old = p[0] >> 16;
+	at->seg = 0;
+	for (uint64_t i = 0; i < count; i += CHUNK)
+		touch_pages(p + i, NULL, count - i < CHUNK ? (int)(count - i) : CHUNK, at);
+	end_segment(at->stamp, at->old, at->seg, at->w, at->gap);
 }
 
 #ifdef HAVE_X86_SIMD
-static void sweep_sse2(uint32_t *st, const struct hvt_run *v, size_t nruns, uint64_t base,
-		       struct sweep_at *at)
+static void sweep_sse2(uint32_t *p, uint64_t count, struct sweep_at *at)
 {
-	sweep_runs(st, v, nruns, base, at, step_sse2);
+	sweep_piece(p, count, at, step_sse2);
 }
 
-__attribute__((target("avx2"))) static void sweep_avx2(uint32_t *st, const struct hvt_run *v, size_t nruns,
-						       uint64_t base, struct sweep_at *at)
+__attribute__((target("avx2"))) static void sweep_avx2(uint32_t *p, uint64_t count, struct sweep_at *at)
 {
-	sweep_runs(st, v, nruns, base, at, step_avx2);
+	sweep_piece(p, count, at, step_avx2);
 }
 #endif
 
-void hvt_sweep_touch(struct hvt_sweep *s, int kind, const struct hvt_run *v, size_t n, uint64_t base)
+/* The states of kind at page i, in its chunk (made, with the kind's states, when there is none); NULL:
+ * -ENOMEM. */
+static uint32_t *states_at(struct hvt_sweep *s, int kind, uint64_t i)
+{
+	ptrdiff_t c = chunk_table_get(&s->chunks, i);
+	struct sweep_chunk *ch;
+
+	if (c < 0)
+		return NULL;
+	ch = &s->chunks.v[c];
+	if (!ch->state[kind] && !(ch->state[kind] = calloc(HVT_COUNT_CHUNK + CHUNK, sizeof(uint32_t))))
+		return NULL;
+	return ch->state[kind] + (i - ch->first);
+}
+
+int hvt_sweep_touch(struct hvt_sweep *s, int kind, const struct hvt_run *v, size_t n, uint64_t base)
 {
 	struct sweep_at at = {.stamp = s->k - 1 + s->window, .w = s->window, .gap = s->gap[kind]};
+	void (*piece)(uint32_t *, uint64_t, struct sweep_at *) = sweep_scalar;
 
-	switch (s->impl) {
 #ifdef HAVE_X86_SIMD
-	case HVT_SWEEP_AVX2:
-		sweep_avx2(s->state[kind], v, n, base, &at);
-		break;
-	case HVT_SWEEP_SSE2:
-		sweep_sse2(s->state[kind], v, n, base, &at);
-		break;
+	if (s->impl == HVT_SWEEP_AVX2)
+		piece = sweep_avx2;
+	else if (s->impl == HVT_SWEEP_SSE2)
+		piece = sweep_sse2;
 #endif
-	default:
-		sweep_scalar(s->state[kind], v, n, base, &at);
+	for (size_t r = 0; r < n; r++) {
+		uint64_t i = v[r].first - base, end = i + v[r].count;
+
+		while (i < end) {
+			uint64_t stop = (i / HVT_COUNT_CHUNK + 1) * HVT_COUNT_CHUNK;
+			uint32_t *p = states_at(s, kind, i);
+
+			if (!p)
+				return -ENOMEM;
+			stop = stop < end ? stop : end;
+			piece(p, stop - i, &at);
+			i = stop;
+		}
 	}
+	return 0;
 }
 
-uint32_t *hvt_sweep_counts(struct hvt_sweep *s, int kind)
+static int by_first(const void *x, const void *y)
 {
-	const uint32_t *st = s->state[kind];
-	uint32_t *c;
+	const struct hvt_count_chunk *a = x, *b = y;
 
-	if (!s->kind[kind])
-		return NULL;
-	c = s->total[kind] ? s->total[kind] : malloc((s->npages ? s->npages : 1) * sizeof(*c));
-	if (!c)
-		return NULL;
-	if (s->total[kind])
-		for (uint64_t i = 0; i < s->npages; i++)
-			c[i] += st[i] & 0xffff;
-	else
-		for (uint64_t i = 0; i < s->npages; i++)
-			c[i] = st[i] & 0xffff;
-	s->total[kind] = NULL; /* the caller's now */
-	return c;
+	return a->first < b->first ? -1 : a->first > b->first;
+}
+
+int hvt_sweep_take(struct hvt_sweep *s, struct hvt_count_chunk **out, uint64_t *n)
+{
+	struct hvt_count_chunk *v = malloc((s->chunks.n ? s->chunks.n : 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t c = 0; c < s->chunks.n; c++) {
+		struct sweep_chunk *ch = &s->chunks.v[c];
+
+		v[c] = (struct hvt_count_chunk){.first = ch->first};
+		for (int k = 0; k < 2; k++) {
+			uint32_t *st = ch->state[k];
+
+			if (!st)
+				continue;
+			/* the states become the counts in place */
+			for (uint32_t i = 0; i < HVT_COUNT_CHUNK; i++)
+				st[i] = (st[i] & 0xffff) + (ch->total[k] ? ch->total[k][i] : 0);
+			v[c].count[k] = st;
+			ch->state[k] = NULL;
+		}
+	}
+	qsort(v, s->chunks.n, sizeof(*v), by_first);
+	*out = v;
+	*n = s->chunks.n;
+	return 0;
 }

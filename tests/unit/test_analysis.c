@@ -205,9 +205,9 @@ static void test_known_counts(void **state)
 			       : g >= SLOT1 && g < SLOT1 + 100       ? N
 			       : g >= SLOT1 + 100 && g < SLOT1 + 300 ? 20
 								     : 0;
-		assert_int_equal(a.written_count[g], w);
-		assert_int_equal(a.accessed_count[g], acc);
-		assert_int_equal(hvt_pageset_test(&a.ram, g), g < 1024 || g >= SLOT1);
+		assert_int_equal(hvt_page_count(&a, HVT_SET_WRITTEN, g), w);
+		assert_int_equal(hvt_page_count(&a, HVT_SET_ACCESSED, g), acc);
+		assert_int_equal(hvt_page_is_ram(&a, g), g < 1024 || g >= SLOT1);
 	}
 	hvt_analysis_fini(&a);
 }
@@ -258,9 +258,9 @@ static void test_classes(void **state)
 	(void)state;
 	load_whole(&a, "known.hvt", 0);
 	for (uint64_t g = 0; g < a.npages; g++)
-		if (hvt_pageset_test(&a.ram, g))
+		if (hvt_page_is_ram(&a, g))
 			assert_int_equal(hvt_page_class(&a, &hvt_class_defaults, g), known_class(g, true));
-	assert_int_equal(hvt_region_classes(&a, &hvt_class_defaults, &rc, &nrc), 0);
+	assert_int_equal(hvt_region_classes(&a, &hvt_class_defaults, UINT64_MAX, &rc, &nrc), 0);
 	assert_int_equal(nrc, 3); /* 0, 512 and 4096: the hole between holds no RAM */
 	assert_int_equal(rc[0].gfn_first, 0);
 	assert_int_equal(rc[0].pages[HVT_CLASS_WRITE_HEAVY], 100);
@@ -399,8 +399,8 @@ static void test_selection(void **state)
 	assert_int_equal(a.n, 5);
 	assert_int_equal(a.first_index, 4);
 	assert_int_equal(a.iv[0].seq, 5);
-	assert_int_equal(a.written_count[0], 5);
-	assert_int_equal(a.written_count[310], 2); /* k = 4 and 8 */
+	assert_int_equal(hvt_page_count(&a, HVT_SET_WRITTEN, 0), 5);
+	assert_int_equal(hvt_page_count(&a, HVT_SET_WRITTEN, 310), 2); /* k = 4 and 8 */
 	hvt_analysis_fini(&a);
 
 	assert_int_equal(hvt_point_parse(&sel.from, "10s", &err), 0);
@@ -473,7 +473,6 @@ static void test_dirty_log_not_available(void **state)
 	(void)state;
 	write_known("dirty.hvt", false, N, false);
 	load_whole(&a, "dirty.hvt", 0);
-	assert_null(a.accessed_count);
 	assert_int_equal(a.n_accessed, 0);
 	for (int k = 0; k < N; k++) {
 		assert_int_equal(a.iv[k].accessed, HVT_NA);
@@ -481,7 +480,7 @@ static void test_dirty_log_not_available(void **state)
 		assert_int_not_equal(a.iv[k].written, HVT_NA);
 	}
 	for (uint64_t g = 0; g < a.npages; g++)
-		if (hvt_pageset_test(&a.ram, g))
+		if (hvt_page_is_ram(&a, g))
 			assert_int_equal(hvt_page_class(&a, &hvt_class_defaults, g), known_class(g, false));
 	hvt_analysis_fini(&a);
 }
@@ -497,7 +496,7 @@ static void test_torn(void **state)
 	assert_true(a.truncated);
 	assert_int_equal(a.n, 9);
 	assert_true(strlen(a.problem) > 0);
-	assert_int_equal(a.written_count[0], 9);
+	assert_int_equal(hvt_page_count(&a, HVT_SET_WRITTEN, 0), 9);
 	hvt_analysis_fini(&a);
 }
 
