@@ -104,26 +104,24 @@ int hvt_region_walk(const struct hvt_analysis *a, const struct hvt_class_thresho
 
 struct region_list {
 	struct hvt_region_class *v;
-	uint64_t n, cap, max;
+	uint64_t n, max;
 };
+
+static int count_region(void *ctx, const struct hvt_region_class *r, uint64_t repeat)
+{
+	struct region_list *l = ctx;
+
+	(void)r;
+	if (repeat > l->max - l->n)
+		return -E2BIG;
+	l->n += repeat;
+	return 0;
+}
 
 static int list_region(void *ctx, const struct hvt_region_class *r, uint64_t repeat)
 {
 	struct region_list *l = ctx;
 
-	if (repeat > l->max - l->n)
-		return -E2BIG;
-	if (l->n + repeat > l->cap) {
-		uint64_t cap = l->cap ? l->cap : 64;
-		struct hvt_region_class *v;
-
-		while (cap < l->n + repeat)
-			cap *= 2;
-		if (!(v = realloc(l->v, cap * sizeof(*v))))
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
 	for (uint64_t i = 0; i < repeat; i++) {
 		l->v[l->n] = *r;
 		l->v[l->n++].gfn_first = r->gfn_first + i * HVT_REGION_PAGES;
@@ -135,13 +133,15 @@ int hvt_region_classes(const struct hvt_analysis *a, const struct hvt_class_thre
 		       struct hvt_region_class **out, uint64_t *nout)
 {
 	struct region_list l = {.max = max};
-	int rc = hvt_region_walk(a, t, list_region, &l);
+	int rc = hvt_region_walk(a, t, count_region, &l); /* first how many: the list is allocated once */
 
-	if (rc) {
-		free(l.v);
+	if (rc)
 		return rc;
-	}
-	*out = l.v ? l.v : calloc(1, sizeof(*l.v));
+	if (!(l.v = malloc((l.n ? l.n : 1) * sizeof(*l.v))))
+		return -ENOMEM;
+	l.n = 0;
+	hvt_region_walk(a, t, list_region, &l);
+	*out = l.v;
 	*nout = l.n;
-	return *out ? 0 : -ENOMEM;
+	return 0;
 }
