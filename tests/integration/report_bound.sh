@@ -20,8 +20,8 @@ bounded() {
 
 # every analysis: the text with the page runs, the regions and the histogram, and the same as JSON
 analyses() { # NAME TRACE SLOT_PAGES MARK_PAGES INTERVALS [--regions]
-	local name=$1 tr=$2
-	bounded "$name-text" "$HVT" report --pages ${6:-} --histogram --energy --window 3 "$tr"
+	local name=$1 tr=$2 more=("${@:6}")
+	bounded "$name-text" "$HVT" report --pages "${more[@]}" --histogram --energy --window 3 "$tr"
 	bounded "$name-json" "$HVT" report --json --pages --histogram --energy "$tr"
 	python3 tests/tools/huge_slot_expect.py "$3" "$4" "$5" "$T/$name-json.out" ||
 		fail "$name: the report's figures are not the trace's"
