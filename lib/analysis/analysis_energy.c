@@ -14,11 +14,45 @@
 
 struct heavy_walk {
 	const struct hvt_analysis *a;
-	const struct hvt_class_thresholds *t;
+	uint64_t (*heavy)[HVT_COUNT_CHUNK / 64]; /* [chunk]: bit j, page first + j is write-heavy RAM */
 	uint64_t *hits; /* [k * 2 + kind]: write-heavy pages among interval k's set pages */
 };
 
-/* Write-heavy RAM pages in [i, end) of the range: only in the touched chunks (an untouched page is not). */
+/* The write-heavy RAM pages, as a bitmap per touched chunk (an untouched page is not write-heavy). */
+static int mark_heavy(struct heavy_walk *hw, const struct hvt_class_thresholds *t)
+{
+	const struct hvt_analysis *a = hw->a;
+
+	if (!(hw->heavy = calloc(a->nchunks ? a->nchunks : 1, sizeof(*hw->heavy))))
+		return -ENOMEM;
+	for (uint64_t c = 0; c < a->nchunks; c++) {
+		const struct hvt_count_chunk *ch = &a->chunks[c];
+
+		for (uint32_t j = 0; j < HVT_COUNT_CHUNK; j++)
+			if (hvt_class_of(a, t, ch->count[0] ? ch->count[0][j] : 0,
+					 ch->count[1] ? ch->count[1][j] : 0) == HVT_CLASS_WRITE_HEAVY &&
+			    hvt_page_is_ram(a, ch->first + j))
+				hw->heavy[c][j / 64] |= 1ull << (j % 64);
+	}
+	return 0;
+}
+
+/* Bits of the 512-bit map m in [lo, hi). */
+static uint64_t count_bits(const uint64_t *m, uint64_t lo, uint64_t hi)
+{
+	uint64_t n = 0;
+
+	while (lo < hi) {
+		uint64_t w = lo / 64, b = lo % 64, e = hi - w * 64 < 64 ? hi - w * 64 : 64;
+		uint64_t mask = (e == 64 ? ~0ull : (1ull << e) - 1) & ~((1ull << b) - 1);
+
+		n += (uint64_t)__builtin_popcountll(m[w] & mask);
+		lo = w * 64 + e;
+	}
+	return n;
+}
+
+/* Write-heavy pages in [i, end) of the range: only in the touched chunks. */
 static uint64_t count_heavy(const struct heavy_walk *hw, uint64_t i, uint64_t end)
 {
 	const struct hvt_analysis *a = hw->a;
@@ -33,16 +67,11 @@ static uint64_t count_heavy(const struct heavy_walk *hw, uint64_t i, uint64_t en
 			hi = mid;
 	}
 	for (uint64_t c = lo; c < a->nchunks && a->chunks[c].first < end; c++) {
-		const struct hvt_count_chunk *ch = &a->chunks[c];
-		uint64_t from = ch->first > i ? ch->first : i;
-		uint64_t to = ch->first + HVT_COUNT_CHUNK < end ? ch->first + HVT_COUNT_CHUNK : end;
+		uint64_t first = a->chunks[c].first;
+		uint64_t from = first > i ? first : i;
+		uint64_t to = first + HVT_COUNT_CHUNK < end ? first + HVT_COUNT_CHUNK : end;
 
-		for (uint64_t p = from; p < to; p++)
-			if (hvt_class_of(a, hw->t, ch->count[0] ? ch->count[0][p - ch->first] : 0,
-					 ch->count[1] ? ch->count[1][p - ch->first] : 0) ==
-				HVT_CLASS_WRITE_HEAVY &&
-			    hvt_page_is_ram(a, p))
-				n++;
+		n += count_bits(hw->heavy[c], from - first, to - first);
 	}
 	return n;
 }
@@ -68,7 +97,7 @@ int hvt_energy_bytes(const struct hvt_analysis *a, struct hvt_trace_reader *r,
 		     const struct hvt_class_thresholds *t, const struct hvt_energy_model *m,
 		     struct hvt_energy_bytes *out, struct hvt_err *err)
 {
-	struct heavy_walk hw = {.a = a, .t = t};
+	struct heavy_walk hw = {.a = a};
 	bool accessed = a->n_accessed;
 	uint64_t per_class[HVT_CLASS_COUNT];
 	int rc;
@@ -81,8 +110,11 @@ int hvt_energy_bytes(const struct hvt_analysis *a, struct hvt_trace_reader *r,
 	    .ram_pages = a->ram_pages,
 	    .seconds = a->n ? (double)(a->iv[a->n - 1].t_end_ns - a->iv[0].t_start_ns) / 1e9 : 0,
 	};
-	if (!(hw.hits = calloc(a->n * 2 + 1, sizeof(*hw.hits))))
+	if (!(hw.hits = calloc(a->n * 2 + 1, sizeof(*hw.hits))) || mark_heavy(&hw, t)) {
+		free(hw.hits);
+		free(hw.heavy);
 		return hvt_err_set(err, -ENOMEM, "out of memory");
+	}
 	hvt_class_pages(a, t, per_class);
 	out->heavy_pages = per_class[HVT_CLASS_WRITE_HEAVY];
 	rc = hvt_analysis_walk(a, r, (1u << HVT_SET_WRITTEN) | (accessed ? 1u << HVT_SET_ACCESSED : 0),
@@ -113,6 +145,7 @@ int hvt_energy_bytes(const struct hvt_analysis *a, struct hvt_trace_reader *r,
 					    : share(rd, hw.hits[k * 2 + HVT_SET_WRITTEN], ii->written, out);
 	}
 	free(hw.hits);
+	free(hw.heavy);
 	return rc;
 }
 

@@ -22,7 +22,8 @@
 #include "analysis_sweep.h"
 #include "hvmtrace/pageset.h"
 
-#define CHUNK SWEEP_CHUNK_PAD /* pages per step: a step reads and writes back up to CHUNK - 1 past a run */
+#define CHUNK          SWEEP_CHUNK_PAD /* pages per step: it reads and writes back up to CHUNK - 1 past a run */
+#define PREFETCH_AHEAD 16              /* runs */
 
 static bool impl_available(enum hvt_sweep_impl impl)
 {
@@ -218,26 +219,16 @@ static inline __attribute__((always_inline)) void sweep_piece(uint32_t *p, uint6
 	end_segment(at->stamp, at->old, at->seg, at->w, at->gap);
 }
 
-static void sweep_scalar(uint32_t *p, uint64_t count, struct sweep_at *at)
+static inline __attribute__((always_inline)) void piece_scalar(uint32_t *p, uint64_t count,
+							       struct sweep_at *at, step_fn *step)
 {
+	(void)step;
 	at->old = p[0] >> 16;
 	at->seg = 0;
 	for (uint64_t i = 0; i < count; i += CHUNK)
 		touch_pages(p + i, NULL, count - i < CHUNK ? (int)(count - i) : CHUNK, at);
 	end_segment(at->stamp, at->old, at->seg, at->w, at->gap);
 }
-
-#ifdef HAVE_X86_SIMD
-static void sweep_sse2(uint32_t *p, uint64_t count, struct sweep_at *at)
-{
-	sweep_piece(p, count, at, step_sse2);
-}
-
-__attribute__((target("avx2"))) static void sweep_avx2(uint32_t *p, uint64_t count, struct sweep_at *at)
-{
-	sweep_piece(p, count, at, step_avx2);
-}
-#endif
 
 /* The states of kind at page i, in its chunk (made, with the kind's states, when there is none); NULL:
  * -ENOMEM. */
@@ -249,37 +240,89 @@ static uint32_t *states_at(struct hvt_sweep *s, int kind, uint64_t i)
 	if (c < 0)
 		return NULL;
 	ch = &s->chunks.v[c];
-	if (!ch->state[kind] && !(ch->state[kind] = calloc(HVT_COUNT_CHUNK + CHUNK, sizeof(uint32_t))))
+	if (!ch->state[kind] && !(ch->state[kind] = chunk_table_states(&s->chunks)))
 		return NULL;
 	return ch->state[kind] + (i - ch->first);
 }
 
-int hvt_sweep_touch(struct hvt_sweep *s, int kind, const struct hvt_run *v, size_t n, uint64_t base)
-{
-	struct sweep_at at = {.stamp = s->k - 1 + s->window, .w = s->window, .gap = s->gap[kind]};
-	void (*piece)(uint32_t *, uint64_t, struct sweep_at *) = sweep_scalar;
+typedef void piece_fn(uint32_t *p, uint64_t count, struct sweep_at *at, step_fn *step);
 
-#ifdef HAVE_X86_SIMD
-	if (s->impl == HVT_SWEEP_AVX2)
-		piece = sweep_avx2;
-	else if (s->impl == HVT_SWEEP_SSE2)
-		piece = sweep_sse2;
-#endif
+/*
+ * An interval's runs, each cut where it crosses into the next chunk. Runs lie far apart: the states of the
+ * run PREFETCH_AHEAD on are found and asked for while this one is swept. Inlined into one copy per piece
+ * and step (and so per instruction set).
+ */
+static inline __attribute__((always_inline)) int sweep_runs(struct hvt_sweep *s, int kind,
+							    const struct hvt_run *v, size_t n, uint64_t base,
+							    struct sweep_at *at, piece_fn *piece,
+							    step_fn *step)
+{
+	uint32_t *ahead[PREFETCH_AHEAD];
+
+	for (size_t r = 0; r < n && r < PREFETCH_AHEAD; r++)
+		if (!(ahead[r] = states_at(s, kind, v[r].first - base)))
+			return -ENOMEM;
 	for (size_t r = 0; r < n; r++) {
 		uint64_t i = v[r].first - base, end = i + v[r].count;
+		uint32_t *p = ahead[r % PREFETCH_AHEAD];
 
-		while (i < end) {
-			uint64_t stop = (i / HVT_COUNT_CHUNK + 1) * HVT_COUNT_CHUNK;
-			uint32_t *p = states_at(s, kind, i);
+		if (r + PREFETCH_AHEAD < n) {
+			uint32_t *q = states_at(s, kind, v[r + PREFETCH_AHEAD].first - base);
 
-			if (!p)
+			if (!q)
 				return -ENOMEM;
+			__builtin_prefetch(q, 1);
+			__builtin_prefetch(q + 16, 1);
+			ahead[r % PREFETCH_AHEAD] = q;
+		}
+		for (;;) {
+			uint64_t stop = (i / HVT_COUNT_CHUNK + 1) * HVT_COUNT_CHUNK;
+
 			stop = stop < end ? stop : end;
-			piece(p, stop - i, &at);
-			i = stop;
+			piece(p, stop - i, at, step);
+			if ((i = stop) == end)
+				break;
+			if (!(p = states_at(s, kind, i)))
+				return -ENOMEM;
 		}
 	}
 	return 0;
+}
+
+static int sweep_scalar(struct hvt_sweep *s, int kind, const struct hvt_run *v, size_t n, uint64_t base,
+			struct sweep_at *at)
+{
+	return sweep_runs(s, kind, v, n, base, at, piece_scalar, NULL);
+}
+
+#ifdef HAVE_X86_SIMD
+static int sweep_sse2(struct hvt_sweep *s, int kind, const struct hvt_run *v, size_t n, uint64_t base,
+		      struct sweep_at *at)
+{
+	return sweep_runs(s, kind, v, n, base, at, sweep_piece, step_sse2);
+}
+
+__attribute__((target("avx2"))) static int sweep_avx2(struct hvt_sweep *s, int kind, const struct hvt_run *v,
+						      size_t n, uint64_t base, struct sweep_at *at)
+{
+	return sweep_runs(s, kind, v, n, base, at, sweep_piece, step_avx2);
+}
+#endif
+
+int hvt_sweep_touch(struct hvt_sweep *s, int kind, const struct hvt_run *v, size_t n, uint64_t base)
+{
+	struct sweep_at at = {.stamp = s->k - 1 + s->window, .w = s->window, .gap = s->gap[kind]};
+
+	switch (s->impl) {
+#ifdef HAVE_X86_SIMD
+	case HVT_SWEEP_AVX2:
+		return sweep_avx2(s, kind, v, n, base, &at);
+	case HVT_SWEEP_SSE2:
+		return sweep_sse2(s, kind, v, n, base, &at);
+#endif
+	default:
+		return sweep_scalar(s, kind, v, n, base, &at);
+	}
 }
 
 static int by_first(const void *x, const void *y)
@@ -304,11 +347,15 @@ int hvt_sweep_take(struct hvt_sweep *s, struct hvt_count_chunk **out, uint64_t *
 
 			if (!st)
 				continue;
-			/* the states become the counts in place */
+			if (!(v[c].count[k] = malloc(HVT_COUNT_CHUNK * sizeof(uint32_t)))) {
+				for (size_t d = 0; d <= c; d++)
+					for (int m = 0; m < 2; m++)
+						free(v[d].count[m]);
+				free(v);
+				return -ENOMEM;
+			}
 			for (uint32_t i = 0; i < HVT_COUNT_CHUNK; i++)
-				st[i] = (st[i] & 0xffff) + (ch->total[k] ? ch->total[k][i] : 0);
-			v[c].count[k] = st;
-			ch->state[k] = NULL;
+				v[c].count[k][i] = (st[i] & 0xffff) + (ch->total[k] ? ch->total[k][i] : 0);
 		}
 	}
 	qsort(v, s->chunks.n, sizeof(*v), by_first);

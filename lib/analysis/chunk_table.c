@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* The sweep's chunks by first page: open addressing, linear probing, at most half full (chunk_table.h). */
+/* The sweep's chunks by first page: open addressing, linear probing, at most half full; their states cut
+ * from huge-page slabs (chunk_table.h). */
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "chunk_table.h"
 
@@ -62,13 +64,45 @@ ptrdiff_t chunk_table_get(struct chunk_table *t, uint64_t i)
 	return (ptrdiff_t)*s - 1;
 }
 
+#define SLAB (2u << 20)
+
+uint32_t *chunk_table_states(struct chunk_table *t)
+{
+	struct state_slabs *s = &t->slabs;
+	size_t bytes = (HVT_COUNT_CHUNK + SWEEP_CHUNK_PAD) * sizeof(uint32_t);
+	void *p;
+
+	if (!s->n || s->used + bytes > SLAB) {
+		if (s->n == s->cap) {
+			size_t cap = s->cap ? s->cap * 2 : 16;
+			void **v = realloc(s->v, cap * sizeof(*v));
+
+			if (!v)
+				return NULL;
+			s->v = v;
+			s->cap = cap;
+		}
+		/* anonymous memory comes zeroed; the huge page is a hint, refused without THP */
+		p = mmap(NULL, SLAB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return NULL;
+		madvise(p, SLAB, MADV_HUGEPAGE);
+		s->v[s->n++] = p;
+		s->used = 0;
+	}
+	p = (char *)s->v[s->n - 1] + s->used;
+	s->used += bytes;
+	return p;
+}
+
 void chunk_table_fini(struct chunk_table *t)
 {
 	for (size_t i = 0; i < t->n; i++)
-		for (int k = 0; k < 2; k++) {
-			free(t->v[i].state[k]);
+		for (int k = 0; k < 2; k++)
 			free(t->v[i].total[k]);
-		}
+	for (size_t i = 0; i < t->slabs.n; i++)
+		munmap(t->slabs.v[i], SLAB);
+	free(t->slabs.v);
 	free(t->v);
 	free(t->slot);
 	*t = (struct chunk_table){0};

@@ -16,8 +16,17 @@
 
 struct sweep_chunk {
 	uint64_t first;     /* a multiple of HVT_COUNT_CHUNK */
-	uint32_t *state[2]; /* [HVT_COUNT_CHUNK + SWEEP_CHUNK_PAD] per kind; NULL: not touched yet */
+	uint32_t *state[2]; /* [HVT_COUNT_CHUNK + SWEEP_CHUNK_PAD] per kind (chunk_table_states); NULL: not
+			     * touched yet */
 	uint32_t *total[2]; /* [HVT_COUNT_CHUNK]: counts of the epochs flushed; NULL: none yet */
+};
+
+/* Where states are cut from: 2 MiB slabs that the kernel may back with one huge page each (the sweep
+ * visits chunks in scattered order, and with 4 KiB pages nearly every run would miss the TLB). */
+struct state_slabs {
+	void **v;
+	size_t n, cap;
+	size_t used; /* bytes given out of the newest slab */
 };
 
 struct chunk_table {
@@ -26,10 +35,14 @@ struct chunk_table {
 	size_t *slot; /* nslots (a power of two): 1 + index into v, 0 empty */
 	size_t nslots;
 	size_t last; /* 1 + the chunk found last (runs come ascending: mostly the next is in it), 0 none */
+	struct state_slabs slabs;
 };
 
 /* The chunk holding page i, made (all zero) when there is none: its index in t->v, or -1: -ENOMEM. */
 ptrdiff_t chunk_table_get(struct chunk_table *t, uint64_t i);
-void chunk_table_fini(struct chunk_table *t); /* frees the table and each chunk's arrays */
+/* Zeroed states for a chunk's kind (HVT_COUNT_CHUNK + SWEEP_CHUNK_PAD), freed with the table; NULL: -ENOMEM.
+ */
+uint32_t *chunk_table_states(struct chunk_table *t);
+void chunk_table_fini(struct chunk_table *t); /* frees the table, the states and each chunk's totals */
 
 #endif
