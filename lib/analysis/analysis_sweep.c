@@ -56,6 +56,8 @@ int hvt_sweep_init(struct hvt_sweep *s, uint64_t npages, unsigned kinds, uint32_
 							   : HVT_SWEEP_SCALAR;
 	if (!window || window > 65535 || !impl_available(s->impl))
 		return -EINVAL;
+	if (chunk_table_init(&s->chunks, npages, t && t->hash))
+		return -ENOMEM;
 	s->npages = npages;
 	s->window = window;
 	s->epoch = epoch && epoch < fit ? epoch : fit;
@@ -232,12 +234,17 @@ static inline __attribute__((always_inline)) void piece_scalar(uint32_t *p, uint
 
 /* The states of kind at page i, in its chunk (made, with the kind's states, when there is none); NULL:
  * -ENOMEM. */
-static uint32_t *states_at(struct hvt_sweep *s, int kind, uint64_t i)
+static inline uint32_t *states_at(struct hvt_sweep *s, int kind, uint64_t i)
 {
-	ptrdiff_t c = chunk_table_get(&s->chunks, i);
+	ptrdiff_t c;
 	struct sweep_chunk *ch;
 
-	if (c < 0)
+	if (s->chunks.dir && s->chunks.dir[i / HVT_COUNT_CHUNK]) { /* the common case, without a call */
+		ch = &s->chunks.v[s->chunks.dir[i / HVT_COUNT_CHUNK] - 1];
+		if (ch->state[kind])
+			return ch->state[kind] + (i - ch->first);
+	}
+	if ((c = chunk_table_get(&s->chunks, i)) < 0)
 		return NULL;
 	ch = &s->chunks.v[c];
 	if (!ch->state[kind] && !(ch->state[kind] = chunk_table_states(&s->chunks)))

@@ -39,6 +39,7 @@ enum hvt_sweep_impl {
 struct hvt_sweep_tuning {
 	uint32_t epoch; /* intervals per epoch, 1 .. HVT_SWEEP_MAX_EPOCH; 0: the largest that fits */
 	enum hvt_sweep_impl impl;
+	bool hash; /* chunks found through the hash, as for a range too large to index directly */
 };
 
 struct hvt_sweep {

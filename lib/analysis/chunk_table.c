@@ -37,29 +37,51 @@ static int grow_slots(struct chunk_table *t)
 	return 0;
 }
 
+int chunk_table_init(struct chunk_table *t, uint64_t npages, bool hash)
+{
+	uint64_t n = npages / HVT_COUNT_CHUNK + 1;
+
+	*t = (struct chunk_table){0};
+	if (!hash && n <= CHUNK_DIR_MAX && !(t->dir = calloc(n, sizeof(*t->dir))))
+		return -1;
+	return 0;
+}
+
+/* A new chunk at first: its index + 1, 0: -ENOMEM. */
+static size_t add(struct chunk_table *t, uint64_t first)
+{
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 64;
+		struct sweep_chunk *v = realloc(t->v, cap * sizeof(*v));
+
+		if (!v)
+			return 0;
+		t->v = v;
+		t->cap = cap;
+	}
+	t->v[t->n] = (struct sweep_chunk){.first = first};
+	return ++t->n;
+}
+
 ptrdiff_t chunk_table_get(struct chunk_table *t, uint64_t i)
 {
 	uint64_t first = i / HVT_COUNT_CHUNK * HVT_COUNT_CHUNK;
 	size_t *s;
 
+	if (t->dir) {
+		uint32_t *d = &t->dir[i / HVT_COUNT_CHUNK];
+
+		if (!*d && !(*d = (uint32_t)add(t, first)))
+			return -1;
+		return (ptrdiff_t)*d - 1;
+	}
 	if (t->last && t->v[t->last - 1].first == first)
 		return (ptrdiff_t)t->last - 1;
 	if ((t->n + 1) * 2 > t->nslots && grow_slots(t))
 		return -1;
 	s = find(t, first);
-	if (!*s) {
-		if (t->n == t->cap) {
-			size_t cap = t->cap ? t->cap * 2 : 64;
-			struct sweep_chunk *v = realloc(t->v, cap * sizeof(*v));
-
-			if (!v)
-				return -1;
-			t->v = v;
-			t->cap = cap;
-		}
-		t->v[t->n] = (struct sweep_chunk){.first = first};
-		*s = ++t->n;
-	}
+	if (!*s && !(*s = add(t, first)))
+		return -1;
 	t->last = *s;
 	return (ptrdiff_t)*s - 1;
 }
@@ -105,5 +127,6 @@ void chunk_table_fini(struct chunk_table *t)
 	free(t->slabs.v);
 	free(t->v);
 	free(t->slot);
+	free(t->dir);
 	*t = (struct chunk_table){0};
 }

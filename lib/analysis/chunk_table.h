@@ -7,6 +7,7 @@
 #ifndef HVMTRACE_LIB_ANALYSIS_CHUNK_TABLE_H
 #define HVMTRACE_LIB_ANALYSIS_CHUNK_TABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,12 +33,19 @@ struct state_slabs {
 struct chunk_table {
 	struct sweep_chunk *v; /* n chunks, in the order they were made */
 	size_t n, cap;
-	size_t *slot; /* nslots (a power of two): 1 + index into v, 0 empty */
+	uint32_t *dir; /* a range of at most CHUNK_DIR_MAX chunks: [i / HVT_COUNT_CHUNK] 1 + index into v, 0
+			* none (one load per lookup); NULL: the hash */
+	size_t *slot;  /* nslots (a power of two): 1 + index into v, 0 empty */
 	size_t nslots;
 	size_t last; /* 1 + the chunk found last (runs come ascending: mostly the next is in it), 0 none */
 	struct state_slabs slabs;
 };
 
+/* A range of up to this many chunks (4 MiB of directory, 2 TiB of 4 KiB pages) is looked up directly. */
+#define CHUNK_DIR_MAX (1u << 20)
+
+/* For a range of npages pages (hash: the hash whatever its size, for tests): 0 or -ENOMEM. */
+int chunk_table_init(struct chunk_table *t, uint64_t npages, bool hash);
 /* The chunk holding page i, made (all zero) when there is none: its index in t->v, or -1: -ENOMEM. */
 ptrdiff_t chunk_table_get(struct chunk_table *t, uint64_t i);
 /* Zeroed states for a chunk's kind (HVT_COUNT_CHUNK + SWEEP_CHUNK_PAD), freed with the table; NULL: -ENOMEM.
