@@ -16,6 +16,7 @@ struct heavy_walk {
 	const struct hvt_analysis *a;
 	uint64_t (*heavy)[HVT_COUNT_CHUNK / 64]; /* [chunk]: bit j, page first + j is write-heavy RAM */
 	uint64_t *hits; /* [k * 2 + kind]: write-heavy pages among interval k's set pages */
+	uint64_t at;    /* the chunk the last run began in */
 };
 
 /* The write-heavy RAM pages, as a bitmap per touched chunk (an untouched page is not write-heavy). */
@@ -53,19 +54,26 @@ static uint64_t count_bits(const uint64_t *m, uint64_t lo, uint64_t hi)
 }
 
 /* Write-heavy pages in [i, end) of the range: only in the touched chunks. */
-static uint64_t count_heavy(const struct heavy_walk *hw, uint64_t i, uint64_t end)
+static uint64_t count_heavy(struct heavy_walk *hw, uint64_t i, uint64_t end)
 {
 	const struct hvt_analysis *a = hw->a;
-	uint64_t n = 0, lo = 0, hi = a->nchunks;
+	uint64_t n = 0, lo = hw->at, hi = a->nchunks;
 
-	while (lo < hi) { /* the first chunk that ends after i */
-		uint64_t mid = lo + (hi - lo) / 2;
+	/* runs come ascending within an interval's kind: on from the last run's chunk, or a search when the
+	 * next kind or interval starts lower */
+	if (lo < a->nchunks && a->chunks[lo].first <= i)
+		while (lo < a->nchunks && a->chunks[lo].first + HVT_COUNT_CHUNK <= i)
+			lo++;
+	else
+		for (lo = 0; lo < hi;) { /* the first chunk that ends after i */
+			uint64_t mid = lo + (hi - lo) / 2;
 
-		if (a->chunks[mid].first + HVT_COUNT_CHUNK <= i)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+			if (a->chunks[mid].first + HVT_COUNT_CHUNK <= i)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+	hw->at = lo;
 	for (uint64_t c = lo; c < a->nchunks && a->chunks[c].first < end; c++) {
 		uint64_t first = a->chunks[c].first;
 		uint64_t from = first > i ? first : i;
