@@ -213,7 +213,8 @@ check: config.mk format-check
 BENCH_TABLE_NEEDS = $(BUILD)/tests/tools/qmp $(BUILD)/tests/tools/qemu_phases $(BUILD)/guest/phases.elf
 bench: all $(BENCHES) $(BENCH_TABLE_NEEDS)
 	bench/table.sh $(BUILD)
-bench-parts: all $(BENCHES) $(BUILD)/tests/tools/synth_trace $(BUILD)/tests/tools/synth_arrays
+bench-parts: all $(BENCHES) $(BUILD)/tests/tools/synth_trace $(BUILD)/tests/tools/synth_arrays \
+	$(BUILD)/tests/tools/huge_slot_trace $(BUILD)/tests/tools/trace_patch $(BUILD)/tests/tools/maxrss
 	bench/run.sh $(BUILD)
 
 # The user's programs only: hvmtrace-vmm (tests/vmm) is the tests' VMM, run from $(BUILD)/bin.

@@ -46,6 +46,9 @@ struct channel_stats {
 	uint64_t peak_read_seq, peak_write_seq;
 };
 
+/* --regions lists a region per 2 MiB of RAM: at most these (2 TiB of it), a list that still fits in memory */
+#define REPORT_MAX_REGIONS (1u << 20)
+
 struct report {
 	const char *path;
 	struct hvt_trace_reader *r;
@@ -67,7 +70,7 @@ struct report {
 	struct hvt_cdf_point *cdf;
 	uint64_t ncdf, pages_written, page_writes;
 	uint64_t class_pages[HVT_CLASS_COUNT];
-	struct hvt_region_class *regions;
+	struct hvt_region_class *regions; /* with --regions only, at most REPORT_MAX_REGIONS */
 	uint64_t nregions, region_count[HVT_CLASS_COUNT];
 	uint64_t *phases[3]; /* written, accessed, bandwidth: interval indexes; NULL: no such series */
 	uint64_t nphases[3];

@@ -69,7 +69,7 @@ static void set(struct run *r, enum cmp_row k, bool have, double v)
 static void figures(struct run *r, const struct report *rp)
 {
 	const struct hvt_analysis *a = &rp->a;
-	bool w = a->written_count, bw = a->bw != HVT_BW_NONE;
+	bool w = a->n_written, bw = a->bw != HVT_BW_NONE;
 
 	snprintf(r->about, sizeof(r->about), "%s: VM '%s' (%s, %s), mode %s, %.3f s intervals, %s", rp->path,
 		 a->meta->vm_name, a->meta->vm_vmm, a->meta->vm_accel, hvt_mode_name(a->meta->mode),

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* hvmtrace report: the figures derived once from the loaded analysis (report.h). */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,51 +94,74 @@ static void totals(struct report *rp)
 	rp->span_ns = a->n ? a->iv[a->n - 1].t_end_ns - a->iv[0].t_start_ns : 0;
 }
 
+/* In how many of the final intervals page i of the range was written: each loaded on its own (finals). */
+static uint32_t final_writes(const struct hvt_analysis *finals, uint64_t nfinal, uint64_t i)
+{
+	uint32_t n = 0;
+
+	for (uint64_t f = 0; f < nfinal; f++)
+		if (i < finals[f].npages)
+			n += hvt_page_count(&finals[f], HVT_SET_WRITTEN, i);
+	return n;
+}
+
 /* Pages written in any / every interval not cut short. The counts include the final intervals, so the
- * pages a final interval wrote are taken out of "every" by loading it on its own. */
+ * pages a final interval wrote are taken out of "every" by loading it on its own. Only the touched chunks
+ * hold written pages. */
 static int ever_every(struct report *rp, char *why, size_t whylen)
 {
 	const struct hvt_analysis *a = &rp->a;
-	uint32_t *final = NULL;
+	struct hvt_analysis *finals = NULL;
 	uint64_t nfinal = 0;
+	int rc = 0;
 
-	if (!a->written_count)
+	if (!a->n_written)
 		return 0;
-	for (uint64_t k = 0; k < a->n; k++) {
+	for (uint64_t k = 0; !rc && k < a->n; k++) {
 		struct hvt_selection s = rp->o.sel;
-		struct hvt_analysis f;
+		struct hvt_analysis *more;
 		struct hvt_err err = {{0}};
 
 		if (!(a->iv[k].flags & HVT_IV_FINAL) || a->iv[k].written == HVT_NA)
 			continue;
 		s.from = s.to = (struct hvt_point){HVT_POINT_INTERVAL, a->iv[k].seq};
-		if (!final && !(final = calloc(a->npages, sizeof(*final))))
-			return -ENOMEM;
-		if (hvt_analysis_load(&f, rp->r, &s, NULL, &err)) {
-			snprintf(why, whylen, "%s", err.msg);
-			free(final);
-			return -EINVAL;
+		if (!(more = realloc(finals, (nfinal + 1) * sizeof(*finals)))) {
+			rc = -ENOMEM;
+			break;
 		}
-		for (uint64_t i = 0; i < a->npages && i < f.npages; i++)
-			final[i] += f.written_count[i];
+		finals = more;
+		if (hvt_analysis_load(&finals[nfinal], rp->r, &s, NULL, &err)) {
+			snprintf(why, whylen, "%s", err.msg);
+			rc = -EINVAL;
+			break;
+		}
 		nfinal++;
-		hvt_analysis_fini(&f);
 	}
-	for (uint64_t i = 0; i < a->npages; i++) {
-		uint32_t c = a->written_count[i];
+	for (uint64_t c = 0; !rc && c < a->nchunks; c++) {
+		const uint32_t *w = a->chunks[c].count[HVT_SET_WRITTEN];
 
-		rp->ever += c > 0;
-		rp->every += rp->complete_written && c - (final ? final[i] : 0) == rp->complete_written;
+		for (uint32_t j = 0; w && j < HVT_COUNT_CHUNK; j++) {
+			uint32_t n = w[j];
+
+			if (!n)
+				continue;
+			rp->ever++;
+			rp->every +=
+			    rp->complete_written &&
+			    n - final_writes(finals, nfinal, a->chunks[c].first + j) == rp->complete_written;
+		}
 	}
-	free(final);
-	return 0;
+	for (uint64_t f = 0; f < nfinal; f++)
+		hvt_analysis_fini(&finals[f]);
+	free(finals);
+	return rc;
 }
 
 static int write_frequency(struct report *rp)
 {
 	const struct hvt_analysis *a = &rp->a;
 
-	if (!a->written_count)
+	if (!a->n_written)
 		return 0;
 	rp->hist = calloc(a->n_written + 1, sizeof(*rp->hist));
 	rp->cdf = calloc(a->n_written + 1, sizeof(*rp->cdf));
@@ -152,18 +176,20 @@ static int write_frequency(struct report *rp)
 	return 0;
 }
 
+static int count_regions(void *ctx, const struct hvt_region_class *r, uint64_t repeat)
+{
+	struct report *rp = ctx;
+
+	rp->region_count[r->cls] += repeat;
+	return 0;
+}
+
 static int classes(struct report *rp)
 {
 	const struct hvt_analysis *a = &rp->a;
 
-	for (uint64_t i = 0; i < a->npages; i++)
-		if (hvt_pageset_test(&a->ram, i))
-			rp->class_pages[hvt_page_class(a, &rp->o.th, i)]++;
-	if (hvt_region_classes(a, &rp->o.th, &rp->regions, &rp->nregions))
-		return -ENOMEM;
-	for (uint64_t i = 0; i < rp->nregions; i++)
-		rp->region_count[rp->regions[i].cls]++;
-	return 0;
+	hvt_class_pages(a, &rp->o.th, rp->class_pages);
+	return hvt_region_walk(a, &rp->o.th, count_regions, rp);
 }
 
 static int phases(struct report *rp)
@@ -194,7 +220,7 @@ static int phases(struct report *rp)
 					       1e9 / (double)ns);
 			any |= x[k] != HVT_NA;
 		}
-		if (!any && !(s < 2 && (s ? a->accessed_count : a->written_count)))
+		if (!any && !(s < 2 && (s ? a->n_accessed : a->n_written)))
 			continue;
 		rp->phases[s] = malloc((a->n ? a->n : 1) * sizeof(uint64_t));
 		if (!rp->phases[s]) {
@@ -251,6 +277,25 @@ static int channels(struct report *rp)
 	return 0;
 }
 
+/* The list --regions prints: one entry per 2 MiB region of RAM, so it follows the guest's size; bounded. */
+static int region_list(struct report *rp, char *why, size_t whylen)
+{
+	uint64_t n = 0;
+	int rc;
+
+	for (int c = 0; c < HVT_CLASS_COUNT; c++)
+		n += rp->region_count[c];
+	rc = hvt_region_classes(&rp->a, &rp->o.th, REPORT_MAX_REGIONS, &rp->regions, &rp->nregions);
+	if (rc == -E2BIG)
+		snprintf(why, whylen,
+			 "--regions: %" PRIu64
+			 " regions of 2 MiB are more than %u to list; narrow them with --range",
+			 n, REPORT_MAX_REGIONS);
+	else if (rc)
+		snprintf(why, whylen, "out of memory");
+	return rc;
+}
+
 int report_compute(struct report *rp, char *why, size_t whylen)
 {
 	const struct hvt_analysis *a = &rp->a;
@@ -273,6 +318,8 @@ int report_compute(struct report *rp, char *why, size_t whylen)
 		return rc;
 	if (write_frequency(rp) || classes(rp) || phases(rp) || channels(rp))
 		goto nomem;
+	if (rp->o.regions)
+		return region_list(rp, why, whylen);
 	return 0;
 nomem:
 	snprintf(why, whylen, "out of memory");

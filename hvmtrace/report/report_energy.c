@@ -151,7 +151,7 @@ void report_energy_text(FILE *f, const struct report *rp)
 		"evenly over\n"
 		"  the pages it wrote, its read bytes over the pages it %s\n"
 		"  (by capacity in an interval with bytes but no such pages).\n",
-		100 * rp->o.th.write_heavy, rp->a.accessed_count ? "accessed" : "wrote (no accessed sets)");
+		100 * rp->o.th.write_heavy, rp->a.n_accessed ? "accessed" : "wrote (no accessed sets)");
 }
 
 /* ---- JSON ---- */

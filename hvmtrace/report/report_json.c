@@ -71,7 +71,7 @@ static struct json_object *totals_json(const struct report *rp)
 {
 	const struct hvt_analysis *a = &rp->a;
 	struct json_object *o = json_object_new_object();
-	bool w = a->written_count;
+	bool w = a->n_written;
 
 	add(o, "intervals", json_object_new_uint64(a->n));
 	add(o, "final_intervals", json_object_new_uint64(rp->finals));
@@ -150,10 +150,27 @@ static struct json_object *write_frequency_json(const struct report *rp)
 static bool class_available(const struct hvt_analysis *a, int c)
 {
 	if (c == HVT_CLASS_READ_MOSTLY || c == HVT_CLASS_UNTOUCHED)
-		return a->accessed_count;
+		return a->n_accessed;
 	if (c == HVT_CLASS_UNKNOWN)
-		return !a->accessed_count;
+		return !a->n_accessed;
 	return true;
+}
+
+struct class_run_out {
+	struct json_object *runs;
+	const struct hvt_analysis *a;
+};
+
+static int add_class_run(void *ctx, uint64_t first, uint64_t count, enum hvt_page_class c)
+{
+	const struct class_run_out *o = ctx;
+	struct json_object *r = json_object_new_array();
+
+	json_object_array_add(r, json_object_new_uint64(o->a->gfn_first + first));
+	json_object_array_add(r, json_object_new_uint64(count));
+	json_object_array_add(r, json_object_new_string(hvt_class_name(c)));
+	json_object_array_add(o->runs, r);
+	return 0;
 }
 
 static struct json_object *classes_json(const struct report *rp)
@@ -178,26 +195,7 @@ static struct json_object *classes_json(const struct report *rp)
 	if (rp->o.pages) {
 		struct json_object *runs = json_object_new_array();
 
-		for (uint64_t i = 0; i < a->npages;) {
-			enum hvt_page_class c;
-			uint64_t j = i + 1;
-			struct json_object *r;
-
-			if (!hvt_pageset_test(&a->ram, i)) {
-				i++;
-				continue;
-			}
-			c = hvt_page_class(a, &rp->o.th, i);
-			while (j < a->npages && hvt_pageset_test(&a->ram, j) &&
-			       hvt_page_class(a, &rp->o.th, j) == c)
-				j++;
-			r = json_object_new_array();
-			json_object_array_add(r, json_object_new_uint64(a->gfn_first + i));
-			json_object_array_add(r, json_object_new_uint64(j - i));
-			json_object_array_add(r, json_object_new_string(hvt_class_name(c)));
-			json_object_array_add(runs, r);
-			i = j;
-		}
+		hvt_class_runs(a, &rp->o.th, add_class_run, &(struct class_run_out){runs, a});
 		add(o, "page_runs", runs);
 	}
 	if (rp->o.regions) {

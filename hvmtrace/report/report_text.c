@@ -128,7 +128,7 @@ static void print_totals(FILE *f, const struct report *rp)
 		" after missed deadlines, %" PRIu64 " deadlines missed)\n",
 		a->n, rp->finals, rp->missed_intervals, rp->missed_deadlines);
 	fprintf(f, "  time covered                     %.3f s\n", rp->span_ns / 1e9);
-	if (!a->written_count) {
+	if (!a->n_written) {
 		fprintf(f, "  written pages                    not available in this trace\n");
 	} else {
 		fprintf(f, "  distinct pages ever written      %" PRIu64 " (%.1f MiB)\n", rp->ever,
@@ -144,7 +144,7 @@ static void print_totals(FILE *f, const struct report *rp)
 			fprintf(f, "  mean written pages/s             %.1f\n",
 				rp->written_sum / (rp->span_ns / 1e9));
 	}
-	if (!a->accessed_count)
+	if (!a->n_accessed)
 		fprintf(
 		    f,
 		    "  accessed pages                   not available (mode %s records written pages only)\n",
@@ -255,6 +255,20 @@ static void print_write_frequency(FILE *f, const struct report *rp)
 			}
 }
 
+struct class_run_out {
+	FILE *f;
+	const struct hvt_analysis *a;
+};
+
+static int print_class_run(void *ctx, uint64_t first, uint64_t count, enum hvt_page_class c)
+{
+	const struct class_run_out *o = ctx;
+
+	fprintf(o->f, "  0x%" PRIx64 "-0x%" PRIx64 " %s\n", o->a->gfn_first + first,
+		o->a->gfn_first + first + count - 1, hvt_class_name(c));
+	return 0;
+}
+
 static void print_classes(FILE *f, const struct report *rp)
 {
 	const struct hvt_analysis *a = &rp->a;
@@ -267,11 +281,11 @@ static void print_classes(FILE *f, const struct report *rp)
 		a->n, 100 * t->write_heavy, 100 * t->read_mostly_min, 100 * t->read_mostly_write,
 		100 * t->cold);
 	for (int c = 0; c < HVT_CLASS_COUNT; c++) {
-		if ((c == HVT_CLASS_READ_MOSTLY || c == HVT_CLASS_UNTOUCHED) && !a->accessed_count) {
+		if ((c == HVT_CLASS_READ_MOSTLY || c == HVT_CLASS_UNTOUCHED) && !a->n_accessed) {
 			fprintf(f, "  %-12s not available (needs accessed sets)\n", hvt_class_name(c));
 			continue;
 		}
-		if (c == HVT_CLASS_UNKNOWN && a->accessed_count)
+		if (c == HVT_CLASS_UNKNOWN && a->n_accessed)
 			continue;
 		fprintf(f,
 			"  %-12s %10" PRIu64 " pages (%.1f MiB, %5.1f %% of RAM), %7" PRIu64
@@ -279,27 +293,13 @@ static void print_classes(FILE *f, const struct report *rp)
 			hvt_class_name(c), rp->class_pages[c], MIB(rp->class_pages[c], a->page_size),
 			PCT(rp->class_pages[c], a->ram_pages), rp->region_count[c]);
 	}
-	if (!a->accessed_count)
+	if (!a->n_accessed)
 		fprintf(
 		    f,
 		    "  (unknown: never written, and without accessed sets read-mostly, cold or untouched)\n");
 	if (rp->o.pages) {
 		fprintf(f, "\n  pages by class (first_gfn-last_gfn class)\n");
-		for (uint64_t i = 0; i < a->npages;) {
-			enum hvt_page_class c;
-			uint64_t j = i + 1;
-
-			if (!hvt_pageset_test(&a->ram, i)) {
-				i++;
-				continue;
-			}
-			c = hvt_page_class(a, t, i);
-			while (j < a->npages && hvt_pageset_test(&a->ram, j) && hvt_page_class(a, t, j) == c)
-				j++;
-			fprintf(f, "  0x%" PRIx64 "-0x%" PRIx64 " %s\n", a->gfn_first + i,
-				a->gfn_first + j - 1, hvt_class_name(c));
-			i = j;
-		}
+		hvt_class_runs(a, t, print_class_run, &(struct class_run_out){f, a});
 	}
 	if (rp->o.regions) {
 		fprintf(f, "\n  2 MiB regions (first_gfn class: pages per class)\n");

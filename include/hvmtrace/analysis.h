@@ -51,6 +51,14 @@ struct hvt_iv_info {
 	uint64_t tracer_cpu_ns;        /* the tracer's CPU time with HVT_IV_TRACER_CPU, else HVT_NA */
 };
 
+/* The counts of pages [first, first + HVT_COUNT_CHUNK) of the range, in a chunk some interval touched. */
+#define HVT_COUNT_CHUNK 512u
+struct hvt_count_chunk {
+	uint64_t first;     /* a multiple of HVT_COUNT_CHUNK */
+	uint32_t *count[2]; /* [enum hvt_set_kind][HVT_COUNT_CHUNK]: selected intervals that wrote / accessed
+			     * the page; NULL: none did (or the kind is not available) */
+};
+
 struct hvt_analysis_opts {
 	uint32_t window; /* intervals per sliding window (1 .. 65535); 0: HVT_DEFAULT_WINDOW */
 };
@@ -71,14 +79,19 @@ struct hvt_analysis {
 	struct hvt_channel_bytes *ch; /* n * nchannels: ch[k * nchannels + c] is channel c in interval k
 				       * (all zero where the interval has no bytes for it) */
 
-	/* The pages: [gfn_first, gfn_first + npages), the --range or the span of every layout's slots. */
+	/*
+	 * The pages: [gfn_first, gfn_first + npages), the --range or the span of every layout's slots. Page i
+	 * is GFN gfn_first + i. What is kept of them follows the trace, not the guest: RAM as runs, counts
+	 * only in the chunks some interval touched (a TiB guest's range costs what its touched pages cost).
+	 */
 	uint64_t gfn_first, npages;
-	struct hvt_pageset ram;   /* npages bits: the page is guest RAM in some selected interval's layout */
-	uint64_t ram_pages;       /* its count */
-	uint32_t *written_count;  /* [npages]: selected intervals that wrote the page; NULL: not available */
-	uint32_t *accessed_count; /* [npages]: ... accessed it; NULL: not available */
-	uint64_t n_written;       /* selected intervals that carry written sets (the counts' denominator) */
-	uint64_t n_accessed;      /* ... accessed sets */
+	struct hvt_runs ram; /* pages i that are guest RAM in some selected interval's layout (base 0) */
+	uint64_t ram_pages;  /* their count */
+	struct hvt_count_chunk *chunks; /* ascending by first; every page outside them has counts 0 */
+	uint64_t nchunks;
+	uint64_t n_written;  /* selected intervals that carry written sets (the counts' denominator); 0: the
+			      * trace has no written counts */
+	uint64_t n_accessed; /* ... accessed sets; 0: no accessed counts (mode dirty-log) */
 
 	/* How far the trace could be read. */
 	bool complete;     /* the whole trace was readable */
@@ -105,6 +118,25 @@ typedef int (*hvt_run_fn)(void *ctx, uint64_t k, enum hvt_set_kind kind, uint64_
 /* kinds: bits 1u << enum hvt_set_kind. Reads the trace again; a read error is -EINVAL with a message. */
 int hvt_analysis_walk(const struct hvt_analysis *a, struct hvt_trace_reader *r, unsigned kinds, hvt_run_fn fn,
 		      void *ctx, struct hvt_err *err);
+
+/* ---- the per-page counts ---- */
+
+/* In how many selected intervals page i (0 .. npages-1) of the range was written / accessed (0: never, or
+ * the kind is not available). A search among the chunks: for single pages, not for sweeps. */
+uint32_t hvt_page_count(const struct hvt_analysis *a, enum hvt_set_kind kind, uint64_t i);
+bool hvt_page_is_ram(const struct hvt_analysis *a, uint64_t i);
+
+/* RAM pages [first, first + count) of the range with their counts: count[kind][j] is page first + j's, or
+ * count[kind] is NULL where every one of them is 0. */
+struct hvt_page_span {
+	uint64_t first, count;
+	const uint32_t *count_of[2];
+};
+typedef int (*hvt_span_fn)(void *ctx, const struct hvt_page_span *s);
+/* Every RAM page of the range once, ascending, in spans that lie inside one RAM run and either inside one
+ * chunk or between chunks (all counts 0): the cost follows the RAM runs and the touched chunks. Non-zero
+ * from fn stops the walk and is returned. */
+int hvt_page_spans(const struct hvt_analysis *a, hvt_span_fn fn, void *ctx);
 
 /* ---- write frequency ---- */
 
@@ -153,6 +185,17 @@ const char *hvt_class_name(enum hvt_page_class c); /* "write-heavy", "read-mostl
  */
 enum hvt_page_class hvt_page_class(const struct hvt_analysis *a, const struct hvt_class_thresholds *t,
 				   uint64_t i);
+/* The class of a page written in w and accessed in acc of the selected intervals. */
+enum hvt_page_class hvt_class_of(const struct hvt_analysis *a, const struct hvt_class_thresholds *t,
+				 uint32_t w, uint32_t acc);
+/* Pages per class: out[c] = RAM pages of the range of class c. */
+void hvt_class_pages(const struct hvt_analysis *a, const struct hvt_class_thresholds *t,
+		     uint64_t out[HVT_CLASS_COUNT]);
+/* Maximal runs of RAM pages of one class, ascending: fn(ctx, first page, count, class). Non-zero from fn
+ * stops and is returned. */
+typedef int (*hvt_class_run_fn)(void *ctx, uint64_t first, uint64_t count, enum hvt_page_class c);
+int hvt_class_runs(const struct hvt_analysis *a, const struct hvt_class_thresholds *t, hvt_class_run_fn fn,
+		   void *ctx);
 
 #define HVT_REGION_PAGES 512 /* 2 MiB of 4 KiB pages */
 struct hvt_region_class {
@@ -161,10 +204,18 @@ struct hvt_region_class {
 	enum hvt_page_class cls;         /* the class most of its touched pages have; ties: the hotter */
 };
 /*
- * Per 2 MiB region holding RAM of the range, in GFN order: fills *out (malloc'd) and *nout. Pages classed
- * by hvt_page_class. -ENOMEM.
+ * The 2 MiB regions holding RAM of the range, in GFN order, as fn(ctx, region, repeat): repeat regions
+ * alike, the first that one and the others each HVT_REGION_PAGES further on (the untouched RAM between
+ * chunks comes whole). Non-zero from fn stops and is returned.
  */
-int hvt_region_classes(const struct hvt_analysis *a, const struct hvt_class_thresholds *t,
+typedef int (*hvt_region_fn)(void *ctx, const struct hvt_region_class *r, uint64_t repeat);
+int hvt_region_walk(const struct hvt_analysis *a, const struct hvt_class_thresholds *t, hvt_region_fn fn,
+		    void *ctx);
+/*
+ * Per 2 MiB region holding RAM of the range, in GFN order: fills *out (malloc'd) and *nout. Pages classed
+ * by hvt_page_class. -ENOMEM; -E2BIG above max regions (the list follows the guest's size).
+ */
+int hvt_region_classes(const struct hvt_analysis *a, const struct hvt_class_thresholds *t, uint64_t max,
 		       struct hvt_region_class **out, uint64_t *nout);
 
 /* ---- phases ---- */

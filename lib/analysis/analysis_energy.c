@@ -11,25 +11,75 @@
 #include "hvmtrace/analysis.h"
 #include "hvmtrace/energy.h"
 #include "hvmtrace/error.h"
-#include "hvmtrace/pageset.h"
 
 struct heavy_walk {
 	const struct hvt_analysis *a;
-	struct hvt_pageset heavy; /* page i of the range is write-heavy */
-	uint64_t *hits;           /* [k * 2 + kind]: write-heavy pages among interval k's set pages */
+	uint64_t (*heavy)[HVT_COUNT_CHUNK / 64]; /* [chunk]: bit j, page first + j is write-heavy RAM */
+	uint64_t *hits; /* [k * 2 + kind]: write-heavy pages among interval k's set pages */
+	uint64_t at;    /* the chunk the last run began in */
 };
 
-/* Set bits of s in [first, first + count). */
-static uint64_t count_range(const struct hvt_pageset *s, uint64_t first, uint64_t count)
+/* The write-heavy RAM pages, as a bitmap per touched chunk (an untouched page is not write-heavy). */
+static int mark_heavy(struct heavy_walk *hw, const struct hvt_class_thresholds *t)
 {
-	uint64_t end = first + count, n = 0;
+	const struct hvt_analysis *a = hw->a;
 
-	while (first < end) {
-		uint64_t w = first / 64, lo = first % 64, hi = end - w * 64 < 64 ? end - w * 64 : 64;
-		uint64_t mask = (hi == 64 ? ~0ull : (1ull << hi) - 1) & ~((1ull << lo) - 1);
+	if (!(hw->heavy = calloc(a->nchunks ? a->nchunks : 1, sizeof(*hw->heavy))))
+		return -ENOMEM;
+	for (uint64_t c = 0; c < a->nchunks; c++) {
+		const struct hvt_count_chunk *ch = &a->chunks[c];
 
-		n += (uint64_t)__builtin_popcountll(s->words[w] & mask);
-		first = w * 64 + hi;
+		for (uint32_t j = 0; j < HVT_COUNT_CHUNK; j++)
+			if (hvt_class_of(a, t, ch->count[0] ? ch->count[0][j] : 0,
+					 ch->count[1] ? ch->count[1][j] : 0) == HVT_CLASS_WRITE_HEAVY &&
+			    hvt_page_is_ram(a, ch->first + j))
+				hw->heavy[c][j / 64] |= 1ull << (j % 64);
+	}
+	return 0;
+}
+
+/* Bits of the 512-bit map m in [lo, hi). */
+static uint64_t count_bits(const uint64_t *m, uint64_t lo, uint64_t hi)
+{
+	uint64_t n = 0;
+
+	while (lo < hi) {
+		uint64_t w = lo / 64, b = lo % 64, e = hi - w * 64 < 64 ? hi - w * 64 : 64;
+		uint64_t mask = (e == 64 ? ~0ull : (1ull << e) - 1) & ~((1ull << b) - 1);
+
+		n += (uint64_t)__builtin_popcountll(m[w] & mask);
+		lo = w * 64 + e;
+	}
+	return n;
+}
+
+/* Write-heavy pages in [i, end) of the range: only in the touched chunks. */
+static uint64_t count_heavy(struct heavy_walk *hw, uint64_t i, uint64_t end)
+{
+	const struct hvt_analysis *a = hw->a;
+	uint64_t n = 0, lo = hw->at, hi = a->nchunks;
+
+	/* runs come ascending within an interval's kind: on from the last run's chunk, or a search when the
+	 * next kind or interval starts lower */
+	if (lo < a->nchunks && a->chunks[lo].first <= i)
+		while (lo < a->nchunks && a->chunks[lo].first + HVT_COUNT_CHUNK <= i)
+			lo++;
+	else
+		for (lo = 0; lo < hi;) { /* the first chunk that ends after i */
+			uint64_t mid = lo + (hi - lo) / 2;
+
+			if (a->chunks[mid].first + HVT_COUNT_CHUNK <= i)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+	hw->at = lo;
+	for (uint64_t c = lo; c < a->nchunks && a->chunks[c].first < end; c++) {
+		uint64_t first = a->chunks[c].first;
+		uint64_t from = first > i ? first : i;
+		uint64_t to = first + HVT_COUNT_CHUNK < end ? first + HVT_COUNT_CHUNK : end;
+
+		n += count_bits(hw->heavy[c], from - first, to - first);
 	}
 	return n;
 }
@@ -37,8 +87,9 @@ static uint64_t count_range(const struct hvt_pageset *s, uint64_t first, uint64_
 static int on_run(void *ctx, uint64_t k, enum hvt_set_kind kind, uint64_t first_gfn, uint64_t count)
 {
 	struct heavy_walk *hw = ctx;
+	uint64_t i = first_gfn - hw->a->gfn_first;
 
-	hw->hits[k * 2 + kind] += count_range(&hw->heavy, first_gfn - hw->a->gfn_first, count);
+	hw->hits[k * 2 + kind] += count_heavy(hw, i, i + count);
 	return 0;
 }
 
@@ -55,7 +106,8 @@ int hvt_energy_bytes(const struct hvt_analysis *a, struct hvt_trace_reader *r,
 		     struct hvt_energy_bytes *out, struct hvt_err *err)
 {
 	struct heavy_walk hw = {.a = a};
-	bool accessed = a->accessed_count;
+	bool accessed = a->n_accessed;
+	uint64_t per_class[HVT_CLASS_COUNT];
 	int rc;
 
 	*out = (struct hvt_energy_bytes){
@@ -66,15 +118,13 @@ int hvt_energy_bytes(const struct hvt_analysis *a, struct hvt_trace_reader *r,
 	    .ram_pages = a->ram_pages,
 	    .seconds = a->n ? (double)(a->iv[a->n - 1].t_end_ns - a->iv[0].t_start_ns) / 1e9 : 0,
 	};
-	if (hvt_pageset_init(&hw.heavy, a->npages) || !(hw.hits = calloc(a->n * 2 + 1, sizeof(*hw.hits)))) {
-		hvt_pageset_fini(&hw.heavy);
+	if (!(hw.hits = calloc(a->n * 2 + 1, sizeof(*hw.hits))) || mark_heavy(&hw, t)) {
+		free(hw.hits);
+		free(hw.heavy);
 		return hvt_err_set(err, -ENOMEM, "out of memory");
 	}
-	for (uint64_t i = 0; i < a->npages; i++)
-		if (hvt_pageset_test(&a->ram, i) && hvt_page_class(a, t, i) == HVT_CLASS_WRITE_HEAVY) {
-			hvt_pageset_set(&hw.heavy, i);
-			out->heavy_pages++;
-		}
+	hvt_class_pages(a, t, per_class);
+	out->heavy_pages = per_class[HVT_CLASS_WRITE_HEAVY];
 	rc = hvt_analysis_walk(a, r, (1u << HVT_SET_WRITTEN) | (accessed ? 1u << HVT_SET_ACCESSED : 0),
 			       on_run, &hw, err);
 	for (uint64_t k = 0; !rc && k < a->n; k++) {
@@ -103,7 +153,7 @@ int hvt_energy_bytes(const struct hvt_analysis *a, struct hvt_trace_reader *r,
 					    : share(rd, hw.hits[k * 2 + HVT_SET_WRITTEN], ii->written, out);
 	}
 	free(hw.hits);
-	hvt_pageset_fini(&hw.heavy);
+	free(hw.heavy);
 	return rc;
 }
 

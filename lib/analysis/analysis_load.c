@@ -2,12 +2,13 @@
 /*
  * Loading the analyses' input (analysis.h): one pass over the selected intervals, read as runs of GFNs.
  *
- * Each page keeps its count and the interval it was last touched in (analysis_sweep.c: four bytes per page
- * and kind, a run of pages is one sequential sweep). The sliding windows follow from the last touches: a
- * page touched in interval k counts in the windows ending at k .. k+w-1; if it was touched d < w intervals
- * before, the windows up to k+w-1-d already counted it, so it adds only the windows from k+w-d on. Those
- * spans go into a difference array over intervals, summed as the pass goes. Cost: O(pages touched),
- * whatever the window and however scattered the sets (a union of run lists grows with both).
+ * Each touched page keeps its count and the interval it was last touched in (analysis_sweep.c: four bytes
+ * per page and kind, in chunks made as pages are touched; a run of pages is one sequential sweep). The
+ * sliding windows follow from the last touches: a page touched in interval k counts in the windows ending at
+ * k .. k+w-1; if it was touched d < w intervals before, the windows up to k+w-1-d already counted it, so it
+ * adds only the windows from k+w-d on. Those spans go into a difference array over intervals, summed as the
+ * pass goes. Cost: O(pages touched), whatever the window and however scattered the sets (a union of run lists
+ * grows with both).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -34,22 +35,50 @@ struct loader {
 	struct hvt_err *err;
 };
 
-static void mark_ram(struct loader *ld, const struct hvt_layout *l)
+static int by_first(const void *x, const void *y)
 {
-	struct hvt_analysis *a = ld->a;
+	const struct hvt_run *a = x, *b = y;
+
+	return a->first < b->first ? -1 : a->first > b->first;
+}
+
+/* RAM: the union of the selected intervals' slots, inside the range, as ascending runs apart. */
+static int mark_ram(struct loader *ld, const struct hvt_layout *l)
+{
+	struct hvt_runs *ram = &ld->a->ram;
+	uint64_t first = ld->a->gfn_first;
+	size_t n = 0;
 
 	if (l == ld->marked)
-		return;
+		return 0;
 	ld->marked = l;
 	for (uint32_t s = 0; s < l->nslots; s++) {
 		uint64_t f = hvt_memslot_first_gfn(l, &l->slots[s]);
 		uint64_t e = f + hvt_memslot_npages(l, &l->slots[s]);
 
-		f = f > a->gfn_first ? f : a->gfn_first;
+		f = f > first ? f : first;
 		e = e < ld->gfn_end ? e : ld->gfn_end;
-		if (f < e)
-			hvt_pageset_set_range(&a->ram, f - a->gfn_first, e - f);
+		if (f < e && hvt_runs_push(ram, f - first, e - f))
+			return -ENOMEM;
 	}
+	qsort(ram->v, ram->n, sizeof(*ram->v), by_first);
+	for (size_t i = 0; i < ram->n; i++) {
+		struct hvt_run *last = n ? &ram->v[n - 1] : NULL;
+
+		if (last && ram->v[i].first <= last->first + last->count) {
+			uint64_t e = ram->v[i].first + ram->v[i].count;
+
+			if (e > last->first + last->count)
+				last->count = e - last->first;
+		} else {
+			ram->v[n++] = ram->v[i];
+		}
+	}
+	ram->n = n;
+	ram->pages = 0;
+	for (size_t i = 0; i < n; i++)
+		ram->pages += ram->v[i].count;
+	return 0;
 }
 
 static int grow(struct loader *ld)
@@ -140,15 +169,15 @@ static int add_interval(struct loader *ld, const struct hvt_layout *l)
 	    .tracer_cpu_ns = (h->flags & HVT_IV_TRACER_CPU) ? h->tracer_cpu_ns : HVT_NA,
 	};
 	add_bandwidth(a, h, ii);
-	mark_ram(ld, l);
-	if ((rc = hvt_sweep_begin(&ld->sw)))
+	if ((rc = mark_ram(ld, l)) || (rc = hvt_sweep_begin(&ld->sw)))
 		return rc;
 	for (int k = 0; k < 2; k++) {
 		const struct hvt_runs *runs = &ld->ir->set[k];
 
 		if (!(h->flags & (k ? HVT_IV_ACCESSED : HVT_IV_WRITTEN)) || !ld->kind[k])
 			continue;
-		hvt_sweep_touch(&ld->sw, k, runs->v, runs->n, a->gfn_first);
+		if ((rc = hvt_sweep_touch(&ld->sw, k, runs->v, runs->n, a->gfn_first)))
+			return rc;
 		*(k ? &ii->win_accessed : &ii->win_written) = close_window(ld, k, a->n);
 		*(k ? &ii->accessed : &ii->written) = runs->pages;
 		*(k ? &a->n_accessed : &a->n_written) += 1;
@@ -189,8 +218,6 @@ static int setup(struct loader *ld, struct hvt_trace_reader *r, const struct hvt
 	if ((rc = hvt_select_span(r, sel, &a->gfn_first, &ld->gfn_end, err)))
 		return rc;
 	a->npages = ld->gfn_end - a->gfn_first;
-	if (hvt_pageset_init(&a->ram, a->npages))
-		return hvt_err_set(err, -ENOMEM, "out of memory for %" PRIu64 " pages", a->npages);
 	ld->max_n = st.intervals;
 	ld->kind[0] = m->written_available;
 	ld->kind[1] = m->accessed_available;
@@ -215,22 +242,14 @@ static int finish(struct loader *ld, const struct hvt_walk_end *end, struct hvt_
 
 	if (!a->n)
 		return hvt_select_none(&a->sel, end, err);
-	a->ram_pages = hvt_pageset_count(&a->ram);
+	a->ram_pages = a->ram.pages;
 	if (!a->ram_pages)
 		return hvt_err_set(err, -EINVAL,
 				   "--range 0x%" PRIx64 "-0x%" PRIx64
 				   " holds no guest RAM (it lies in a hole)",
 				   a->gfn_first, a->gfn_first + a->npages - 1);
-	for (int k = 0; k < 2; k++) {
-		uint32_t *c;
-
-		if (!ld->kind[k] || !(k ? a->n_accessed : a->n_written))
-			continue;
-		c = hvt_sweep_counts(&ld->sw, k);
-		if (!c)
-			return hvt_err_set(err, -ENOMEM, "out of memory for %" PRIu64 " pages", a->npages);
-		*(k ? &a->accessed_count : &a->written_count) = c;
-	}
+	if (hvt_sweep_take(&ld->sw, &a->chunks, &a->nchunks))
+		return hvt_err_set(err, -ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -294,9 +313,11 @@ void hvt_analysis_fini(struct hvt_analysis *a)
 {
 	free(a->iv);
 	free(a->ch);
-	free(a->written_count);
-	free(a->accessed_count);
-	hvt_pageset_fini(&a->ram);
+	for (uint64_t c = 0; c < a->nchunks; c++)
+		for (int k = 0; k < 2; k++)
+			free(a->chunks[c].count[k]);
+	free(a->chunks);
+	free(a->ram.v);
 	memset(a, 0, sizeof(*a));
 }
 

@@ -7,12 +7,12 @@
  * come in segments of one previous stamp. A run is taken 16 pages at a time: one vector step updates them and
  * checks that all had the current segment's stamp, with no branch on the run's length (lanes past the run's
  * end are written back as they were read); only a step where the stamp changes goes page by page. Run lengths
- * vary, so branches on them were most of the cost of a page-at-a-time loop.
+ * vary, so branches on them were most of the cost of a page-at-a-time loop. A run is cut where it crosses
+ * from one chunk into the next; the gaps count pages, so the pieces add up to what the whole run gives.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -22,28 +22,8 @@
 #include "analysis_sweep.h"
 #include "hvmtrace/pageset.h"
 
-#define PREFETCH_AHEAD 16 /* runs */
-#define CHUNK          16 /* pages per step */
-
-/*
- * The states are swept at scattered places once per run: on 4 KiB pages nearly every run also misses the
- * TLB. Transparent huge pages where the kernel offers them (madvise) cut that; anonymous mmap is zeroed.
- */
-static void *big_calloc(size_t bytes)
-{
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED)
-		return NULL;
-	madvise(p, bytes, MADV_HUGEPAGE); /* a hint: without THP it fails, and that is fine */
-	return p;
-}
-
-/* A step reads and writes back up to CHUNK - 1 pages past a run's end: room for them after the last page. */
-static size_t state_bytes(uint64_t npages)
-{
-	return (npages + CHUNK) * sizeof(uint32_t);
-}
+#define CHUNK          SWEEP_CHUNK_PAD /* pages per step: it reads and writes back up to CHUNK - 1 past a run */
+#define PREFETCH_AHEAD 16              /* runs */
 
 static bool impl_available(enum hvt_sweep_impl impl)
 {
@@ -76,6 +56,8 @@ int hvt_sweep_init(struct hvt_sweep *s, uint64_t npages, unsigned kinds, uint32_
 							   : HVT_SWEEP_SCALAR;
 	if (!window || window > 65535 || !impl_available(s->impl))
 		return -EINVAL;
+	if (chunk_table_init(&s->chunks, npages, t && t->hash))
+		return -ENOMEM;
 	s->npages = npages;
 	s->window = window;
 	s->epoch = epoch && epoch < fit ? epoch : fit;
@@ -83,9 +65,7 @@ int hvt_sweep_init(struct hvt_sweep *s, uint64_t npages, unsigned kinds, uint32_
 		if (!(kinds & (1u << k)))
 			continue;
 		s->kind[k] = true;
-		s->state[k] = big_calloc(state_bytes(npages));
-		s->gap[k] = calloc(window, sizeof(uint64_t));
-		if (!s->state[k] || !s->gap[k]) {
+		if (!(s->gap[k] = calloc(window, sizeof(uint64_t)))) {
 			hvt_sweep_fini(s);
 			return -ENOMEM;
 		}
@@ -95,35 +75,34 @@ int hvt_sweep_init(struct hvt_sweep *s, uint64_t npages, unsigned kinds, uint32_
 
 void hvt_sweep_fini(struct hvt_sweep *s)
 {
-	for (int k = 0; k < 2; k++) {
-		if (s->state[k])
-			munmap(s->state[k], state_bytes(s->npages));
-		free(s->total[k]);
+	chunk_table_fini(&s->chunks);
+	for (int k = 0; k < 2; k++)
 		free(s->gap[k]);
-	}
 	memset(s, 0, sizeof(*s));
 }
 
 /* Adds the epoch's counts to the totals and moves the stamps into the next epoch's numbering. */
 static int flush(struct hvt_sweep *s)
 {
-	for (int k = 0; k < 2; k++) {
-		uint32_t *st = s->state[k], *t;
+	for (size_t c = 0; c < s->chunks.n; c++)
+		for (int k = 0; k < 2; k++) {
+			struct sweep_chunk *ch = &s->chunks.v[c];
+			uint32_t *st = ch->state[k], *t;
 
-		if (!s->kind[k])
-			continue;
-		if (!s->total[k] && !(s->total[k] = calloc(s->npages ? s->npages : 1, sizeof(uint32_t))))
-			return -ENOMEM;
-		t = s->total[k];
-		for (uint64_t i = 0; i < s->npages; i++) {
-			uint32_t stamp = st[i] >> 16;
+			if (!st)
+				continue;
+			if (!ch->total[k] && !(ch->total[k] = calloc(HVT_COUNT_CHUNK, sizeof(uint32_t))))
+				return -ENOMEM;
+			t = ch->total[k];
+			for (uint32_t i = 0; i < HVT_COUNT_CHUNK; i++) {
+				uint32_t stamp = st[i] >> 16;
 
-			t[i] += st[i] & 0xffff;
-			/* interval j of this epoch is j - epoch in the next; one older than the window is
-			 * never counted again, and 0 says just that */
-			st[i] = (stamp > s->epoch ? stamp - s->epoch : 0) << 16;
+				t[i] += st[i] & 0xffff;
+				/* interval j of this epoch is j - epoch in the next; one older than the
+				 * window is never counted again, and 0 says just that */
+				st[i] = (stamp > s->epoch ? stamp - s->epoch : 0) << 16;
+			}
 		}
-	}
 	s->flushes++;
 	s->k = 0;
 	return 0;
@@ -223,100 +202,171 @@ __attribute__((target("avx2"))) static inline bool step_avx2(uint32_t *p, int n,
 
 typedef bool step_fn(uint32_t *p, int n, uint32_t stamp, uint32_t old, uint32_t *prev);
 
-/* The sweep of an interval's runs, step by step; inlined into one copy per step (and so per instruction set).
- */
-static inline __attribute__((always_inline)) void sweep_runs(uint32_t *st, const struct hvt_run *v,
-							     size_t nruns, uint64_t base, struct sweep_at *at,
-							     step_fn *step)
+/* The sweep of count pages from p, the piece of a run inside one chunk, step by step; inlined into one copy
+ * per step (and so per instruction set). */
+static inline __attribute__((always_inline)) void sweep_piece(uint32_t *p, uint64_t count,
+							      struct sweep_at *at, step_fn *step)
 {
-	for (size_t r = 0; r < nruns; r++) {
-		uint32_t *p = &st[v[r].first - base];
-		uint64_t count = v[r].count;
+	at->old = p[0] >> 16;
+	at->seg = 0;
+	for (uint64_t i = 0; i < count; i += CHUNK) {
+		int n = count - i < CHUNK ? (int)(count - i) : CHUNK;
+		uint32_t prev[CHUNK];
 
-		/* runs lie far apart: ask for the lines of a run some runs ahead while this one is swept */
-		if (r + PREFETCH_AHEAD < nruns) {
-			const uint32_t *q = &st[v[r + PREFETCH_AHEAD].first - base];
-
-			__builtin_prefetch(q, 1);
-			__builtin_prefetch(q + 16, 1);
-		}
-		at->old = p[0] >> 16;
-		at->seg = 0;
-		for (uint64_t i = 0; i < count; i += CHUNK) {
-			int n = count - i < CHUNK ? (int)(count - i) : CHUNK;
-			uint32_t prev[CHUNK];
-
-			if (step(p + i, n, at->stamp, at->old, prev))
-				at->seg += (uint64_t)n;
-			else
-				touch_pages(p + i, prev, n, at);
-		}
-		end_segment(at->stamp, at->old, at->seg, at->w, at->gap);
+		if (step(p + i, n, at->stamp, at->old, prev))
+			at->seg += (uint64_t)n;
+		else
+			touch_pages(p + i, prev, n, at);
 	}
+	end_segment(at->stamp, at->old, at->seg, at->w, at->gap);
 }
 
-static void sweep_scalar(uint32_t *st, const struct hvt_run *v, size_t nruns, uint64_t base,
-			 struct sweep_at *at)
+static inline __attribute__((always_inline)) void piece_scalar(uint32_t *p, uint64_t count,
+							       struct sweep_at *at, step_fn *step)
 {
-	for (size_t r = 0; r < nruns; r++) {
-		uint32_t *p = &st[v[r].first - base];
+	(void)step;
+	at->old = p[0] >> 16;
+	at->seg = 0;
+	for (uint64_t i = 0; i < count; i += CHUNK)
+		touch_pages(p + i, NULL, count - i < CHUNK ? (int)(count - i) : CHUNK, at);
+	end_segment(at->stamp, at->old, at->seg, at->w, at->gap);
+}
 
-		at->old = p[0] >> 16;
-		at->seg = 0;
-		for (uint64_t i = 0; i < v[r].count; i += CHUNK)
-			touch_pages(p + i, NULL, v[r].count - i < CHUNK ? (int)(v[r].count - i) : CHUNK, at);
-		end_segment(at->stamp, at->old, at->seg, at->w, at->gap);
+/* The states of kind at page i, in its chunk (made, with the kind's states, when there is none); NULL:
+ * -ENOMEM. */
+static inline uint32_t *states_at(struct hvt_sweep *s, int kind, uint64_t i)
+{
+	ptrdiff_t c;
+	struct sweep_chunk *ch;
+
+	if (s->chunks.dir && s->chunks.dir[i / HVT_COUNT_CHUNK]) { /* the common case, without a call */
+		ch = &s->chunks.v[s->chunks.dir[i / HVT_COUNT_CHUNK] - 1];
+		if (ch->state[kind])
+			return ch->state[kind] + (i - ch->first);
 	}
+	if ((c = chunk_table_get(&s->chunks, i)) < 0)
+		return NULL;
+	ch = &s->chunks.v[c];
+	if (!ch->state[kind] && !(ch->state[kind] = chunk_table_states(&s->chunks)))
+		return NULL;
+	return ch->state[kind] + (i - ch->first);
+}
+
+typedef void piece_fn(uint32_t *p, uint64_t count, struct sweep_at *at, step_fn *step);
+
+/*
+ * An interval's runs, each cut where it crosses into the next chunk. Runs lie far apart: the states of the
+ * run PREFETCH_AHEAD on are found and asked for while this one is swept. Inlined into one copy per piece
+ * and step (and so per instruction set).
+ */
+static inline __attribute__((always_inline)) int sweep_runs(struct hvt_sweep *s, int kind,
+							    const struct hvt_run *v, size_t n, uint64_t base,
+							    struct sweep_at *at, piece_fn *piece,
+							    step_fn *step)
+{
+	uint32_t *ahead[PREFETCH_AHEAD];
+
+	for (size_t r = 0; r < n && r < PREFETCH_AHEAD; r++)
+		if (!(ahead[r] = states_at(s, kind, v[r].first - base)))
+			return -ENOMEM;
+	for (size_t r = 0; r < n; r++) {
+		uint64_t i = v[r].first - base, end = i + v[r].count;
+		uint32_t *p = ahead[r % PREFETCH_AHEAD];
+
+		if (r + PREFETCH_AHEAD < n) {
+			uint32_t *q = states_at(s, kind, v[r + PREFETCH_AHEAD].first - base);
+
+			if (!q)
+				return -ENOMEM;
+			__builtin_prefetch(q, 1);
+			__builtin_prefetch(q + 16, 1);
+			ahead[r % PREFETCH_AHEAD] = q;
+		}
+		for (;;) {
+			uint64_t stop = (i / HVT_COUNT_CHUNK + 1) * HVT_COUNT_CHUNK;
+
+			stop = stop < end ? stop : end;
+			piece(p, stop - i, at, step);
+			if ((i = stop) == end)
+				break;
+			if (!(p = states_at(s, kind, i)))
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static int sweep_scalar(struct hvt_sweep *s, int kind, const struct hvt_run *v, size_t n, uint64_t base,
+			struct sweep_at *at)
+{
+	return sweep_runs(s, kind, v, n, base, at, piece_scalar, NULL);
 }
 
 #ifdef HAVE_X86_SIMD
-static void sweep_sse2(uint32_t *st, const struct hvt_run *v, size_t nruns, uint64_t base,
-		       struct sweep_at *at)
+static int sweep_sse2(struct hvt_sweep *s, int kind, const struct hvt_run *v, size_t n, uint64_t base,
+		      struct sweep_at *at)
 {
-	sweep_runs(st, v, nruns, base, at, step_sse2);
+	return sweep_runs(s, kind, v, n, base, at, sweep_piece, step_sse2);
 }
 
-__attribute__((target("avx2"))) static void sweep_avx2(uint32_t *st, const struct hvt_run *v, size_t nruns,
-						       uint64_t base, struct sweep_at *at)
+__attribute__((target("avx2"))) static int sweep_avx2(struct hvt_sweep *s, int kind, const struct hvt_run *v,
+						      size_t n, uint64_t base, struct sweep_at *at)
 {
-	sweep_runs(st, v, nruns, base, at, step_avx2);
+	return sweep_runs(s, kind, v, n, base, at, sweep_piece, step_avx2);
 }
 #endif
 
-void hvt_sweep_touch(struct hvt_sweep *s, int kind, const struct hvt_run *v, size_t n, uint64_t base)
+int hvt_sweep_touch(struct hvt_sweep *s, int kind, const struct hvt_run *v, size_t n, uint64_t base)
 {
 	struct sweep_at at = {.stamp = s->k - 1 + s->window, .w = s->window, .gap = s->gap[kind]};
 
 	switch (s->impl) {
 #ifdef HAVE_X86_SIMD
 	case HVT_SWEEP_AVX2:
-		sweep_avx2(s->state[kind], v, n, base, &at);
-		break;
+		return sweep_avx2(s, kind, v, n, base, &at);
 	case HVT_SWEEP_SSE2:
-		sweep_sse2(s->state[kind], v, n, base, &at);
-		break;
+		return sweep_sse2(s, kind, v, n, base, &at);
 #endif
 	default:
-		sweep_scalar(s->state[kind], v, n, base, &at);
+		return sweep_scalar(s, kind, v, n, base, &at);
 	}
 }
 
-uint32_t *hvt_sweep_counts(struct hvt_sweep *s, int kind)
+static int by_first(const void *x, const void *y)
 {
-	const uint32_t *st = s->state[kind];
-	uint32_t *c;
+	const struct hvt_count_chunk *a = x, *b = y;
 
-	if (!s->kind[kind])
-		return NULL;
-	c = s->total[kind] ? s->total[kind] : malloc((s->npages ? s->npages : 1) * sizeof(*c));
-	if (!c)
-		return NULL;
-	if (s->total[kind])
-		for (uint64_t i = 0; i < s->npages; i++)
-			c[i] += st[i] & 0xffff;
-	else
-		for (uint64_t i = 0; i < s->npages; i++)
-			c[i] = st[i] & 0xffff;
-	s->total[kind] = NULL; /* the caller's now */
-	return c;
+	return a->first < b->first ? -1 : a->first > b->first;
+}
+
+int hvt_sweep_take(struct hvt_sweep *s, struct hvt_count_chunk **out, uint64_t *n)
+{
+	struct hvt_count_chunk *v = malloc((s->chunks.n ? s->chunks.n : 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t c = 0; c < s->chunks.n; c++) {
+		struct sweep_chunk *ch = &s->chunks.v[c];
+
+		v[c] = (struct hvt_count_chunk){.first = ch->first};
+		for (int k = 0; k < 2; k++) {
+			uint32_t *st = ch->state[k];
+
+			if (!st)
+				continue;
+			if (!(v[c].count[k] = malloc(HVT_COUNT_CHUNK * sizeof(uint32_t)))) {
+				for (size_t d = 0; d <= c; d++)
+					for (int m = 0; m < 2; m++)
+						free(v[d].count[m]);
+				free(v);
+				return -ENOMEM;
+			}
+			for (uint32_t i = 0; i < HVT_COUNT_CHUNK; i++)
+				v[c].count[k][i] = (st[i] & 0xffff) + (ch->total[k] ? ch->total[k][i] : 0);
+		}
+	}
+	qsort(v, s->chunks.n, sizeof(*v), by_first);
+	*out = v;
+	*n = s->chunks.n;
+	return 0;
 }

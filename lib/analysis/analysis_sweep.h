@@ -5,6 +5,9 @@
  * touched it last, and sums, per interval, the touched pages by how many intervals ago they were last
  * touched (the gaps the sliding windows are built from).
  *
+ * The states live in chunks of HVT_COUNT_CHUNK pages (chunk_table.h), made when a page in them is first
+ * touched: the sweep's memory follows the pages the trace touched, not the range's size.
+ *
  * A page's state is 4 bytes per kind: a 16-bit count and a 16-bit last-touch stamp. Half of what two
  * 32-bit fields take, so the sweep touches half as many cache lines, and a vector register holds 8 pages.
  * 16 bits are enough by working in epochs: every `epoch` intervals the counts are added to 32-bit totals and
@@ -17,6 +20,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "chunk_table.h"
 
 struct hvt_run;
 
@@ -34,6 +39,7 @@ enum hvt_sweep_impl {
 struct hvt_sweep_tuning {
 	uint32_t epoch; /* intervals per epoch, 1 .. HVT_SWEEP_MAX_EPOCH; 0: the largest that fits */
 	enum hvt_sweep_impl impl;
+	bool hash; /* chunks found through the hash, as for a range too large to index directly */
 };
 
 struct hvt_sweep {
@@ -43,12 +49,11 @@ struct hvt_sweep {
 	uint32_t k;      /* intervals begun in this epoch */
 	enum hvt_sweep_impl impl;
 	bool kind[2]; /* enum hvt_set_kind: this kind is swept */
-	uint32_t
-	    *state[2];      /* [npages]: count in this epoch (bits 0-15), stamp of the last touch (bits 16-31:
-			     * the interval's index in this epoch + window; 0: never, or too long ago to matter) */
-	uint32_t *total[2]; /* [npages]: counts of the epochs flushed; NULL until the first flush */
-	uint64_t *gap[2];   /* [window]: pages of this interval last touched d intervals before */
-	uint64_t flushes;   /* epochs flushed */
+	/* per page and kind, in its chunk's state: count in this epoch (bits 0-15), stamp of the last touch
+	 * (bits 16-31: the interval's index in this epoch + window; 0: never, or too long ago to matter) */
+	struct chunk_table chunks;
+	uint64_t *gap[2]; /* [window]: pages of this interval last touched d intervals before */
+	uint64_t flushes; /* epochs flushed */
 };
 
 /*
@@ -63,10 +68,14 @@ int hvt_sweep_begin(struct hvt_sweep *s);
 /*
  * Touches runs (ascending, disjoint, inside [base, base + npages)) of the interval begun last, at most once
  * per kind and interval; adds the touched pages to s->gap[kind] by how long ago they were last touched.
+ * 0 or -ENOMEM (a new chunk).
  */
-void hvt_sweep_touch(struct hvt_sweep *s, int kind, const struct hvt_run *v, size_t n, uint64_t base);
-/* The counts of kind over every interval so far, malloc'd [npages] (the caller frees); NULL: -ENOMEM. */
-uint32_t *hvt_sweep_counts(struct hvt_sweep *s, int kind);
+int hvt_sweep_touch(struct hvt_sweep *s, int kind, const struct hvt_run *v, size_t n, uint64_t base);
+/*
+ * The counts over every interval so far, as the touched chunks in ascending order (malloc'd, each chunk's
+ * count arrays too: the caller frees them); the sweep is left empty (only hvt_sweep_fini after). -ENOMEM.
+ */
+int hvt_sweep_take(struct hvt_sweep *s, struct hvt_count_chunk **out, uint64_t *n);
 void hvt_sweep_fini(struct hvt_sweep *s);
 
 struct hvt_analysis;

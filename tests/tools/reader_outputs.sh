@@ -26,6 +26,14 @@ for t in "$TRACES"/*.hvt; do
 	run "$n.report-time" "$H" report --from 100ms --to 2s "$t"
 	run "$n.report-energy" "$H" report --energy "$t"
 	run "$n.report-window" "$H" report --window 3 --phase-span 2 --phase-change 0.2 "$t"
+	# every analysis at once, with thresholds off their defaults (issue 25: the per-page counts)
+	run "$n.report-all" "$H" report --pages --regions --histogram --energy --window 4 --write-heavy 0.3 \
+		--read-mostly 0.2 --read-mostly-write 0.2 --cold 0.1 "$t"
+	run "$n.report-all-json" "$H" report --json --pages --regions --histogram --energy --window 4 \
+		--write-heavy 0.3 --read-mostly 0.2 --read-mostly-write 0.2 --cold 0.1 "$t"
+	run "$n.report-all-range" "$H" report --json --pages --regions --histogram --range 0x3ff-0x1000ff "$t"
+	run "$n.report-two" "$H" report "$t" "$t"
+	run "$n.report-two-json" "$H" report --json --window 3 "$t" "$t"
 	run "$n.report-html" "$H" report "$t" --html "$OUT/$n.html"
 	run "$n.report-html-sel" "$H" report "$t" --from 2 --to 4 --html "$OUT/$n-sel.html"
 	run "$n.export-jsonl" "$H" export --jsonl - "$t"

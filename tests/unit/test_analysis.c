@@ -205,9 +205,9 @@ static void test_known_counts(void **state)
 			       : g >= SLOT1 && g < SLOT1 + 100       ? N
 			       : g >= SLOT1 + 100 && g < SLOT1 + 300 ? 20
 								     : 0;
-		assert_int_equal(a.written_count[g], w);
-		assert_int_equal(a.accessed_count[g], acc);
-		assert_int_equal(hvt_pageset_test(&a.ram, g), g < 1024 || g >= SLOT1);
+		assert_int_equal(hvt_page_count(&a, HVT_SET_WRITTEN, g), w);
+		assert_int_equal(hvt_page_count(&a, HVT_SET_ACCESSED, g), acc);
+		assert_int_equal(hvt_page_is_ram(&a, g), g < 1024 || g >= SLOT1);
 	}
 	hvt_analysis_fini(&a);
 }
@@ -258,9 +258,9 @@ static void test_classes(void **state)
 	(void)state;
 	load_whole(&a, "known.hvt", 0);
 	for (uint64_t g = 0; g < a.npages; g++)
-		if (hvt_pageset_test(&a.ram, g))
+		if (hvt_page_is_ram(&a, g))
 			assert_int_equal(hvt_page_class(&a, &hvt_class_defaults, g), known_class(g, true));
-	assert_int_equal(hvt_region_classes(&a, &hvt_class_defaults, &rc, &nrc), 0);
+	assert_int_equal(hvt_region_classes(&a, &hvt_class_defaults, UINT64_MAX, &rc, &nrc), 0);
 	assert_int_equal(nrc, 3); /* 0, 512 and 4096: the hole between holds no RAM */
 	assert_int_equal(rc[0].gfn_first, 0);
 	assert_int_equal(rc[0].pages[HVT_CLASS_WRITE_HEAVY], 100);
@@ -399,8 +399,8 @@ static void test_selection(void **state)
 	assert_int_equal(a.n, 5);
 	assert_int_equal(a.first_index, 4);
 	assert_int_equal(a.iv[0].seq, 5);
-	assert_int_equal(a.written_count[0], 5);
-	assert_int_equal(a.written_count[310], 2); /* k = 4 and 8 */
+	assert_int_equal(hvt_page_count(&a, HVT_SET_WRITTEN, 0), 5);
+	assert_int_equal(hvt_page_count(&a, HVT_SET_WRITTEN, 310), 2); /* k = 4 and 8 */
 	hvt_analysis_fini(&a);
 
 	assert_int_equal(hvt_point_parse(&sel.from, "10s", &err), 0);
@@ -473,7 +473,6 @@ static void test_dirty_log_not_available(void **state)
 	(void)state;
 	write_known("dirty.hvt", false, N, false);
 	load_whole(&a, "dirty.hvt", 0);
-	assert_null(a.accessed_count);
 	assert_int_equal(a.n_accessed, 0);
 	for (int k = 0; k < N; k++) {
 		assert_int_equal(a.iv[k].accessed, HVT_NA);
@@ -481,7 +480,7 @@ static void test_dirty_log_not_available(void **state)
 		assert_int_not_equal(a.iv[k].written, HVT_NA);
 	}
 	for (uint64_t g = 0; g < a.npages; g++)
-		if (hvt_pageset_test(&a.ram, g))
+		if (hvt_page_is_ram(&a, g))
 			assert_int_equal(hvt_page_class(&a, &hvt_class_defaults, g), known_class(g, false));
 	hvt_analysis_fini(&a);
 }
@@ -497,7 +496,7 @@ static void test_torn(void **state)
 	assert_true(a.truncated);
 	assert_int_equal(a.n, 9);
 	assert_true(strlen(a.problem) > 0);
-	assert_int_equal(a.written_count[0], 9);
+	assert_int_equal(hvt_page_count(&a, HVT_SET_WRITTEN, 0), 9);
 	hvt_analysis_fini(&a);
 }
 
@@ -520,6 +519,92 @@ static void random_sets(struct hvt_pageset *sets, uint32_t nslots)
 	}
 }
 
+/*
+ * The chunked counts against a dense reference kept only here: every page of the range visited one by one
+ * (what the analyses did with an array per page before issue 25), for the spans, the class runs and the
+ * 2 MiB regions. acc[g]: the accessed count of GFN g (the trace's sets); written sets are none.
+ */
+struct dense_walk {
+	const struct hvt_analysis *a;
+	uint64_t next; /* the page the next span or run must start at or after */
+	uint64_t seen; /* RAM pages seen */
+	const uint32_t *acc;
+};
+
+static int dense_span(void *ctx, const struct hvt_page_span *s)
+{
+	struct dense_walk *x = ctx;
+
+	assert_true(s->count > 0 && s->first >= x->next);
+	for (uint64_t i = x->next; i < s->first; i++)
+		assert_false(hvt_page_is_ram(x->a, i)); /* a page skipped is not RAM */
+	for (uint64_t j = 0; j < s->count; j++) {
+		uint64_t i = s->first + j;
+
+		assert_true(hvt_page_is_ram(x->a, i));
+		assert_int_equal(s->count_of[1] ? s->count_of[1][j] : 0, x->acc[x->a->gfn_first + i]);
+		assert_int_equal(hvt_page_count(x->a, HVT_SET_ACCESSED, i), x->acc[x->a->gfn_first + i]);
+	}
+	x->next = s->first + s->count;
+	x->seen += s->count;
+	return 0;
+}
+
+static int dense_run(void *ctx, uint64_t first, uint64_t count, enum hvt_page_class c)
+{
+	struct dense_walk *x = ctx;
+	const struct hvt_analysis *a = x->a;
+	uint64_t i = x->next, j;
+
+	while (i < a->npages && !hvt_page_is_ram(a, i))
+		i++;
+	/* the old loop: from the next RAM page, as far as RAM of one class goes */
+	for (j = i + 1;
+	     j < a->npages && hvt_page_is_ram(a, j) &&
+	     hvt_page_class(a, &hvt_class_defaults, j) == hvt_page_class(a, &hvt_class_defaults, i);
+	     j++)
+		;
+	assert_int_equal(first, i);
+	assert_int_equal(count, j - i);
+	assert_int_equal(c, hvt_page_class(a, &hvt_class_defaults, i));
+	x->next = j;
+	return 0;
+}
+
+static void check_dense(const struct hvt_analysis *a, const uint32_t *acc)
+{
+	struct dense_walk x = {.a = a, .acc = acc};
+	struct hvt_region_class *rc;
+	uint64_t nrc, n = 0, first = a->gfn_first / HVT_REGION_PAGES * HVT_REGION_PAGES;
+
+	assert_int_equal(hvt_page_spans(a, dense_span, &x), 0);
+	assert_int_equal(x.seen, a->ram_pages);
+	x.next = 0;
+	assert_int_equal(hvt_class_runs(a, &hvt_class_defaults, dense_run, &x), 0);
+	for (uint64_t i = x.next; i < a->npages; i++)
+		assert_false(hvt_page_is_ram(a, i)); /* no RAM after the last run */
+	assert_int_equal(hvt_region_classes(a, &hvt_class_defaults, UINT64_MAX, &rc, &nrc), 0);
+	for (uint64_t g = first; g < a->gfn_first + a->npages; g += HVT_REGION_PAGES) {
+		uint64_t pages[HVT_CLASS_COUNT] = {0};
+		bool ram = false;
+
+		for (uint64_t p = g; p < g + HVT_REGION_PAGES; p++)
+			if (p >= a->gfn_first && p < a->gfn_first + a->npages &&
+			    hvt_page_is_ram(a, p - a->gfn_first)) {
+				pages[hvt_page_class(a, &hvt_class_defaults, p - a->gfn_first)]++;
+				ram = true;
+			}
+		if (!ram)
+			continue;
+		assert_true(n < nrc);
+		assert_int_equal(rc[n].gfn_first, g);
+		assert_memory_equal(rc[n].pages, pages, sizeof(pages));
+		n++;
+	}
+	assert_int_equal(n, nrc);
+	free(rc);
+}
+
 static void test_windows_brute_force(void **state)
 {
 	enum { NI = 37 };
@@ -534,6 +619,7 @@ static void test_windows_brute_force(void **state)
 		struct hvt_layout l;
 		struct hvt_err err = {{0}};
 		static struct hvt_pageset sets[NI][2]; /* [interval][slot], the accessed sets */
+		static uint32_t acc[SLOT1 + 512];      /* by GFN: intervals that accessed it */
 
 		rng = seed;
 		make_meta(&meta, true);
@@ -555,6 +641,22 @@ static void test_windows_brute_force(void **state)
 		}
 		assert_int_equal(hvt_trace_close(w, &err), 0);
 		hvt_trace_meta_fini(&meta);
+		memset(acc, 0, sizeof(acc));
+		for (int k = 0; k < NI; k++)
+			for (int s = 0; s < 2; s++)
+				for (uint64_t i = 0; i < sets[k][s].npages; i++)
+					acc[(s ? SLOT1 : 0) + i] += hvt_pageset_test(&sets[k][s], i);
+		/* a range that starts and ends inside regions, over the hole, with chunks cut by it */
+		{
+			struct hvt_selection sel = {0};
+			struct hvt_analysis a;
+
+			assert_int_equal(hvt_gfn_range_parse(&sel, "0x1ff-0x1100", &err), 0);
+			if (load(&a, p, &sel, 0, &err))
+				fail_msg("load: %s", err.msg);
+			check_dense(&a, acc);
+			hvt_analysis_fini(&a);
+		}
 
 		for (size_t wi = 0; wi < sizeof(windows) / sizeof(windows[0]); wi++) {
 			struct hvt_selection sel = {0};
@@ -562,6 +664,8 @@ static void test_windows_brute_force(void **state)
 
 			if (load(&a, p, &sel, windows[wi], &err))
 				fail_msg("load: %s", err.msg);
+			if (!wi)
+				check_dense(&a, acc);
 			for (int k = 0; k < NI; k++) {
 				uint64_t want = 0;
 

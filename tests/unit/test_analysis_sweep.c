@@ -3,7 +3,8 @@
  * The analyses' per-page sweep (lib/analysis/analysis_sweep.c) against a plain model: every page's count and
  * last interval in 64-bit integers, the gaps counted page by page. Each instruction set the CPU has, and
  * epochs from 1 interval (a flush before every interval) to the largest, over random runs: short and long, at
- * the slot's ends, touching pages in many intervals and with many different histories, for 20 seeds.
+ * the slot's ends, touching pages in many intervals and with many different histories, for 20 seeds; the
+ * chunks found directly (even seeds) and through the hash (odd ones), the counts compared chunk by chunk.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -62,12 +63,14 @@ static void model_touch(struct model *m, const struct hvt_run *v, size_t n, uint
 
 static void check_one(enum hvt_sweep_impl impl, uint32_t epoch, uint32_t window, unsigned seed)
 {
-	struct hvt_sweep_tuning t = {.epoch = epoch, .impl = impl};
+	struct hvt_sweep_tuning t = {
+	    .epoch = epoch, .impl = impl, .hash = seed % 2}; /* odd seeds: the hash */
 	struct model *m = calloc(1, sizeof(*m));
 	struct hvt_run *v = malloc(NPAGES * sizeof(*v));
 	uint64_t *want = calloc(window, sizeof(*want));
 	struct hvt_sweep s;
-	uint32_t *got;
+	struct hvt_count_chunk *got;
+	uint64_t ngot, prev_end = 0;
 
 	assert_non_null(m);
 	assert_non_null(v);
@@ -81,7 +84,7 @@ static void check_one(enum hvt_sweep_impl impl, uint32_t epoch, uint32_t window,
 		assert_int_equal(hvt_sweep_begin(&s), 0);
 		memset(want, 0, window * sizeof(*want));
 		model_touch(m, v, n, k, window, want);
-		hvt_sweep_touch(&s, 1, v, n, BASE);
+		assert_int_equal(hvt_sweep_touch(&s, 1, v, n, BASE), 0);
 		for (uint32_t d = 1; d < window; d++)
 			if (s.gap[1][d] != want[d])
 				fail_msg(
@@ -91,13 +94,31 @@ static void check_one(enum hvt_sweep_impl impl, uint32_t epoch, uint32_t window,
 		memset(s.gap[1], 0,
 		       window * sizeof(*s.gap[1])); /* as the loader does once it has read them */
 	}
-	assert_null(hvt_sweep_counts(&s, 0)); /* a kind not swept has none */
-	got = hvt_sweep_counts(&s, 1);
-	assert_non_null(got);
-	for (uint64_t i = 0; i < NPAGES; i++)
-		if (got[i] != m->count[i])
-			fail_msg("impl %d epoch %u seed %u: page %lu counted %u times, want %lu", impl, epoch,
-				 seed, (unsigned long)i, got[i], (unsigned long)m->count[i]);
+	assert_int_equal(hvt_sweep_take(&s, &got, &ngot), 0);
+	/* the chunks against the dense model: ascending, none of a kind not swept, untouched pages 0 */
+	for (uint64_t c = 0; c < ngot; c++) {
+		assert_true(got[c].first % HVT_COUNT_CHUNK == 0 && got[c].first >= prev_end);
+		assert_null(got[c].count[0]);
+		assert_non_null(got[c].count[1]);
+		for (uint64_t i = prev_end; i < got[c].first; i++)
+			if (m->count[i])
+				fail_msg("seed %u: page %lu counted %lu times, outside every chunk", seed,
+					 (unsigned long)i, (unsigned long)m->count[i]);
+		for (uint64_t j = 0; j < HVT_COUNT_CHUNK; j++) {
+			uint64_t i = got[c].first + j;
+			uint64_t want_n = i < NPAGES ? m->count[i] : 0;
+
+			if (got[c].count[1][j] != want_n)
+				fail_msg("impl %d epoch %u seed %u: page %lu counted %u times, want %lu",
+					 impl, epoch, seed, (unsigned long)i, got[c].count[1][j],
+					 (unsigned long)want_n);
+		}
+		prev_end = got[c].first + HVT_COUNT_CHUNK;
+		free(got[c].count[1]);
+	}
+	for (uint64_t i = prev_end; i < NPAGES; i++)
+		if (m->count[i])
+			fail_msg("seed %u: page %lu counted, after the last chunk", seed, (unsigned long)i);
 	if (epoch && epoch < NIV)
 		assert_int_equal(s.flushes, (NIV - 1) / epoch);
 	free(got);
