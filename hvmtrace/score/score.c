@@ -127,7 +127,7 @@ static int hot_set(struct score_runs *dst, const struct score_runs *src, uint64_
 			else
 				dst->v[dst->n++] = src->v[i];
 		}
-	if (rc)
+	if (rc || !dst->n) /* qsort must not be given dst->v NULL (no page with a count) */
 		return rc;
 	qsort(dst->v, dst->n, sizeof(*dst->v), cmp_hot);
 	for (size_t i = 0; i < dst->n && k; i++) {

@@ -61,6 +61,27 @@ static void test_by_hand(void **state)
 	score_window_fini(&w);
 }
 
+/* A window in which DAMON saw nothing (every nr_accesses 0, as DAMON's first windows in a guest often are):
+ * no DAMON page, so no hot page, and the window's first hot set is empty (scored, not a crash). */
+static void test_damon_idle(void **state)
+{
+	static const uint64_t iv[][2] = {{10, 10}};
+	const struct damon_region regions[] = {{0, 32 * PS, 0, 0}};
+	struct score_window w = {0};
+	struct score_counts c;
+
+	(void)state;
+	add_set(&w, iv, 1);
+	assert_int_equal(score_window_close(&w, regions, 1, PS, 10, &c), 0);
+	assert_int_equal(c.damon_pages, 0);
+	assert_int_equal(c.true_pages, 10);
+	assert_int_equal(c.both_pages, 0);
+	assert_int_equal(c.hot_k, 1);
+	assert_int_equal(c.hot_both, 0);
+	assert_true(score_recall(&c) == 0);
+	score_window_fini(&w);
+}
+
 #define PAGES 256
 
 /* The k hottest of count[0, PAGES) (count >= 1), by count then address, into hot. */
@@ -145,6 +166,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_by_hand),
+	    cmocka_unit_test(test_damon_idle),
 	    cmocka_unit_test(test_sweep),
 	};
 
