@@ -217,6 +217,13 @@ bench-parts: all $(BENCHES) $(BUILD)/tests/tools/synth_trace $(BUILD)/tests/tool
 	$(BUILD)/tests/tools/huge_slot_trace $(BUILD)/tests/tools/trace_patch $(BUILD)/tests/tools/maxrss
 	bench/run.sh $(BUILD)
 
+# How wrong DAMON is (docs/score.md): DAMON inside a traced TCG Linux guest, scored against the trace
+# (scripts/score-damon.sh; DAMON="S,A,MIN,MAX ..." chooses its attributes). Not in make check: about a
+# minute per attribute set, and it needs root and the patched QEMU.
+.PHONY: score
+score: all $(BUILD)/tests/tools/stamp_lines $(BUILD)/guest/array $(BUILD)/guest/buildload
+	scripts/score-damon.sh $(BUILD)
+
 # The user's programs only: hvmtrace-vmm (tests/vmm) is the tests' VMM, run from $(BUILD)/bin.
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin

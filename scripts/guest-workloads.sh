@@ -6,6 +6,9 @@
 #                            per array and hvt.phase=SECONDS per phase (copy, then add)
 #   hvt.run=build            a build-like load (tests/guest/buildload.c) for hvt.seconds=SECONDS with
 #                            hvt.jobs=N parallel "compilers"
+#   hvt.damon=S,A,MIN,MAX    also record DAMON (tests/guest/damon-record.sh: paddr, sampling S us,
+#                            aggregation A us, MIN-MAX regions) over the workload, and write the record
+#                            (hvmtrace-damon 1) to the second serial port, ttyS1, before powering off
 # Usage: scripts/guest-workloads.sh BUILD_DIR   (make BUILD_DIR/guest/array BUILD_DIR/guest/buildload first)
 # Prints two lines: the kernel, then the initramfs (both cached under $HVMTRACE_CACHE).
 set -eu
@@ -21,14 +24,27 @@ cat >"$init" <<'EOT'
 #!/bin/sh
 mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
 for a in $(cat /proc/cmdline); do case $a in hvt.*=*) eval "${a#hvt.}";; esac; done
+[ -z "${damon:-}" ] || /bin/damon-record start $(echo "$damon" | tr , ' ') || damon=failed
 case "${run:-array}" in
 array) /bin/array --size "${size:-33554432}" --phase "${phase:-5}" ;;
 build) /bin/buildload --seconds "${seconds:-10}" --jobs "${jobs:-4}" ;;
 *) echo "unknown hvt.run=$run"; false ;;
 esac
-echo "HVT EXIT $?"
+rc=$?
+if [ "${damon:-}" = failed ]; then
+	rc=1
+elif [ -n "${damon:-}" ]; then
+	if /bin/damon-record stop >/tmp/damon.rec; then
+		stty -F /dev/ttyS1 raw -echo && cat /tmp/damon.rec >/dev/ttyS1 &&
+			echo "HVT DAMON-RECORD $(wc -l </tmp/damon.rec) lines" || rc=1
+	else
+		rc=1
+	fi
+fi
+echo "HVT EXIT $rc"
 poweroff -f
 EOT
-initrd=$(scripts/mkinitramfs.sh -q -b "$build/guest/array:/bin/array" -b "$build/guest/buildload:/bin/buildload" "$init")
+initrd=$(scripts/mkinitramfs.sh -q -b "$build/guest/array:/bin/array" -b "$build/guest/buildload:/bin/buildload" \
+	-f tests/guest/damon-record.sh:/bin/damon-record "$init")
 echo "$kdir/vmlinux"
 echo "$initrd"
