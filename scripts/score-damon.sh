@@ -16,7 +16,9 @@
 # host stamps with its CLOCK_MONOTONIC (tests/tools/stamp_lines); the record's times (the guest's
 # CLOCK_MONOTONIC) are moved by the difference (--record-clock trace --offset). The same is done at the end,
 # and the two offsets' difference is printed: the alignment's error, drift and console latency together.
-# Each run's table is printed as it ends (and kept in OUT/run-S-A-MIN-MAX/), then a summary: one line per
+# Each run's table is printed as it ends (and kept in OUT/run-S-A-MIN-MAX/), with the same windows split
+# into the array c and the rest (scripts/score-damon-split.py: which misses are the workload's, which the
+# kernel's and the recorder's own), then a summary: one line per
 # set with its overall figures, DAMON's and the written pages per window as means.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,7 +47,7 @@ mkdir -p "$OUT"
 # sync_ns FILE NAME: the time of the sync point NAME in a record ("# sync NAME NS") or a stamped console
 # ("NS HVT DAMON-SYNC NAME").
 sync_ns() {
-	awk -v n="$2" '($1 == "#" && $2 == "sync" && $3 == n) { print $4; exit }
+	awk -v n="$2" '{ sub(/\r$/, "") } ($1 == "#" && $2 == "sync" && $3 == n) { print $4; exit }
 		($2 == "HVT" && $3 == "DAMON-SYNC" && $4 == n) { print $1; exit }' "$1"
 }
 
@@ -85,6 +87,7 @@ one_run() {
 	nice "$build/bin/hvmtrace" score "$d/trace.hvt" --damon "$d/damon.rec" --record-clock trace --offset "$o" \
 		--json >"$d/score.json"
 	cat "$d/score.txt"
+	nice python3 scripts/score-damon-split.py "$d" "$build/bin/hvmtrace" | tee "$d/split.txt"
 	echo
 }
 
