@@ -1,8 +1,9 @@
 #!/bin/bash
 # make score's plumbing (scripts/score-damon.sh, docs/score.md): DAMON recorded inside the traced TCG Linux
-# guest comes out whole on ttyS1, its clock is aligned to the trace's within 50 ms (the start and end sync
-# points agree), every snapshot is scored, and DAMON saw at least half of the array c's written pages in
-# the windows where it saw anything (measured: 0.97). A record moved an hour off the trace is refused.
+# guest comes out whole on ttyS1, its clock is aligned to the trace's within 100 ms, one window (the start
+# and end sync points agree; measured: within 13 ms), every snapshot is scored, and DAMON saw at least half
+# of the array c's written pages in the windows where it saw anything (measured: 0.93-0.97). A record moved
+# an hour off the trace is refused.
 # one build: its subject is the guest's DAMON and the script; score itself is tested in integration/score
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/qemu.bash"
@@ -17,7 +18,7 @@ cat "$T/log"
 d=$out/run-5000-100000-10-1000
 
 drift=$(sed -n 's/.* ns at the start, \(-\{0,1\}[0-9]*\) ns more at the end.*/\1/p' "$T/log")
-[ -n "$drift" ] && [ "${drift#-}" -lt 50000000 ] || fail "the start and end clock offsets differ by '$drift' ns (50 ms at most)"
+[ -n "$drift" ] && [ "${drift#-}" -lt 100000000 ] || fail "the start and end clock offsets differ by '$drift' ns (100 ms at most)"
 jq -e '.overall.windows == .snapshots and .snapshots >= 5' "$d/score.json" >/dev/null ||
 	fail "not every snapshot was scored: $(jq -c '{snapshots, overall}' "$d/score.json")"
 seen=$(sed -n 's/.* c written [0-9]*, DAMON saw \([0-9.]*\) of them.*/\1/p' "$d/split.txt")
