@@ -218,8 +218,8 @@ bench-parts: all $(BENCHES) $(BUILD)/tests/tools/synth_trace $(BUILD)/tests/tool
 	bench/run.sh $(BUILD)
 
 # How wrong DAMON is (docs/score.md): DAMON inside a traced TCG Linux guest, scored against the trace
-# (scripts/score-damon.sh; DAMON="S,A,MIN,MAX ..." chooses its attributes). Not in make check: about a
-# minute per attribute set, and it needs root and the patched QEMU.
+# (scripts/score-damon.sh; DAMON="S,A,MIN,MAX ..." chooses its attributes). Not in make check: ~20 s a
+# set, a minute for the three; it needs root and the patched QEMU (tests/e2e/qemu_damon_score.sh checks it).
 .PHONY: score
 score: all $(BUILD)/tests/tools/stamp_lines $(BUILD)/guest/array $(BUILD)/guest/buildload
 	scripts/score-damon.sh $(BUILD)
