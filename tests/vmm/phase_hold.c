@@ -62,6 +62,9 @@ void phase_hold_begin(struct phase_hold *h, uint64_t t_ns)
 	h->inside = 0;
 	h->shortest_pass_ns = UINT64_MAX;
 	h->longest_interval_ns = 0;
+	h->pass_sum_ns = 0;
+	h->interval_sum_ns = 0;
+	h->passes_logged = 0;
 	h->npasses = 0;
 	h->last_news_ns = t_ns;
 }
@@ -82,6 +85,8 @@ int phase_hold_pass(struct phase_hold *h, uint64_t t_start_ns, uint64_t t_end_ns
 	h->passes[h->npasses++] = (struct hold_pass){t_start_ns, t_end_ns};
 	if (t_end_ns - t_start_ns < h->shortest_pass_ns)
 		h->shortest_pass_ns = t_end_ns - t_start_ns;
+	h->pass_sum_ns += t_end_ns - t_start_ns;
+	h->passes_logged++;
 	return 0;
 }
 
@@ -141,6 +146,7 @@ static int take_interval(struct phase_hold *h, const char *head, uint64_t now_ns
 	if (window_start >= h->begin_ns && t_end + harvest_ns < now_ns) {
 		h->inside++;
 		h->have += pass_inside;
+		h->interval_sum_ns += t_end - t_start;
 		if (t_end - t_start > h->longest_interval_ns)
 			h->longest_interval_ns = t_end - t_start;
 	}
@@ -220,6 +226,19 @@ int phase_hold_over(struct phase_hold *h, uint64_t now_ns, struct hvt_err *err)
 		    "longest interval %.1f ms: passes take longer than an interval",
 		    h->inside, h->have, h->want, shortest, h->longest_interval_ns / 1e6);
 	}
+	/*
+	 * One short pass proves little when the others are long (in dirty-log mode every pass after a harvest
+	 * write-faults on pages the harvest protected again): when the mean pass is no shorter than the mean
+	 * interval, passes take longer than an interval, as above.
+	 */
+	if (h->inside - h->have >= HOLD_IN_VAIN_FIT &&
+	    h->pass_sum_ns / h->passes_logged >= h->interval_sum_ns / h->inside)
+		return hvt_err_set(
+		    err, -ETIMEDOUT,
+		    "%u intervals inside this phase, %u with a logged pass inside (need %u); the mean of %u "
+		    "logged passes took %.1f ms, the mean interval %.1f ms: passes take longer than an interval",
+		    h->inside, h->have, h->want, h->passes_logged, h->pass_sum_ns / h->passes_logged / 1e6,
+		    h->interval_sum_ns / h->inside / 1e6);
 	if (h->inside - h->have >= HOLD_IN_VAIN_FIT)
 		return hvt_err_set(
 		    err, -ETIMEDOUT,

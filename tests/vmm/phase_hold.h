@@ -40,7 +40,10 @@ struct phase_hold {
 	unsigned inside;              /* intervals inside it, whole or not */
 	uint64_t shortest_pass_ns;    /* of the passes logged in it; UINT64_MAX: none */
 	uint64_t longest_interval_ns; /* of the intervals inside it */
-	struct hold_pass *passes;     /* logged passes not yet before every interval read */
+	uint64_t pass_sum_ns;         /* of the passes logged in it, and their number */
+	uint64_t interval_sum_ns;     /* of the intervals inside it */
+	unsigned passes_logged;
+	struct hold_pass *passes; /* logged passes not yet before every interval read */
 	size_t npasses, pass_cap;
 };
 
