@@ -12,16 +12,6 @@ LIMIT_KB=65536
 "$TOOLS/huge_slot_trace" -o "$TR" --intervals 2 || fail "cannot write the trace"
 [ "$(stat -c %s "$TR")" -lt 4096 ] || fail "the trace is not small: $(stat -c %s "$TR") bytes"
 
-# bounded NAME CMD…: CMD exits 0 within LIMIT_KB resident.
-bounded() {
-	local name=$1 rss
-	shift
-	"$TOOLS/maxrss" "$T/$name.rss" "$@" >"$T/$name.out" 2>"$T/err" || fail "$name exited $?: $(cat "$T/err")"
-	rss=$(cat "$T/$name.rss")
-	[ "$rss" -le $LIMIT_KB ] || fail "$name used $rss KiB resident (bound $LIMIT_KB)"
-	echo "  $name: $rss KiB"
-}
-
 for form in jsonl csv csv-pages damo pcm-csv; do
 	bounded "$form" "$HVT" export --"$form" "$T/out.$form" "$TR"
 done

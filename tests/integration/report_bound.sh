@@ -8,16 +8,6 @@
 source "$(dirname "$0")/../lib/assert.bash"
 LIMIT_KB=102400
 
-# bounded NAME CMD…: CMD exits 0 within LIMIT_KB resident.
-bounded() {
-	local name=$1 rss
-	shift
-	"$TOOLS/maxrss" "$T/$name.rss" "$@" >"$T/$name.out" 2>"$T/err" || fail "$name exited $?: $(head -c 600 "$T/err")"
-	rss=$(cat "$T/$name.rss")
-	[ "$rss" -le $LIMIT_KB ] || fail "$name used $rss KiB resident (bound $LIMIT_KB)"
-	echo "  $name: $rss KiB"
-}
-
 # every analysis: the text with the page runs, the regions and the histogram, and the same as JSON
 analyses() { # NAME TRACE SLOT_PAGES MARK_PAGES INTERVALS [--regions]
 	local name=$1 tr=$2 more=("${@:6}")

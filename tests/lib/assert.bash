@@ -118,6 +118,16 @@ wait_contains() {
 	wait_until "$1 does not say '$2'" "$3" grep -qF -- "$2" "$1"
 }
 
+# bounded NAME CMD…: CMD exits 0 within LIMIT_KB (the test's) resident; its output in $T/NAME.out.
+bounded() {
+	local name=$1 rss
+	shift
+	"$TOOLS/maxrss" "$T/$name.rss" "$@" >"$T/$name.out" 2>"$T/err" || fail "$name exited $?: $(head -c 600 "$T/err")"
+	rss=$(cat "$T/$name.rss")
+	[ "$rss" -le "$LIMIT_KB" ] || fail "$name used $rss KiB resident (bound $LIMIT_KB)"
+	echo "  $name: $rss KiB"
+}
+
 # The CPUs tests pin to: the VM's vCPU on the first, the tracer and harvest thread on the last.
 NCPUS=$(nproc)
 VCPU_CPU=0
