@@ -5,6 +5,7 @@
 # (one input over 10 s) or memory blow-up (over 2 GiB) is a finding: its input is kept in
 # FUZZ_BUILD/findings/NAME/ and the script exits 1.
 # FUZZ_RUNS=N ends a harness after N inputs if that comes first (the long runs: 10000000).
+# FUZZ_JOBS=N runs N harnesses at a time (default 1); the lines still come in NAME order.
 # Usage: tests/fuzz/run.sh [FUZZ_BUILD [SECONDS [NAME…]]]   (NAME: attach, trace_file, …)
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -19,13 +20,17 @@ if [ ${#names[@]} -eq 0 ]; then
 	done
 fi
 
-failed=0
-for name in "${names[@]}"; do
+jobs=${FUZZ_JOBS:-1}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+# One harness: its line on stdout, exit 1 when it found something or could not run.
+run_one() {
+	local name=$1 bin corpus findings log tmp start rc secs execs files bytes nfind
 	bin=$B/fuzz/fuzz_$name
 	if [ ! -x "$bin" ]; then
 		echo "fuzz_$name: not built ($bin; make fuzzers)" >&2
-		failed=1
-		continue
+		return 1
 	fi
 	corpus=$B/corpus/$name
 	findings=$B/findings/$name
@@ -47,8 +52,19 @@ for name in "${names[@]}"; do
 		"$name" "${execs:-?}" "$secs" "$(awk -v n="${execs:-0}" -v s="$secs" 'BEGIN { printf "%.0f", n / s }')" \
 		"$files" "$bytes" "$nfind" "$([ $rc -ne 0 ] && echo ", FAILED (exit $rc; log: $log)")"
 	if [ $rc -ne 0 ]; then
-		failed=1
 		grep -E 'ERROR|SUMMARY|runtime error|^==[0-9]+==|Test unit written' "$log" | head -10 | sed 's/^/    /'
+		return 1
 	fi
+}
+
+failed=0
+for i in "${!names[@]}"; do
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+	{ run_one "${names[$i]}" >"$out/$i" 2>&1 || touch "$out/$i.failed"; } &
+done
+wait
+for i in "${!names[@]}"; do
+	cat "$out/$i"
+	[ -e "$out/$i.failed" ] && failed=1
 done
 exit $failed
