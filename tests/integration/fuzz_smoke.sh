@@ -4,6 +4,7 @@
 # from its seed corpus, with no crash, leak, timeout or memory blow-up, and executes a fair number of inputs
 # (a harness that rejects everything, or hangs, would not).
 # The long runs and their figures: docs/reliability.md, "Fuzzing".
+# one build: the fuzzers are a build of their own (FUZZ_BUILD), the same whichever BUILD the suite runs against
 source "$(dirname "$0")/../lib/assert.bash"
 FB=${FUZZ_BUILD:-build/fuzz}
 SECS=${FUZZ_SMOKE_SECONDS:-20}
