@@ -590,6 +590,11 @@ void hvt_trace_get_status(const struct hvt_trace_reader *r, struct hvt_trace_sta
 	*st = r->st;
 }
 
+const char *hvt_trace_path(const struct hvt_trace_reader *r)
+{
+	return r->path;
+}
+
 const struct hvt_trace_meta *hvt_trace_meta(const struct hvt_trace_reader *r)
 {
 	return &r->meta;
