@@ -41,11 +41,11 @@ struct iv_row {
 
 struct attr_ctx {
 	const struct owners_timeline *tl;
-	struct owners_map *maps; /* per snapshot, of the owners counted by (--by) */
-	struct owners_ids ids;   /* the owners of every snapshot, one numbering */
-	uint64_t *snap_intervals; /* per snapshot: intervals attributed by it */
-	bool accessed;  /* the trace has accessed sets (mode ad) */
-	bool keep_rows; /* per-interval rows (--intervals, --json) */
+	struct owners_map *maps;     /* per snapshot, of the owners counted by (--by) */
+	struct owners_ids ids;       /* the owners of every snapshot, one numbering */
+	uint64_t *snap_intervals;    /* per snapshot: intervals attributed by it */
+	bool accessed;               /* the trace has accessed sets (mode ad) */
+	bool keep_rows;              /* per-interval rows (--intervals, --json) */
 	struct owners_count cw, ca;  /* by the interval's snapshot's owner indexes */
 	struct pair *total;          /* per owner id, summed over intervals */
 	uint64_t *intervals_written; /* per owner id: intervals in which it wrote */
@@ -85,7 +85,8 @@ static int put_cells(struct attr_ctx *x, struct iv_row *row, const uint32_t *id)
 				continue;
 			if (hvt_array_room((void **)&x->cells, &x->cells_cap, x->ncells, sizeof(*x->cells)))
 				return -ENOMEM;
-			x->cells[x->ncells++] = (struct cell){id[o], {x->cw.per_owner[o], x->ca.per_owner[o]}};
+			x->cells[x->ncells++] =
+			    (struct cell){id[o], {x->cw.per_owner[o], x->ca.per_owner[o]}};
 		}
 	}
 	row->ncells = x->ncells - row->first_cell;
@@ -144,7 +145,8 @@ static int attribute_one(void *arg, const struct hvt_walk_iv *w)
 	x->intervals++;
 	if (!x->keep_rows)
 		return 0;
-	if (put_cells(x, &row, id) || hvt_array_room((void **)&x->rows, &x->rows_cap, x->nrows, sizeof(*x->rows)))
+	if (put_cells(x, &row, id) ||
+	    hvt_array_room((void **)&x->rows, &x->rows_cap, x->nrows, sizeof(*x->rows)))
 		return -ENOMEM;
 	x->rows[x->nrows++] = row;
 	return 0;
@@ -194,11 +196,12 @@ static void print_text(const struct attr_ctx *x, const uint32_t *order, size_t n
 	if (owners) {
 		const struct owners_snapshot *s = &x->tl->snap[0];
 
-		printf("hvmtrace attribute: %s by %s, owners from %s (snapshot %zu of %zu: %zu processes, %zu "
-		       "kinds%s)\n",
-		       trace, type == HVT_OWN_PROCESS ? "process" : "kind", owners, index, count, s->nprocesses,
-		       s->nowners - s->nprocesses,
-		       s->flags & HVT_OWN_TRUNCATED ? "; truncated: processes left out" : "");
+		printf(
+		    "hvmtrace attribute: %s by %s, owners from %s (snapshot %zu of %zu: %zu processes, %zu "
+		    "kinds%s)\n",
+		    trace, type == HVT_OWN_PROCESS ? "process" : "kind", owners, index, count, s->nprocesses,
+		    s->nowners - s->nprocesses,
+		    s->flags & HVT_OWN_TRUNCATED ? "; truncated: processes left out" : "");
 	} else {
 		size_t truncated = 0;
 
@@ -298,7 +301,8 @@ static void print_json(const struct attr_ctx *x, const uint32_t *order, size_t n
 				       x->tl->timed ? json_object_new_uint64(x->tl->at_ns[i]) : NULL);
 		json_object_object_add(snap, "time_ns", json_object_new_uint64(s->time_ns));
 		json_object_object_add(snap, "processes", json_object_new_uint64(s->nprocesses));
-		json_object_object_add(snap, "truncated", json_object_new_boolean(s->flags & HVT_OWN_TRUNCATED));
+		json_object_object_add(snap, "truncated",
+				       json_object_new_boolean(s->flags & HVT_OWN_TRUNCATED));
 		json_object_object_add(snap, "intervals", json_object_new_uint64(x->snap_intervals[i]));
 		if (owners)
 			json_object_object_add(o, "snapshot", json_object_get(snap));
@@ -471,10 +475,11 @@ int cmd_attribute(int argc, char **argv)
 		goto out;
 	}
 	if (!tl.n) {
-		fprintf(stderr,
-			"hvmtrace attribute: %s holds no owners snapshots (record --owners-port stores them); "
-			"give --owners SNAPSHOT (hvmtrace-guest's output)\n",
-			path);
+		fprintf(
+		    stderr,
+		    "hvmtrace attribute: %s holds no owners snapshots (record --owners-port stores them); "
+		    "give --owners SNAPSHOT (hvmtrace-guest's output)\n",
+		    path);
 		status = TRACE_USAGE;
 		goto out;
 	}

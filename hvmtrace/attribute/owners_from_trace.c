@@ -36,7 +36,8 @@ int owners_timeline_from_trace(struct hvt_trace_reader *r, struct owners_timelin
 		if (i && o->at_ns < tl->at_ns[i - 1]) {
 			rc = hvt_err_set(err, -EINVAL,
 					 "%s: owners record %" PRIu64 " (offset %" PRIu64
-					 "): received at %" PRIu64 " ns, before the one before it (%" PRIu64 ")",
+					 "): received at %" PRIu64 " ns, before the one before it (%" PRIu64
+					 ")",
 					 hvt_trace_path(r), i, o->offset, o->at_ns, tl->at_ns[i - 1]);
 			break;
 		}

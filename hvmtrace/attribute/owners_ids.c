@@ -71,8 +71,8 @@ int owners_ids_build(const struct owners_timeline *tl, struct owners_ids *ids)
 	}
 	qsort(refs, total, sizeof(*refs), cmp_ref);
 	for (size_t i = 0; i < total; i++)
-		leader[refs[i].flat] = i && !cmp_identity(refs[i - 1].o, refs[i].o) ? leader[refs[i - 1].flat]
-										     : refs[i].flat;
+		leader[refs[i].flat] =
+		    i && !cmp_identity(refs[i - 1].o, refs[i].o) ? leader[refs[i - 1].flat] : refs[i].flat;
 	at = 0;
 	for (size_t s = 0; s < tl->n; s++)
 		for (size_t i = 0; i < tl->snap[s].nowners; i++, at++) {

@@ -13,10 +13,10 @@
 #include "attribute/owners_timeline.h"
 
 struct owners_ids {
-	uint32_t **id;                /* id[snapshot][owner index] */
-	const struct owner **owner;   /* by id: the owner where it first appears (borrowed from the timeline) */
-	size_t n;                     /* ids */
-	size_t max_owners;            /* the most owners of one snapshot */
+	uint32_t **id;              /* id[snapshot][owner index] */
+	const struct owner **owner; /* by id: the owner where it first appears (borrowed from the timeline) */
+	size_t n;                   /* ids */
+	size_t max_owners;          /* the most owners of one snapshot */
 };
 
 /* 0 or -ENOMEM. */

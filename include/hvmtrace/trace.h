@@ -131,7 +131,7 @@ struct hvt_trace_status {
 int hvt_trace_open(struct hvt_trace_reader **r, const char *path, struct hvt_err *err);
 void hvt_trace_reader_close(struct hvt_trace_reader *r);
 void hvt_trace_get_status(const struct hvt_trace_reader *r, struct hvt_trace_status *st);
-const char *hvt_trace_path(const struct hvt_trace_reader *r); /* as opened; for messages */
+const char *hvt_trace_path(const struct hvt_trace_reader *r);                  /* as opened; for messages */
 const struct hvt_trace_meta *hvt_trace_meta(const struct hvt_trace_reader *r); /* borrowed */
 uint64_t hvt_trace_interval_count(const struct hvt_trace_reader *r);
 /* The i-th layout the trace holds (0 <= i < status.layouts), in file order; NULL past the end. */

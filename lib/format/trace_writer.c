@@ -315,10 +315,11 @@ int hvt_trace_write_owners(struct hvt_trace_writer *w, uint64_t at_ns, const voi
 	if (w->failed)
 		return hvt_err_set(err, -EIO, "%s: an earlier write failed; the trace ends there", w->path);
 	if (!owners_frame_ok(snapshot, len))
-		return hvt_err_set(err, -EINVAL,
-				   "%s: owners record: %zu bytes that are not one snapshot (magic %s, a body of "
-				   "body_bytes, at most %u)",
-				   w->path, len, HVT_OWN_MAGIC, HVT_OWN_MAX_BODY);
+		return hvt_err_set(
+		    err, -EINVAL,
+		    "%s: owners record: %zu bytes that are not one snapshot (magic %s, a body of "
+		    "body_bytes, at most %u)",
+		    w->path, len, HVT_OWN_MAGIC, HVT_OWN_MAX_BODY);
 	/* sized exactly: a snapshot can be megabytes, and record counts this buffer in its budget */
 	total = HVT_REC_HEADER_SIZE + (size_t)hvt_rec_padded(payload);
 	b.p = malloc(total);

@@ -412,10 +412,8 @@ static void test_writer_refuses(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_round_trip),
-	    cmocka_unit_test(test_optional_skipped),
-	    cmocka_unit_test(test_owners_damage),
-	    cmocka_unit_test(test_owners_frame_refused),
+	    cmocka_unit_test(test_round_trip),     cmocka_unit_test(test_optional_skipped),
+	    cmocka_unit_test(test_owners_damage),  cmocka_unit_test(test_owners_frame_refused),
 	    cmocka_unit_test(test_writer_refuses),
 	};
 
