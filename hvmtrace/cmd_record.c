@@ -182,7 +182,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	    HVT_OPT_SIZE(0, "owners-max-bytes", &o->owners_max_bytes, 4096,
 			 HVT_OWN_HEADER_BYTES + (uint64_t)HVT_OWN_MAX_BODY, 0, "SIZE",
 			 "the largest snapshot taken from --owners-port (default 4M); larger ones are\n"
-			 "refused; counted in the locked memory (about 26 times SIZE)"),
+			 "refused; counted in the locked memory (about 25 times SIZE)"),
 	    HVT_OPT_PATH(0, "attached-file", &o->attached_file, "FILE",
 			 "create FILE once attached and recording (for a program that waits on it)"),
 	    HVT_OPT_CHOICE(0, "bw-fallback", &o->bw_resctrl, bw_fallbacks, "resctrl",

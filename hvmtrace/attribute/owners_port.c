@@ -16,10 +16,10 @@
 #include "hvmtrace/owners_format.h"
 #include "hvmtrace/util.h"
 
-#define READ_CHUNK       (256u << 10) /* bytes one read takes: the work one wake does is bounded */
-#define RECONNECT_NS     1000000000ull
-#define MIN_READ_BUDGET  (1ull << 20)
-#define RECORD_OVERHEAD  64 /* an OWNERS record's header, fixed fields and padding */
+#define READ_CHUNK      (256u << 10) /* bytes one read takes: the work one wake does is bounded */
+#define RECONNECT_NS    1000000000ull
+#define MIN_READ_BUDGET (1ull << 20)
+#define RECORD_OVERHEAD 64 /* an OWNERS record's header, fixed fields and padding */
 
 uint64_t owners_port_memory(uint64_t max_bytes)
 {
@@ -60,7 +60,8 @@ static void try_connect(struct owners_port *p)
 	p->next_connect_ns = hvt_now_ns() + RECONNECT_NS;
 	if (strlen(p->path) >= sizeof(a.sun_path)) {
 		if (!p->warned_unreachable)
-			say(p, "warning: the path is longer than %zu bytes; recording without owners snapshots",
+			say(p,
+			    "warning: the path is longer than %zu bytes; recording without owners snapshots",
 			    sizeof(a.sun_path) - 1);
 		p->warned_unreachable = true;
 		return;
@@ -147,7 +148,8 @@ static void refuse(struct owners_port *p, const char *why)
 static int check_inside(const struct owners_snapshot *s, const struct hvt_layout *l, char *why, size_t len)
 {
 	if (s->page_size != l->page_size) {
-		snprintf(why, len, "page size %" PRIu32 ", the guest's is %" PRIu32, s->page_size, l->page_size);
+		snprintf(why, len, "page size %" PRIu32 ", the guest's is %" PRIu32, s->page_size,
+			 l->page_size);
 		return -EINVAL;
 	}
 	for (size_t o = 0; o < s->nowners; o++) {
@@ -171,7 +173,8 @@ static int check_inside(const struct owners_snapshot *s, const struct hvt_layout
 				snprintf(why, len,
 					 "owner %zu (%s) names PFN %#" PRIx64
 					 ", outside the guest's memory (the layout's slots)",
-					 o, w->type == HVT_OWN_KIND ? owners_kind_name(w->kind) : w->name, first);
+					 o, w->type == HVT_OWN_KIND ? owners_kind_name(w->kind) : w->name,
+					 first);
 				return -EINVAL;
 			}
 		}

@@ -45,7 +45,7 @@ struct owners_port {
 };
 
 /* The per-interval bounds. */
-#define OWNERS_PORT_CHECKS_PER_INTERVAL 4 /* whole snapshots checked against every rule */
+#define OWNERS_PORT_CHECKS_PER_INTERVAL 4  /* whole snapshots checked against every rule */
 #define OWNERS_PORT_REFUSALS_LOGGED     20 /* one line each; later ones are counted only */
 
 /* Resident memory the port can take with snapshots of up to max_bytes (header included): its buffer, the

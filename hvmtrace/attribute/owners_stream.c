@@ -85,7 +85,8 @@ static int check_header(const struct owners_stream *st, const uint8_t *h, char *
 	if (version != HVT_OWN_VERSION)
 		snprintf(why, whylen, "version %" PRIu64 " (this reader knows %d)", version, HVT_OWN_VERSION);
 	else if ((flags & ~(uint64_t)HVT_OWN_TRUNCATED) || reserved)
-		snprintf(why, whylen, "unknown flags %#" PRIx64 " or reserved field %" PRIu64, flags, reserved);
+		snprintf(why, whylen, "unknown flags %#" PRIx64 " or reserved field %" PRIu64, flags,
+			 reserved);
 	else if (page < HVT_OWN_MIN_PAGE || page > HVT_OWN_MAX_PAGE || (page & (page - 1)))
 		snprintf(why, whylen, "page size %" PRIu64 " (a power of two, %u to %u)", page,
 			 HVT_OWN_MIN_PAGE, HVT_OWN_MAX_PAGE);
@@ -93,8 +94,8 @@ static int check_header(const struct owners_stream *st, const uint8_t *h, char *
 		snprintf(why, whylen, "body_bytes %" PRIu64 ", beyond the %" PRIu64 " allowed", body,
 			 st->max_body);
 	else if (owners > HVT_OWN_MAX_OWNERS || owners * HVT_OWN_OWNER_BYTES > body)
-		snprintf(why, whylen, "%" PRIu64 " owners in %" PRIu64 " bytes (%d bytes each, limit %u)", owners,
-			 body, HVT_OWN_OWNER_BYTES, HVT_OWN_MAX_OWNERS);
+		snprintf(why, whylen, "%" PRIu64 " owners in %" PRIu64 " bytes (%d bytes each, limit %u)",
+			 owners, body, HVT_OWN_OWNER_BYTES, HVT_OWN_MAX_OWNERS);
 	else
 		return 0;
 	return -EINVAL;

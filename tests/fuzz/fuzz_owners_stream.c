@@ -61,8 +61,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				continue;
 			}
 			if (len < HVT_OWN_HEADER_BYTES || memcmp(frame, HVT_OWN_MAGIC, 8) ||
-			    le64(frame + 32) != len - HVT_OWN_HEADER_BYTES || len - HVT_OWN_HEADER_BYTES > max_body ||
-			    frame < st.buf || frame + len > st.buf + st.len)
+			    le64(frame + 32) != len - HVT_OWN_HEADER_BYTES ||
+			    len - HVT_OWN_HEADER_BYTES > max_body || frame < st.buf ||
+			    frame + len > st.buf + st.len)
 				abort();
 			owners_stream_done(&st, frame[8] & 1); /* taken or refused, as the input says */
 		}

@@ -181,6 +181,8 @@ int main(int argc, char **argv)
 	unlink(argv[1]);
 	return 0;
 usage:
-	fprintf(stderr, "usage: owners_serve SOCK --follow JSONL --done FILE [--stop-peer] ITEM... [-- VMM ARGS...]\n");
+	fprintf(
+	    stderr,
+	    "usage: owners_serve SOCK --follow JSONL --done FILE [--stop-peer] ITEM... [-- VMM ARGS...]\n");
 	return 2;
 }
