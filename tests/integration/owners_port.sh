@@ -6,7 +6,8 @@
 # The trace's OWNERS records, read by tests/tools/trace_owners.py from the bytes, are the three snapshots, in
 # order, each after the interval it says; attribute (without --owners), report and export read the trace.
 # A port whose peer is not the VMM is refused with a sentence, and recording goes on without it; so does a
-# port that never connects.
+# port that never connects. A tracer killed (SIGKILL) once two snapshots are in the trace leaves them
+# readable, byte for byte, with the intervals before them.
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/vmm.bash"
 command -v python3 >/dev/null || skip "needs python3"
@@ -75,3 +76,32 @@ next_fakepeer "$T/f.sock" ram 1G
 assert_contains "$T/rec3.err" "owners port $T/nothing.sock: warning: cannot connect" "never connected"
 [ "$("$HVT" export --jsonl - "$T/n.hvt" | wc -l)" -ge 5 ] || fail "the trace without a port is short"
 echo "ok: a port that never connects is a warning; the trace holds its intervals"
+
+# ---- killed (SIGKILL) once the trace holds two snapshots: it reads to its last whole record ----
+rm -f "$T/done" "$T/rec.jsonl"
+kill "$FAKE_PID" 2>/dev/null
+wait "$FAKE_PID" 2>/dev/null
+"$TOOLS/owners_serve" "$T/own3.sock" --follow "$T/rec.jsonl" --done "$T/done" \
+	"$T/s1.snap" wait:1 "$T/s2.snap" wait:1 "$T/s3.snap" wait:1000 \
+	-- "$TOOLS/fakepeer" "$T/f3.sock" ram 32G >"$T/serve3.out" 2>&1 &
+BG_PIDS+=($!)
+wait_socket "$T/f3.sock"
+"$HVT" record --attach "$T/f3.sock" --interval 100ms --max-guest-ram 32G -o "$T/k.hvt" --jsonl "$T/rec.jsonl" \
+	--owners-port "$T/own3.sock" 2>"$T/rec4.err" &
+rec=$!
+BG_PIDS+=("$rec")
+two_stored() { [ "$(python3 "$ROOT/tests/tools/trace_owners.py" "$T/k.hvt" "$T/got3" 2>/dev/null | wc -l)" -ge 2 ]; }
+wait_until "the trace never held two snapshots" "$rec" two_stored
+kill -9 "$rec"
+wait "$rec" 2>/dev/null
+python3 "$ROOT/tests/tools/trace_owners.py" "$T/k.hvt" "$T/got3" >"$T/records3" || fail "trace_owners.py: $(cat "$T/records3")"
+k=$(wc -l <"$T/records3")
+for ((i = 0; i < k; i++)); do
+	cmp "$T/got3/$i.snap" "$T/s$((i + 1)).snap" || fail "after SIGKILL, OWNERS record $i is not snapshot $((i + 1))"
+done
+"$HVT" export --jsonl "$T/k.jsonl" "$T/k.hvt" 2>"$T/k.err"
+rc=$?
+[ "$rc" = 3 ] || fail "export of the killed trace exited $rc, not 3 (incomplete): $(cat "$T/k.err")"
+[ "$(wc -l <"$T/k.jsonl")" -ge 1 ] || fail "the killed trace has no interval"
+"$HVT" attribute "$T/k.hvt" >/dev/null 2>"$T/k.err" || [ $? = 3 ] || fail "attribute of the killed trace: $(cat "$T/k.err")"
+echo "ok: killed with $k snapshots stored: they read back byte for byte, with $(wc -l <"$T/k.jsonl") intervals"
