@@ -460,6 +460,12 @@ int cmd_attribute(int argc, char **argv)
 
 	if (status != HVT_OPTS_RUN)
 		return status;
+	if (!owners && index) {
+		fprintf(stderr,
+			"hvmtrace attribute: --snapshot %d picks a snapshot of --owners SNAPSHOT; give it\n",
+			index);
+		return TRACE_USAGE;
+	}
 	if (owners && owners_timeline_from_file(owners, (size_t)index, &tl, &count, &err)) {
 		fprintf(stderr, "hvmtrace attribute: %s\n", err.msg);
 		return TRACE_USAGE;

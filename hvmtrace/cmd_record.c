@@ -362,15 +362,12 @@ static enum wake wait_until(struct recorder *r, uint64_t deadline)
 
 		if (now >= deadline)
 			return WAKE_DEADLINE;
-		/* a port that stops being read wakes us at the quarter before the deadline: no later */
-		ts.tv_sec = (time_t)((deadline - now) / HVT_NSEC_PER_SEC);
-		ts.tv_nsec = (long)((deadline - now) % HVT_NSEC_PER_SEC);
-		if (ofd >= 0 && deadline - now - r->o->interval_ns / 4 < deadline - now) {
-			uint64_t until = deadline - now - r->o->interval_ns / 4;
+		/* with the port polled, wake at the quarter before the deadline, where its reading stops
+		 * (owners_port_pollfd leaves it out from there: ofd >= 0 means that much time is left) */
+		uint64_t until = deadline - now - (ofd >= 0 ? r->o->interval_ns / 4 : 0);
 
-			ts.tv_sec = (time_t)(until / HVT_NSEC_PER_SEC);
-			ts.tv_nsec = (long)(until % HVT_NSEC_PER_SEC);
-		}
+		ts.tv_sec = (time_t)(until / HVT_NSEC_PER_SEC);
+		ts.tv_nsec = (long)(until % HVT_NSEC_PER_SEC);
 		if (ppoll(p, ofd >= 0 ? 3 : 2, &ts, NULL) < 0 && errno != EINTR)
 			return WAKE_SIGNAL;
 		if (p[0].revents & POLLIN)
@@ -845,18 +842,17 @@ static int open_owners_port(struct recorder *r, struct hvt_err *err)
 static void report_owners(const struct recorder *r)
 {
 	const struct owners_port *p = &r->owners;
-	char stored[32], read[32];
+	char read[32];
 
 	if (!r->o->owners_port)
 		return;
-	hvt_format_size(p->stored_bytes, stored, sizeof(stored));
 	hvt_format_size(p->bytes_read, read, sizeof(read));
 	fprintf(
 	    stderr,
-	    "hvmtrace record: owners port %s: %llu snapshots stored (%s), %llu refused, %llu dropped (cut "
-	    "off by a close or the end); %s read%s\n",
-	    p->path, (unsigned long long)p->stored, stored, (unsigned long long)p->refused,
-	    (unsigned long long)p->dropped, read,
+	    "hvmtrace record: owners port %s: %llu snapshots stored (%llu bytes), %llu refused, %llu dropped "
+	    "(cut off by a close or the end); %s read%s\n",
+	    p->path, (unsigned long long)p->stored, (unsigned long long)p->stored_bytes,
+	    (unsigned long long)p->refused, (unsigned long long)p->dropped, read,
 	    p->refused_peer      ? "; the peer was refused (not the VMM)"
 	    : !p->ever_connected ? "; never connected"
 	    : p->closes          ? "; the port closed"

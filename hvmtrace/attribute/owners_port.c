@@ -144,42 +144,84 @@ static void refuse(struct owners_port *p, const char *why)
 							       : "");
 }
 
-/* Every run of s inside l's slots; 0, or why not. */
+struct span {
+	uint64_t first, end; /* GFNs [first, end) */
+};
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* The layout's slots as GFN spans, sorted, adjacent ones merged; *n of them, NULL when out of memory. */
+static struct span *guest_spans(const struct hvt_layout *l, size_t *n)
+{
+	struct span *v = malloc((l->nslots + 1) * sizeof(*v));
+
+	*n = 0;
+	if (!v)
+		return NULL;
+	for (uint32_t i = 0; i < l->nslots; i++)
+		v[i] = (struct span){l->slots[i].gpa / l->page_size,
+				     (l->slots[i].gpa + l->slots[i].size) / l->page_size};
+	qsort(v, l->nslots, sizeof(*v), cmp_span);
+	for (uint32_t i = 0; i < l->nslots; i++) {
+		if (*n && v[*n - 1].end >= v[i].first) {
+			if (v[i].end > v[*n - 1].end)
+				v[*n - 1].end = v[i].end;
+		} else {
+			v[(*n)++] = v[i];
+		}
+	}
+	return v;
+}
+
+/* Every run of s inside l's slots (a binary search a run); 0, or why not. */
 static int check_inside(const struct owners_snapshot *s, const struct hvt_layout *l, char *why, size_t len)
 {
+	size_t n;
+	struct span *v;
+	int rc = 0;
+
 	if (s->page_size != l->page_size) {
 		snprintf(why, len, "page size %" PRIu32 ", the guest's is %" PRIu32, s->page_size,
 			 l->page_size);
 		return -EINVAL;
 	}
-	for (size_t o = 0; o < s->nowners; o++) {
+	v = guest_spans(l, &n);
+	if (!v) {
+		snprintf(why, len, "out of memory to check it");
+		return -ENOMEM;
+	}
+	for (size_t o = 0; o < s->nowners && !rc; o++) {
 		const struct owner *w = &s->owners[o];
 
-		for (size_t k = 0; k < w->nruns; k++) {
+		for (size_t k = 0; k < w->nruns && !rc; k++) {
 			const struct hvt_run *r = &s->runs[w->first_run + k];
-			uint64_t first = r->first, end = r->first + r->count;
+			size_t lo = 0, hi = n; /* the last span starting at or before the run */
 
-			/* a run may span adjacent slots: follow it slot by slot */
-			for (uint32_t i = 0; i < l->nslots && first < end; i++) {
-				uint64_t g = l->slots[i].gpa / l->page_size;
-				uint64_t e = g + l->slots[i].size / l->page_size;
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
 
-				if (first >= g && first < e) {
-					first = e < end ? e : end;
-					i = UINT32_MAX; /* again from the first slot: slots are in no order */
-				}
+				if (v[mid].first <= r->first)
+					lo = mid + 1;
+				else
+					hi = mid;
 			}
-			if (first < end) {
-				snprintf(why, len,
-					 "owner %zu (%s) names PFN %#" PRIx64
-					 ", outside the guest's memory (the layout's slots)",
-					 o, w->type == HVT_OWN_KIND ? owners_kind_name(w->kind) : w->name,
-					 first);
-				return -EINVAL;
-			}
+			if (lo && r->first + r->count <= v[lo - 1].end)
+				continue;
+			snprintf(why, len,
+				 "owner %zu (%s) names PFN %#" PRIx64
+				 ", outside the guest's memory (the layout's slots)",
+				 o, w->type == HVT_OWN_KIND ? owners_kind_name(w->kind) : w->name,
+				 lo && r->first < v[lo - 1].end ? v[lo - 1].end : r->first);
+			rc = -EINVAL;
 		}
 	}
-	return 0;
+	free(v);
+	return rc;
 }
 
 /* The frames the buffer holds, while this interval may take one. */
