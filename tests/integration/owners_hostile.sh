@@ -80,7 +80,9 @@ python3 "$ROOT/tests/tools/trace_owners.py" "$T/t.hvt" "$T/got" >"$T/records" ||
 for i in 0 1 2 3; do
 	cmp "$T/got/$i.snap" "$T/g$((i + 1)).snap" || fail "OWNERS record $i is not good snapshot $((i + 1))"
 done
-echo "ok: the 4 good snapshots around the bad ones are the trace's OWNERS records, byte for byte"
+[ -z "$(awk '{ print $3 }' "$T/records" | sort | uniq -d)" ] ||
+	fail "two snapshots stored in one interval (after the same one): $(cat "$T/records")"
+echo "ok: the 4 good snapshots around the bad ones are the trace's OWNERS records, byte for byte, one an interval at most"
 
 # each lie refused, by its rule
 assert_contains "$T/rec.err" "4 snapshots stored" "refused: version 9" "refused: 65537 owners in 1310740 bytes" \
