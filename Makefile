@@ -68,6 +68,8 @@ config.mk: configure
 
 $(BUILD)/obj/lib/%.o: DIR_CFLAGS = -Ilib
 $(BUILD)/obj/hvmtrace/%.o: DIR_CFLAGS = -Ihvmtrace
+# tests of an engine include its headers, which name their engine's siblings as "engine/file.h"
+$(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/tests/fuzz/%.o: DIR_CFLAGS = -Ihvmtrace
 
 $(BUILD)/obj/%.o: %.c config.mk
 	@mkdir -p $(@D)

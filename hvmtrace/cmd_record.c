@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attribute/owners_port.h"
 #include "commands.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/trace.h"
@@ -24,6 +25,7 @@
 #include "live/metrics_registry.h"
 #include "hvmtrace/interval_json.h"
 #include "hvmtrace/options.h"
+#include "hvmtrace/owners_format.h"
 #include "hvmtrace/util.h"
 #include "hvmtrace/version.h"
 #include "hvmtrace/vm_bandwidth.h"
@@ -57,6 +59,8 @@ struct record_opts {
 	const char *sysfs_root;    /* PMU tree, for tests */
 	const char *resctrl_root;  /* resctrl mount, for tests */
 	const char *attached_file; /* written once attached (libvirt's hook waits for it) */
+	const char *owners_port;   /* the guest agent's port (QEMU's chardev socket), or NULL */
+	uint64_t owners_max_bytes; /* the largest snapshot taken from it, header included */
 	int argc;
 	char **argv;
 };
@@ -73,11 +77,13 @@ struct recorder {
 	uint64_t intervals;
 	uint64_t missed_total;
 	bool warned_written_not_accessed;
-	uint64_t last_seq;       /* of the last interval emitted */
-	bool final_recorded;     /* the guest's last interval (HVT_IV_FINAL) is in the outputs */
-	uint64_t last_t_end_ns;  /* its end */
-	uint64_t cpu_at_last_ns; /* the process's CPU time when it was emitted */
-	uint64_t busy_intervals; /* intervals in which the tracer needed more than half its CPU */
+	uint64_t last_seq;         /* of the last interval emitted */
+	bool final_recorded;       /* the guest's last interval (HVT_IV_FINAL) is in the outputs */
+	uint64_t last_t_end_ns;    /* its end */
+	uint64_t cpu_at_last_ns;   /* the process's CPU time when it was emitted */
+	uint64_t busy_intervals;   /* intervals in which the tracer needed more than half its CPU */
+	struct owners_port owners; /* with --owners-port */
+	bool owners_on;
 	int sigfd;
 };
 
@@ -168,6 +174,15 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			   "mode ad: skip the 2 MiB regions the guest did not use (pruned, default where\n"
 			   "the kernel can) or visit every page (full); META's ad_walk says which ran"),
 	    HVT_OPT_FLAG('q', "quiet", &o->quiet, "no per-interval line on a terminal"),
+	    HVT_OPT_PATH(0, "owners-port", &o->owners_port, "SOCK",
+			 "store the guest agent's owners snapshots in the trace: SOCK is the unix socket\n"
+			 "QEMU serves for the guest's port org.hvmtrace.owners.0 (a chardev socket,\n"
+			 "server=on,wait=off, behind a virtserialport); its peer must be the VMM traced;\n"
+			 "at most one snapshot an interval (docs/attribution.md)"),
+	    HVT_OPT_SIZE(0, "owners-max-bytes", &o->owners_max_bytes, 4096,
+			 HVT_OWN_HEADER_BYTES + (uint64_t)HVT_OWN_MAX_BODY, 0, "SIZE",
+			 "the largest snapshot taken from --owners-port (default 4M); larger ones are\n"
+			 "refused; counted in the locked memory (about 25 times SIZE)"),
 	    HVT_OPT_PATH(0, "attached-file", &o->attached_file, "FILE",
 			 "create FILE once attached and recording (for a program that waits on it)"),
 	    HVT_OPT_CHOICE(0, "bw-fallback", &o->bw_resctrl, bw_fallbacks, "resctrl",
@@ -198,6 +213,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 				  .vmm_uid = -1,
 				  .interval_ns = HVT_NSEC_PER_SEC,
 				  .linger_ns = 15 * HVT_NSEC_PER_SEC,
+				  .owners_max_bytes = 4ull << 20,
 				  .argc = argc,
 				  .argv = argv};
 	rc = hvt_opts_parse(&cmd, argc, argv);
@@ -211,6 +227,11 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	}
 	if (rc == HVT_OPTS_RUN && !o->output && !o->jsonl)
 		o->output = "hvmtrace.hvt";
+	if (rc == HVT_OPTS_RUN && o->owners_port && !o->output) {
+		fprintf(stderr,
+			"hvmtrace record: --owners-port stores snapshots in the trace: give -o FILE\n");
+		return RECORD_USAGE;
+	}
 	/* by the file named, not the name: "-o F --jsonl ./F" would interleave both outputs in one file */
 	if (rc == HVT_OPTS_RUN && o->output && o->jsonl && strcmp(o->jsonl, "-") &&
 	    hvt_same_file(o->output, o->jsonl)) {
@@ -314,6 +335,8 @@ static int emit(struct recorder *r, struct hvt_interval *iv, struct hvt_err *err
 	}
 	r->intervals++;
 	r->missed_total += iv->missed_deadlines;
+	if (r->owners_on && (rc = owners_port_next_interval(&r->owners, &r->s.layout, err)))
+		return hvt_err_prefix(err, rc, "trace output: ");
 	if (r->metrics) {
 		struct stat st;
 
@@ -323,26 +346,36 @@ static int emit(struct recorder *r, struct hvt_interval *iv, struct hvt_err *err
 	return 0;
 }
 
-enum wake { WAKE_DEADLINE, WAKE_SIGNAL, WAKE_SOCKET };
+enum wake { WAKE_DEADLINE, WAKE_SIGNAL, WAKE_SOCKET, WAKE_OWNERS };
 
 static enum wake wait_until(struct recorder *r, uint64_t deadline)
 {
 	for (;;) {
-		struct pollfd p[2] = {{.fd = r->sigfd, .events = POLLIN},
-				      {.fd = r->s.sock, .events = POLLIN}};
 		uint64_t now = hvt_now_ns();
+		/* the owners port only while the next harvest is not near (owners_port_pollfd) */
+		int ofd =
+		    r->owners_on ? owners_port_pollfd(&r->owners, now, deadline, r->o->interval_ns) : -1;
+		struct pollfd p[3] = {{.fd = r->sigfd, .events = POLLIN},
+				      {.fd = r->s.sock, .events = POLLIN},
+				      {.fd = ofd, .events = POLLIN}};
 		struct timespec ts;
 
 		if (now >= deadline)
 			return WAKE_DEADLINE;
-		ts.tv_sec = (time_t)((deadline - now) / HVT_NSEC_PER_SEC);
-		ts.tv_nsec = (long)((deadline - now) % HVT_NSEC_PER_SEC);
-		if (ppoll(p, 2, &ts, NULL) < 0 && errno != EINTR)
+		/* with the port polled, wake at the quarter before the deadline, where its reading stops
+		 * (owners_port_pollfd leaves it out from there: ofd >= 0 means that much time is left) */
+		uint64_t until = deadline - now - (ofd >= 0 ? r->o->interval_ns / 4 : 0);
+
+		ts.tv_sec = (time_t)(until / HVT_NSEC_PER_SEC);
+		ts.tv_nsec = (long)(until % HVT_NSEC_PER_SEC);
+		if (ppoll(p, ofd >= 0 ? 3 : 2, &ts, NULL) < 0 && errno != EINTR)
 			return WAKE_SIGNAL;
 		if (p[0].revents & POLLIN)
 			return WAKE_SIGNAL;
 		if (p[1].revents)
 			return WAKE_SOCKET;
+		if (ofd >= 0 && p[2].revents)
+			return WAKE_OWNERS;
 	}
 }
 
@@ -597,6 +630,12 @@ static int run(struct recorder *r, struct hvt_err *err)
 			if (handle_vmm_message(r, err, &status))
 				return status;
 			continue;
+		case WAKE_OWNERS:
+			if (owners_port_read(&r->owners, &r->s.layout, err)) {
+				hvt_err_prefix(err, -EIO, "trace output: ");
+				return RECORD_FAILED;
+			}
+			continue;
 		case WAKE_DEADLINE:
 			break;
 		}
@@ -773,6 +812,53 @@ static void linger(struct recorder *r)
 	}
 }
 
+/* owners_port's store: the snapshot goes to every output that keeps them (the trace). */
+static int store_owners(void *ctx, uint64_t at_ns, const uint8_t *snap, size_t len, struct hvt_err *err)
+{
+	struct recorder *r = ctx;
+
+	for (int i = 0; i < r->nsinks; i++) {
+		int rc = r->sinks[i]->owners ? r->sinks[i]->owners(r->sinks[i], at_ns, snap, len, err) : 0;
+
+		if (rc)
+			return hvt_err_prefix(err, rc, "%s output: ", r->sinks[i]->name);
+	}
+	return 0;
+}
+
+/* --owners-port: connected while connecting to any socket is still allowed; a port not there is a warning. */
+static int open_owners_port(struct recorder *r, struct hvt_err *err)
+{
+	if (!r->o->owners_port)
+		return 0;
+	if (owners_port_open(&r->owners, r->o->owners_port, r->s.vmm_pid, r->o->owners_max_bytes,
+			     store_owners, r))
+		return hvt_err_set(err, -ENOMEM, "out of memory");
+	r->owners_on = true;
+	return 0;
+}
+
+/* The owners port's figures, for the closing summary. */
+static void report_owners(const struct recorder *r)
+{
+	const struct owners_port *p = &r->owners;
+	char read[32];
+
+	if (!r->o->owners_port)
+		return;
+	hvt_format_size(p->bytes_read, read, sizeof(read));
+	fprintf(
+	    stderr,
+	    "hvmtrace record: owners port %s: %llu snapshots stored (%llu bytes), %llu refused, %llu dropped "
+	    "(cut off by a close or the end); %s read%s\n",
+	    p->path, (unsigned long long)p->stored, (unsigned long long)p->stored_bytes,
+	    (unsigned long long)p->refused, (unsigned long long)p->dropped, read,
+	    p->refused_peer      ? "; the peer was refused (not the VMM)"
+	    : !p->ever_connected ? "; never connected"
+	    : p->closes          ? "; the port closed"
+				 : "");
+}
+
 static int close_sinks(struct recorder *r, struct hvt_err *err)
 {
 	int rc = 0;
@@ -828,6 +914,7 @@ static int lock_budget(struct recorder *r, const struct harvester *h, struct hvt
 	    .nsets = (h->sets & HVT_IV_ACCESSED) ? 2 : 1,
 	    .retry_copy = h->mode == HVT_MODE_AD,
 	    .max_intervals = run < LOCKED_INDEX_INTERVALS ? run : LOCKED_INDEX_INTERVALS,
+	    .owners_bytes = r->o->owners_port ? owners_port_memory(r->o->owners_max_bytes) : 0,
 	};
 	struct mem_budget b;
 	char what[64], ram_s[32], max_s[32], lck_s[32], rss_s[32];
@@ -964,7 +1051,7 @@ int cmd_record(int argc, char **argv)
 	if (start_metrics(&r, &err))
 		goto fail;
 	bye = "cannot write output";
-	if (open_sinks(&r, &err, cpu))
+	if (open_sinks(&r, &err, cpu) || open_owners_port(&r, &err))
 		goto fail;
 	/* Everything that needed privilege (the socket, outputs, memory locking) is done. */
 	r.cpu_at_last_ns = process_cpu_ns();
@@ -1009,6 +1096,10 @@ out:
 		status = RECORD_FAILED;
 	}
 	hvt_vm_bw_close(r.bw);
+	if (r.owners_on)
+		owners_port_close(&r.owners);
+	if (ran)
+		report_owners(&r);
 	if (ran)
 		report_end(&r, status);
 	if (ran && r.metrics)

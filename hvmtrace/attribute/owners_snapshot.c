@@ -309,6 +309,21 @@ int owners_parse(const char *name, const uint8_t *data, size_t size, size_t *use
 	return 0;
 }
 
+/* malloc's overhead per block, rounded up (glibc: 8 bytes of header, 16-byte alignment) */
+#define MALLOC_OVERHEAD 32
+
+uint64_t owners_parse_peak_bytes(uint64_t body)
+{
+	uint64_t owners =
+	    body / HVT_OWN_OWNER_BYTES < HVT_OWN_MAX_OWNERS ? body / HVT_OWN_OWNER_BYTES : HVT_OWN_MAX_OWNERS;
+	uint64_t runs = (body / 2 < HVT_OWN_MAX_RUNS ? body / 2 : HVT_OWN_MAX_RUNS) + 1;
+
+	/* the owners and their names and cgroups (two blocks each, their bytes from the body); the runs, and
+	 * check_unique's copy of them and the pids */
+	return (owners + 1) * sizeof(struct owner) + body + 2 * owners * MALLOC_OVERHEAD +
+	       2 * runs * sizeof(struct hvt_run) + (owners + 1) * sizeof(uint32_t) + 4 * MALLOC_OVERHEAD;
+}
+
 int owners_read(const char *path, size_t index, struct owners_snapshot *s, size_t *count, struct hvt_err *err)
 {
 	char *data, name[300];

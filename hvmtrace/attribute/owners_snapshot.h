@@ -47,6 +47,10 @@ int owners_read(const char *path, size_t index, struct owners_snapshot *s, size_
 
 void owners_free(struct owners_snapshot *s);
 
+/* The most owners_parse holds at once for a snapshot of body_bytes (its allocations, malloc's overhead
+ * included): what a caller with a memory budget counts for it. */
+uint64_t owners_parse_peak_bytes(uint64_t body_bytes);
+
 /* "anon", "cache", …, for HVT_OWN_KIND owners. */
 const char *owners_kind_name(unsigned kind);
 

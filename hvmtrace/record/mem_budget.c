@@ -65,7 +65,7 @@ uint64_t mem_budget_working(const struct mem_budget_in *in)
 	/* the writer's index doubles as it grows, and the INDEX record copies it once more at close */
 	uint64_t index = 6ull * INDEX_ENTRY_BYTES * in->max_intervals;
 
-	return sets + encode + index + FIXED_BYTES;
+	return sets + encode + index + in->owners_bytes + FIXED_BYTES;
 }
 
 uint64_t mem_budget_guest_bytes(uint64_t total_pages, uint32_t page_size)

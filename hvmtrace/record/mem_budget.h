@@ -20,6 +20,7 @@ struct mem_budget_in {
 	unsigned nsets;         /* page sets per interval: 1 written, 2 written and accessed */
 	bool retry_copy;        /* ad: a harvest retried after a memslot change keeps a second interval */
 	uint64_t max_intervals; /* intervals of the trace writer's index to keep in the reserve */
+	uint64_t owners_bytes;  /* the owners port's (record --owners-port; owners_port_memory), or 0 */
 };
 
 struct mem_budget {

@@ -3,6 +3,8 @@
 #ifndef HVT_RECORD_SINK_H
 #define HVT_RECORD_SINK_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 struct hvt_err;
@@ -17,6 +19,8 @@ struct sink {
 	int (*layout)(struct sink *k, const struct hvt_layout *l, struct hvt_err *err);
 	int (*interval)(struct sink *k, const struct hvt_interval *iv, const struct hvt_layout *l,
 			struct hvt_err *err);
+	/* An owners snapshot received complete at at_ns (NULL: this output does not keep them). */
+	int (*owners)(struct sink *k, uint64_t at_ns, const uint8_t *snap, size_t len, struct hvt_err *err);
 	/* Finishes the output and frees the sink, even on error. */
 	int (*close)(struct sink *k, struct hvt_err *err);
 };

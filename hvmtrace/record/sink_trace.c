@@ -22,6 +22,11 @@ static int trace_interval(struct sink *k, const struct hvt_interval *iv, const s
 	return hvt_trace_write_interval(((struct trace_sink *)k)->w, iv, err);
 }
 
+static int trace_owners(struct sink *k, uint64_t at_ns, const uint8_t *snap, size_t len, struct hvt_err *err)
+{
+	return hvt_trace_write_owners(((struct trace_sink *)k)->w, at_ns, snap, len, err);
+}
+
 static int trace_close(struct sink *k, struct hvt_err *err)
 {
 	struct trace_sink *t = (struct trace_sink *)k;
@@ -43,7 +48,10 @@ struct sink *sink_trace_open(const char *path, const struct hvt_trace_meta *meta
 		free(t);
 		return NULL;
 	}
-	t->k = (struct sink){
-	    .name = "trace", .layout = trace_layout, .interval = trace_interval, .close = trace_close};
+	t->k = (struct sink){.name = "trace",
+			     .layout = trace_layout,
+			     .interval = trace_interval,
+			     .owners = trace_owners,
+			     .close = trace_close};
 	return &t->k;
 }

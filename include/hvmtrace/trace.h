@@ -6,7 +6,7 @@
  *   file header   "HVMTRACE" magic, format version, flags                      (16 bytes)
  *   records       each: type, payload length, CRC32C, reserved, payload, zero padding to 8 bytes
  *                 META (JSON metadata, first), LAYOUT (JSON, before the intervals that use it),
- *                 INTERVAL (one per interval), INDEX (at close)
+ *                 INTERVAL (one per interval), OWNERS (owners snapshots, optional), INDEX (at close)
  *   trailer       at close: INDEX offset, interval count, CRC, "HVTEND\0\0"       (32 bytes)
  *
  * Each record reaches the file with one write(), so a writer killed at any moment leaves whole records
@@ -102,6 +102,13 @@ int hvt_trace_write_interval(struct hvt_trace_writer *w, const struct hvt_interv
 int hvt_trace_close(struct hvt_trace_writer *w, struct hvt_err *err);
 /* Closes without INDEX/trailer (what a crash leaves behind; for tests and error paths). */
 void hvt_trace_abandon(struct hvt_trace_writer *w);
+/*
+ * An OWNERS record: one owners snapshot (include/hvmtrace/owners_format.h), its bytes as the guest agent sent
+ * them, received complete at at_ns (CLOCK_MONOTONIC), after the last interval written so far. The writer
+ * checks the frame only (magic, body_bytes = the bytes given); the snapshot's rules are its caller's.
+ */
+int hvt_trace_write_owners(struct hvt_trace_writer *w, uint64_t at_ns, const void *snapshot, size_t len,
+			   struct hvt_err *err);
 
 /* ---- reader ---- */
 struct hvt_trace_reader;
@@ -124,6 +131,7 @@ struct hvt_trace_status {
 int hvt_trace_open(struct hvt_trace_reader **r, const char *path, struct hvt_err *err);
 void hvt_trace_reader_close(struct hvt_trace_reader *r);
 void hvt_trace_get_status(const struct hvt_trace_reader *r, struct hvt_trace_status *st);
+const char *hvt_trace_path(const struct hvt_trace_reader *r);                  /* as opened; for messages */
 const struct hvt_trace_meta *hvt_trace_meta(const struct hvt_trace_reader *r); /* borrowed */
 uint64_t hvt_trace_interval_count(const struct hvt_trace_reader *r);
 /* The i-th layout the trace holds (0 <= i < status.layouts), in file order; NULL past the end. */
@@ -133,5 +141,21 @@ const struct hvt_layout *hvt_trace_layout(const struct hvt_trace_reader *r, uint
 /* Reads interval i (0-based) into iv (initialised by this call; free with hvt_interval_fini). */
 int hvt_trace_read_interval(struct hvt_trace_reader *r, uint64_t i, struct hvt_interval *iv,
 			    struct hvt_err *err);
+
+/* An OWNERS record found by the walk (docs/formats.md). The reader checks its frame (CRC, size, the
+ * snapshot's magic and body_bytes, after_seq); what the snapshot says is the loader's to check
+ * (hvmtrace/attribute/owners_from_trace.c). */
+#define HVT_OWNERS_NONE_BEFORE UINT64_MAX /* after_seq of a snapshot that came before any interval */
+struct hvt_owners_info {
+	uint64_t offset;    /* of the record */
+	uint64_t at_ns;     /* when record received it complete, CLOCK_MONOTONIC (the intervals' clock) */
+	uint64_t after_seq; /* seq of the last interval before it, or HVT_OWNERS_NONE_BEFORE */
+	uint64_t bytes;     /* the snapshot's */
+};
+uint64_t hvt_trace_owners_count(const struct hvt_trace_reader *r);
+/* Record i (0-based, file order); NULL past the end. Borrowed. */
+const struct hvt_owners_info *hvt_trace_owners_at(const struct hvt_trace_reader *r, uint64_t i);
+/* The snapshot of record i, read afresh and its CRC checked again, into *data (malloc'd, info->bytes). */
+int hvt_trace_read_owners(struct hvt_trace_reader *r, uint64_t i, uint8_t **data, struct hvt_err *err);
 
 #endif

@@ -40,7 +40,15 @@ enum hvt_rec_type {
 	HVT_REC_LAYOUT = 2,
 	HVT_REC_INTERVAL = 3,
 	HVT_REC_INDEX = 4,
+	HVT_REC_OWNERS = 0x8001, /* an owners snapshot (optional: see HVT_REC_OPTIONAL) */
 };
+
+/* Types from here up are optional: a reader that does not know one checks its frame and CRC and reads past
+ * it; a bad one ends the walk like any bad record. Readers before this rule stopped at them. */
+#define HVT_REC_OPTIONAL 0x8000u
+
+/* OWNERS payload: u64 at_ns, u64 after_seq, then the snapshot's bytes as the guest agent sent them. */
+#define HVT_OWNERS_FIXED_SIZE 16
 
 /* INTERVAL payload: fixed part, then channels, then one block per slot (docs/formats.md). The fixed part
  * is 72 bytes, followed by u64 written_not_accessed when flag WNA_COUNTED (bit 5) is set, then u64

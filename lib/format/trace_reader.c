@@ -19,6 +19,7 @@
 
 #include "hvmtrace/error.h"
 #include "hvmtrace/files.h"
+#include "hvmtrace/owners_format.h"
 #include "hvmtrace/trace.h"
 #include "trace_format.h"
 #include "trace_decode.h"
@@ -45,6 +46,8 @@ struct hvt_trace_reader {
 	size_t nlayouts;
 	struct interval_entry *intervals;
 	size_t nintervals, cap_intervals;
+	struct hvt_owners_info *owners; /* OWNERS records, in file order */
+	size_t nowners, cap_owners;
 	struct hvt_trace_status st;
 	/* a window of the file, so walking small records does not cost two syscalls each */
 	uint8_t *win;
@@ -309,6 +312,52 @@ static int accept_interval(struct hvt_trace_reader *r, const struct record *rec,
 	return 0;
 }
 
+/*
+ * An OWNERS record: the frame of one snapshot (its magic, and a body_bytes that fills the payload exactly)
+ * after the interval it says it follows. What the snapshot says is the loader's to check
+ * (hvmtrace/attribute/owners_from_trace.c): lib/ knows the trace's frames, not the snapshot's rules.
+ */
+static int accept_owners(struct hvt_trace_reader *r, const struct record *rec, char *why, size_t whylen)
+{
+	const uint8_t *snap = rec->payload + HVT_OWNERS_FIXED_SIZE;
+	uint64_t prev = r->nintervals ? r->intervals[r->nintervals - 1].seq : HVT_OWNERS_NONE_BEFORE;
+	uint64_t bytes, after;
+
+	if (rec->length < HVT_OWNERS_FIXED_SIZE + HVT_OWN_HEADER_BYTES) {
+		snprintf(why, whylen, "owners record of %u bytes is too short for a snapshot", rec->length);
+		return -EINVAL;
+	}
+	bytes = rec->length - HVT_OWNERS_FIXED_SIZE;
+	if (memcmp(snap, HVT_OWN_MAGIC, 8) || hvt_get_le64(snap + 32) != bytes - HVT_OWN_HEADER_BYTES ||
+	    bytes - HVT_OWN_HEADER_BYTES > HVT_OWN_MAX_BODY) {
+		snprintf(why, whylen,
+			 "owners record does not hold one snapshot (no %s magic, or its body_bytes is not "
+			 "the %llu bytes after its header)",
+			 HVT_OWN_MAGIC, (unsigned long long)(bytes - HVT_OWN_HEADER_BYTES));
+		return -EINVAL;
+	}
+	after = hvt_get_le64(rec->payload + 8);
+	if (after != prev) {
+		snprintf(why, whylen, "owners record says it follows interval %llu, but it follows %llu",
+			 (unsigned long long)after, (unsigned long long)prev);
+		return -EINVAL;
+	}
+	if (r->nowners == r->cap_owners) {
+		size_t cap = r->cap_owners ? r->cap_owners * 2 : 64;
+		struct hvt_owners_info *grown = realloc(r->owners, cap * sizeof(*grown));
+
+		if (!grown) {
+			snprintf(why, whylen, "out of memory");
+			return -ENOMEM;
+		}
+		r->owners = grown;
+		r->cap_owners = cap;
+	}
+	r->owners[r->nowners++] = (struct hvt_owners_info){
+	    .offset = rec->offset, .at_ns = hvt_get_le64(rec->payload), .after_seq = after, .bytes = bytes};
+	return 0;
+}
+
 /* A closed trace: the INDEX lists exactly the records the walk found, and the trailer follows it to EOF. */
 static int check_index(struct hvt_trace_reader *r, const struct record *rec, char *why, size_t whylen)
 {
@@ -403,11 +452,17 @@ static int walk(struct hvt_trace_reader *r, uint64_t off)
 					return 0;
 				}
 				break;
+			case HVT_REC_OWNERS:
+				rc = accept_owners(r, &rec, why, sizeof(why));
+				break;
 			case HVT_REC_META:
 				snprintf(why, sizeof(why), "a second META record");
 				rc = -EINVAL;
 				break;
 			default:
+				/* optional: its frame and CRC are sound (read_record), and it is not ours */
+				if (rec.type >= HVT_REC_OPTIONAL)
+					break;
 				snprintf(why, sizeof(why), "unknown record type %u", rec.type);
 				rc = -EINVAL;
 			}
@@ -524,6 +579,7 @@ void hvt_trace_reader_close(struct hvt_trace_reader *r)
 		hvt_layout_fini(&r->layouts[i].layout);
 	free(r->layouts);
 	free(r->intervals);
+	free(r->owners);
 	free(r->win);
 	free(r->path);
 	free(r);
@@ -532,6 +588,11 @@ void hvt_trace_reader_close(struct hvt_trace_reader *r)
 void hvt_trace_get_status(const struct hvt_trace_reader *r, struct hvt_trace_status *st)
 {
 	*st = r->st;
+}
+
+const char *hvt_trace_path(const struct hvt_trace_reader *r)
+{
+	return r->path;
 }
 
 const struct hvt_trace_meta *hvt_trace_meta(const struct hvt_trace_reader *r)
@@ -633,5 +694,43 @@ int hvt_trace_read_payload(struct hvt_trace_reader *r, uint64_t i, const uint8_t
 	*payload = rec.payload;
 	*len = rec.length;
 	*layout = &r->layouts[e->layout].layout;
+	return 0;
+}
+
+uint64_t hvt_trace_owners_count(const struct hvt_trace_reader *r)
+{
+	return r->nowners;
+}
+
+const struct hvt_owners_info *hvt_trace_owners_at(const struct hvt_trace_reader *r, uint64_t i)
+{
+	return i < r->nowners ? &r->owners[i] : NULL;
+}
+
+int hvt_trace_read_owners(struct hvt_trace_reader *r, uint64_t i, uint8_t **data, struct hvt_err *err)
+{
+	const struct hvt_owners_info *o;
+	struct record rec;
+	char why[200];
+	int rc;
+
+	*data = NULL;
+	if (i >= r->nowners)
+		return hvt_err_set(err, -EINVAL, "%s: no owners record %llu (the trace has %zu)", r->path,
+				   (unsigned long long)i, r->nowners);
+	o = &r->owners[i];
+	r->win_len = 0; /* the record afresh, its CRC checked again */
+	rc = read_record(r, o->offset, &rec, why, sizeof(why));
+	if (!rc && (rec.type != HVT_REC_OWNERS || rec.length != o->bytes + HVT_OWNERS_FIXED_SIZE ||
+		    hvt_get_le64(rec.payload) != o->at_ns)) {
+		snprintf(why, sizeof(why), "record changed since the trace was opened");
+		rc = -EINVAL;
+	}
+	if (!rc && !(*data = malloc(o->bytes ? o->bytes : 1)))
+		return hvt_err_set(err, -ENOMEM, "%s: out of memory", r->path);
+	if (rc)
+		return hvt_err_set(err, rc, "%s: owners record %llu at offset %llu: %s", r->path,
+				   (unsigned long long)i, (unsigned long long)o->offset, why);
+	memcpy(*data, rec.payload + HVT_OWNERS_FIXED_SIZE, o->bytes);
 	return 0;
 }

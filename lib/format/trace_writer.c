@@ -15,6 +15,7 @@
 
 #include "hvmtrace/error.h"
 #include "hvmtrace/files.h"
+#include "hvmtrace/owners_format.h"
 #include "hvmtrace/trace.h"
 #include "hvmtrace/trace_meta.h"
 #include "trace_format.h"
@@ -294,6 +295,48 @@ int hvt_trace_write_interval(struct hvt_trace_writer *w, const struct hvt_interv
 	    (struct interval_entry){offset, iv->seq, iv->generation, iv->t_start_ns};
 	w->last_seq = iv->seq;
 	return 0;
+}
+
+/* The frame of a snapshot as an OWNERS record carries it: its magic, and a body that fills exactly len. */
+static bool owners_frame_ok(const uint8_t *snap, size_t len)
+{
+	return len >= HVT_OWN_HEADER_BYTES && len - HVT_OWN_HEADER_BYTES <= HVT_OWN_MAX_BODY &&
+	       !memcmp(snap, HVT_OWN_MAGIC, 8) && hvt_get_le64(snap + 32) == len - HVT_OWN_HEADER_BYTES;
+}
+
+int hvt_trace_write_owners(struct hvt_trace_writer *w, uint64_t at_ns, const void *snapshot, size_t len,
+			   struct hvt_err *err)
+{
+	size_t payload = HVT_OWNERS_FIXED_SIZE + len, total;
+	struct hvt_buf b = {0};
+	uint8_t *p;
+	int rc;
+
+	if (w->failed)
+		return hvt_err_set(err, -EIO, "%s: an earlier write failed; the trace ends there", w->path);
+	if (!owners_frame_ok(snapshot, len))
+		return hvt_err_set(
+		    err, -EINVAL,
+		    "%s: owners record: %zu bytes that are not one snapshot (magic %s, a body of "
+		    "body_bytes, at most %u)",
+		    w->path, len, HVT_OWN_MAGIC, HVT_OWN_MAX_BODY);
+	/* sized exactly: a snapshot can be megabytes, and record counts this buffer in its budget */
+	total = HVT_REC_HEADER_SIZE + (size_t)hvt_rec_padded(payload);
+	b.p = malloc(total);
+	if (!b.p)
+		return hvt_err_set(err, -ENOMEM, "%s: out of memory", w->path);
+	b.cap = total;
+	p = hvt_buf_append(&b, HVT_REC_HEADER_SIZE + payload);
+	hvt_put_le64(p + HVT_REC_HEADER_SIZE, at_ns);
+	hvt_put_le64(p + HVT_REC_HEADER_SIZE + 8, w->nintervals ? w->last_seq : HVT_OWNERS_NONE_BEFORE);
+	memcpy(p + HVT_REC_HEADER_SIZE + HVT_OWNERS_FIXED_SIZE, snapshot, len);
+	if (!finish_record(&b, 0, HVT_REC_OWNERS))
+		rc = hvt_err_set(err, -EFBIG, "%s: owners record of %zu bytes does not fit a record", w->path,
+				 payload);
+	else
+		rc = write_all_once(w, b.p, b.len, err);
+	free(b.p);
+	return rc;
 }
 
 /* INDEX record and trailer, assembled together: they reach the file in one write. */

@@ -4,7 +4,7 @@
  * Open it, read its status, metadata and layouts, read its intervals as runs (as every command does) and
  * write each as the JSON Lines line `export --jsonl` writes. Where the layouts are small enough for bitmaps,
  * each interval is also decoded into bitmaps, and the two readers must agree: both refuse it, or both give
- * the same line.
+ * the same line. Every OWNERS record the walk found reads back as one snapshot's frame.
  */
 #ifndef HVMTRACE_FUZZ_TRACE_READ_H
 #define HVMTRACE_FUZZ_TRACE_READ_H
@@ -16,6 +16,7 @@
 
 #include "hvmtrace/error.h"
 #include "hvmtrace/interval_json.h"
+#include "hvmtrace/owners_format.h"
 #include "hvmtrace/trace.h"
 #include "hvmtrace/trace_runs.h"
 
@@ -89,6 +90,18 @@ static inline void fuzz_read_trace(const char *path)
 		free(line);
 	}
 	hvt_iv_runs_fini(&ir);
+	for (uint64_t i = 0; i < hvt_trace_owners_count(r) && i < FUZZ_TRACE_MAX_INTERVALS; i++) {
+		const struct hvt_owners_info *o = hvt_trace_owners_at(r, i);
+		uint8_t *snap;
+
+		if (!o || o->bytes < HVT_OWN_HEADER_BYTES || o->offset >= st.valid_bytes)
+			abort(); /* the walk remembers only whole frames, before the damage */
+		if (hvt_trace_read_owners(r, i, &snap, &err))
+			abort(); /* what the walk checked reads again */
+		if (memcmp(snap, HVT_OWN_MAGIC, 8))
+			abort();
+		free(snap);
+	}
 	hvt_trace_reader_close(r);
 }
 

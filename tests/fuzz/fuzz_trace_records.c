@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer harness: trace records, one at a time, with their frames made valid by the harness so that the
- * fuzzer works on what the reader does with record contents (META, LAYOUT, INTERVAL, INDEX and trailer).
+ * fuzzer works on what the reader does with record contents (META, LAYOUT, INTERVAL, OWNERS, INDEX and
+ * trailer, and optional types it does not know).
  *
  * Input: a sequence of records, each  u8 kind, u16 length (little-endian), then that many payload bytes
  * (fewer if the input ends). kind % 8: 0-4 a record of that type (0 and 5-7 are not types: the reader must
  * refuse them), 5 a trailer pointing at the last record written, with the payload's first 8 bytes as its
- * interval count, 6 raw bytes appended as they are (a torn tail), 7 a record whose CRC is left wrong. The
+ * interval count, 6 raw bytes appended as they are (a torn tail), 7 a record whose CRC is left wrong. Kind 0
+ * with bit 7 of its byte set is an OWNERS record (0x8001), with bit 6 an optional type 0x8000 + bits 0-5. The
  * file header is added first. tests/fuzz/corpus/trace_records/ holds the fixtures in this form
  * (tests/fuzz/hvt2records.py).
  */
@@ -67,7 +69,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			uint8_t h[HVT_REC_HEADER_SIZE] = {0};
 			uint32_t crc;
 
-			hvt_put_le32(h, kind == 7 ? HVT_REC_INTERVAL : kind);
+			uint32_t type = kind == 7 ? HVT_REC_INTERVAL : kind;
+
+			if (!kind && (p[-3] & 0x80))
+				type = HVT_REC_OWNERS;
+			else if (!kind && (p[-3] & 0x40))
+				type = HVT_REC_OPTIONAL + (p[-3] & 0x3f);
+			hvt_put_le32(h, type);
 			hvt_put_le32(h + 4, (uint32_t)len);
 			crc = hvt_rec_crc(h, p, len);
 			hvt_put_le32(h + HVT_REC_CRC_OFFSET, kind == 7 ? ~crc : crc);

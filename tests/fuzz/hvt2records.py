@@ -14,7 +14,8 @@ def main():
         rtype, length = struct.unpack_from("<II", data, off)
         if off + 16 + length > len(data):
             break
-        out += struct.pack("<BH", rtype, min(length, 0xFFFF)) + data[off + 16:off + 16 + min(length, 0xFFFF)]
+        kind = 0x80 if rtype == 0x8001 else 0x40 | (rtype & 0x3F) if rtype >= 0x8000 else rtype
+        out += struct.pack("<BH", kind, min(length, 0xFFFF)) + data[off + 16:off + 16 + min(length, 0xFFFF)]
         off += 16 + ((length + 7) & ~7)
         if rtype == 4 and off + 32 == len(data):  # INDEX, then the trailer
             out += struct.pack("<BH", 5, 8) + data[off + 8:off + 16]

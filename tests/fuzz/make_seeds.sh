@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 C=tests/fuzz/corpus
 F=tests/fixtures
-rm -rf "$C" && mkdir -p "$C"/{trace_file,trace_records,attach,chanmap,iomem,pmu_sysfs,units,libvirt_meta,damon_record,owners}
+rm -rf "$C" && mkdir -p "$C"/{trace_file,trace_records,attach,chanmap,iomem,pmu_sysfs,units,libvirt_meta,damon_record,owners,owners_stream}
 
 # fields F1 F2 …: the arguments joined by NUL bytes
 fields() {
@@ -110,3 +110,9 @@ procs='{"type":"process","pid":1,"name":"init","cgroup":"/init.scope","runs":[[1
 echo '{"time_ns":1000,"owners":['"$kinds,$procs"']}' | snap >"$C/owners/kinds-and-processes"
 { echo '{"owners":['"$procs"']}' | snap; echo '{"page_size":65536,"time_ns":2,"owners":[]}' | snap; } >"$C/owners/stream"
 echo '{"flags":1,"owners":[{"type":"process","pid":7,"name":"x","runs":[[1099511627775,1]]}]}' | snap >"$C/owners/truncated-last-pfn"
+
+# owners_stream: a port's bytes (the first byte: the body bound 20 << (b & 15), reads of 1 + 7 * (b >> 4)
+# bytes): snapshots between garbage, a lone magic, a header claiming a huge body, a magic cut at the end
+{ printf '\x4c'; printf 'noise before'; cat "$C/owners/stream"; printf 'HVTOWNRS'; printf 'HVTOWNRS\1\0\0\0\0\20\0\0'
+  printf '\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\377\377\377\377\0\0\0\0'; cat "$C/owners/kinds-and-processes"; printf 'HVTOW'; } >"$C/owners_stream/garbage-around"
+{ printf '\x05'; cat "$C/owners/kinds-and-processes"; } >"$C/owners_stream/bound-too-small"

@@ -9,7 +9,7 @@
 #  - a synthetic array run in mode ad (written and accessed, with random noise): "array" owns c and half
 #    of a, "reader" owns b and all of a (the half it shares with array is shared); --by kind; the text's
 #    top writers;
-#  - the refusals: no --owners, a snapshot that is not one, a snapshot index past the file's, a page size
+#  - the refusals: no --owners for a trace without snapshots, a snapshot that is not one, a snapshot index past the file's, a page size
 #    that is not the trace's, each one line naming the input.
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/vmm.bash"
@@ -98,7 +98,7 @@ assert_eq "--intervals: array's rows" 12 "$(sed '/^top writers/q' "$T/ivs" | gre
 echo "ok: text: array first of the top writers, in all 12 intervals"
 
 # ---- refusals ----
-expect 2 "hvmtrace attribute: give --owners SNAPSHOT" "$HVT" attribute "$T/a.hvt"
+expect 2 "a.hvt holds no owners snapshots (record --owners-port stores them); give --owners SNAPSHOT" "$HVT" attribute "$T/a.hvt"
 head -c 100 /dev/urandom >"$T/junk"
 expect 2 "hvmtrace attribute: $T/junk: snapshot 0 (byte 0): not an owners snapshot" \
 	"$HVT" attribute "$T/a.hvt" --owners "$T/junk"

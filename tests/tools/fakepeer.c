@@ -28,6 +28,7 @@
  *   fakepeer SOCK hotplug SIZE    like devmem's endless harvests on an anon slot, but before answering the
  *                                 4th harvest it announces layout generation 2, which adds a slot of SIZE
  *                                 (K/M/G/T) at 1 TiB (memory hot-plug); later harvests write page i of it
+ *   fakepeer SOCK ram SIZE        like devmem's endless harvests, on one anon slot of SIZE (K/M/G/T) at 0
  *   fakepeer SOCK ad              offers mode ad only, and hands over /dev/null as the A/D fd: the tracer's
  *                                 KVM_AD_HARVEST must come from a stand-in (tests/preload/fake_kvm_ad.c).
  *                                 It waits until the tracer leaves
@@ -52,6 +53,8 @@
 
 #define SLOT_PAGES 4096
 
+static uint64_t slot_pages = SLOT_PAGES; /* of slot 0 ("ram SIZE" changes it) */
+
 static void fail(const char *what, const struct hvt_err *e)
 {
 	fprintf(stderr, "fakepeer: %s%s%s\n", what, e ? ": " : "", e ? e->msg : "");
@@ -72,7 +75,7 @@ static void send_hello(int c, uint32_t protocol, bool devmem, uint32_t modes)
 	struct hvt_err e;
 
 	*slot = (struct hvt_memslot){
-	    .slot = 0, .gpa = 0, .size = SLOT_PAGES * 4096ull, .backing = "anon", .name = "fake"};
+	    .slot = 0, .gpa = 0, .size = slot_pages * 4096ull, .backing = "anon", .name = "fake"};
 	if (devmem) {
 		snprintf(slot->backing, sizeof(slot->backing), "devmem");
 		slot->nextents = sizeof(devmem_extents) / sizeof(devmem_extents[0]);
@@ -144,7 +147,7 @@ static size_t announce_hotplug(int c, uint64_t grow_bytes, uint64_t **map)
 	struct hvt_err e;
 
 	slots[0] = (struct hvt_memslot){
-	    .slot = 0, .gpa = 0, .size = SLOT_PAGES * 4096ull, .backing = "anon", .name = "fake"};
+	    .slot = 0, .gpa = 0, .size = slot_pages * 4096ull, .backing = "anon", .name = "fake"};
 	slots[1] = (struct hvt_memslot){
 	    .slot = 1, .gpa = 1ull << 40, .size = grow_bytes, .backing = "anon", .name = "plugged"};
 	m.u.layout.layout =
@@ -166,7 +169,7 @@ static size_t announce_hotplug(int c, uint64_t grow_bytes, uint64_t **map)
  */
 static int serve_harvests(int c, int answers, bool devmem, enum misbehaviour how, uint64_t grow_bytes)
 {
-	size_t bytes = SLOT_PAGES / 8;
+	size_t bytes = (size_t)(slot_pages + 63) / 64 * 8;
 	uint64_t *map, *bits, last_done, generation = 1, dirty = 1;
 	int memfd = bitmap_memfd(bytes, &map);
 	bool final = false;
@@ -207,9 +210,9 @@ static int serve_harvests(int c, int answers, bool devmem, enum misbehaviour how
 		}
 		map[0] = htole64(hvt_bitmap_seq_writing((uint64_t)i));
 		memset(bits, 0, bytes);
-		bits[(i % SLOT_PAGES) / 64] |= 1ull << (i % 64);
+		bits[((uint64_t)i % slot_pages) / 64] |= 1ull << (i % 64);
 		if (generation == 2) /* the plugged slot's bitmap follows the first one's */
-			bits[SLOT_PAGES / 64 + (uint64_t)i % (grow_bytes / 4096) / 64] |= 1ull << (i % 64);
+			bits[slot_pages / 64 + (uint64_t)i % (grow_bytes / 4096) / 64] |= 1ull << (i % 64);
 		if (i <= answers || how != SCRIBBLE)
 			map[0] = htole64(hvt_bitmap_seq_done((uint64_t)i));
 		if (i > answers && how == SHRINK && ftruncate(memfd, 0))
@@ -353,6 +356,13 @@ int main(int argc, char **argv)
 		if (hvt_parse_size(argv[argi + 1], &grow) || grow % 4096 || grow < 64 * 4096)
 			fail("hotplug SIZE: a size of whole pages, at least 256K", NULL);
 		serve_harvests(c, INT_MAX, false, HONEST, grow);
+	} else if (!strcmp(mode, "ram") && argi + 1 < argc) {
+		uint64_t size;
+
+		if (hvt_parse_size(argv[argi + 1], &size) || size % (64 * 4096) || !size)
+			fail("ram SIZE: a size of whole 256 KiB blocks", NULL);
+		slot_pages = size / 4096;
+		serve_harvests(c, INT_MAX, false, HONEST, 0);
 	} else if (!strcmp(mode, "attach-close")) {
 		send_hello(c, HVT_ATTACH_PROTOCOL, false, HVT_MODE_BIT(HVT_MODE_DIRTY_LOG));
 		if (hvt_msg_recv(c, &m, 5000, &e) || m.type != HVT_MSG_ATTACH)
