@@ -5,6 +5,8 @@
 # intervals through QEMU's hvmtrace object, print the written pages per second, and leave the trace and
 # its exports and pictures in demo-out/: heatmap.png (written pages by address and time), bw.png (DRAM
 # bandwidth, where the trace has it; not under TCG) and report.html (the interactive memory display).
+# The guest runs the guest agent, hvmtrace-guest (docs/attribution.md), which sends snapshots of who owns
+# which guest page over a virtio-serial port that record stores in the trace.
 #   OUT=DIR      output directory (default demo-out)
 #   PHASE=SECS   length of each phase (default 8)
 #   SIZE=BYTES   size of each array (default 32 MiB)
@@ -25,18 +27,28 @@ qemu_dir=$(scripts/build-qemu.sh)
 { read -r kernel; read -r initrd; } < <(scripts/guest-workloads.sh build)
 
 mkdir -p "$OUT"
-rm -f "$OUT/vm.sock"
+rm -f "$OUT/vm.sock" "$OUT/owners.sock"
+# The guest agent's port: QEMU serves it as a unix socket, record connects to it.
+# TODO(lead, issue 27): the gate (record --help naming --owners-port, added by branch i27-record) can go
+# once that branch is merged: then always add the port, hvt.owners=1 and --owners-port.
+owners_qemu=() owners_record=() owners_append=""
+if [[ $(build/bin/hvmtrace record --help 2>&1 || true) == *--owners-port* ]]; then
+	owners_qemu=(-device virtio-serial-pci -chardev "socket,id=owners0,path=$OUT/owners.sock,server=on,wait=off"
+		-device virtserialport,chardev=owners0,name=org.hvmtrace.owners.0)
+	owners_record=(--owners-port "$OUT/owners.sock")
+	owners_append=" hvt.owners=1" # a snapshot every second, and one when the arrays are in place
+fi
 echo "== booting the guest (Debian Linux under QEMU TCG, patched QEMU in $qemu_dir)"
 "$qemu_dir/qemu-system-x86_64" -L "$qemu_dir/optionrom" -L /usr/share/seabios -M pc -accel tcg -cpu max \
-	-m 512M -kernel "$kernel" -initrd "$initrd" -append "console=ttyS0 quiet panic=-1 hvt.size=$SIZE hvt.phase=$PHASE" \
+	-m 512M -kernel "$kernel" -initrd "$initrd" -append "console=ttyS0 quiet panic=-1 hvt.size=$SIZE hvt.phase=$PHASE$owners_append" \
 	-no-reboot -nic none -display none -monitor none -serial "file:$OUT/console.log" \
-	-name demo -object "hvmtrace,id=t0,path=$OUT/vm.sock" 2>"$OUT/qemu.log" &
+	-name demo -object "hvmtrace,id=t0,path=$OUT/vm.sock" "${owners_qemu[@]}" 2>"$OUT/qemu.log" &
 qemu=$!
 trap 'kill $qemu 2>/dev/null || true' EXIT
-for _ in $(seq 200); do [ -S "$OUT/vm.sock" ] && break; sleep 0.05; done
+for _ in $(seq 200); do [ -S "$OUT/vm.sock" ] && { [ -z "$owners_append" ] || [ -S "$OUT/owners.sock" ]; } && break; sleep 0.05; done
 
 echo "== tracing it (array of $SIZE bytes: copy for ${PHASE}s, then add for ${PHASE}s)"
-build/bin/hvmtrace record --attach "$OUT/vm.sock" --interval 1s -o "$OUT/demo.hvt"
+build/bin/hvmtrace record --attach "$OUT/vm.sock" --interval 1s -o "$OUT/demo.hvt" "${owners_record[@]}"
 wait $qemu || true
 grep -q 'HVT EXIT 0' "$OUT/console.log" || echo "demo: warning: the guest's array program did not report success (see $OUT/console.log)" >&2
 echo
