@@ -34,8 +34,9 @@ for a in $(cat /proc/cmdline); do case $a in hvt.*=*) eval "${a#hvt.}";; esac; d
 [ -z "${damon:-}" ] || /bin/damon-record start $(echo "$damon" | tr , ' ') || damon=failed
 agent=
 if [ -n "${owners:-}" ]; then
-	# No udev here to name the port: find it by its name in sysfs (it appears once the host has announced
-	# it, shortly after the driver's probe) and link it where udev would.
+	# The 6.12 kernel has virtio_console built in (no module to load). No udev here to name the port: find
+	# it by its name in sysfs (it appears once the host has announced it, shortly after the driver's
+	# probe) and link it where udev would.
 	port=org.hvmtrace.owners.0
 	for _ in $(seq 50); do
 		for p in /sys/class/virtio-ports/*; do
