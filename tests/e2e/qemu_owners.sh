@@ -13,6 +13,7 @@ source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/qemu.bash"
 need_qemu
 [ "$(id -u)" = 0 ] || skip "needs root (the initramfs needs /dev/console)"
+TOOLS_PY=$ROOT/tests/tools
 SIZE=$((32 << 20)) PHASE=5
 
 { read -r kernel; read -r initrd; } < <(scripts/guest-workloads.sh "$BUILD")
@@ -57,38 +58,11 @@ grep -q 'HVT EXIT 0' "$T/console" || { tail -20 "$T/console"; fail "the array pr
 copy_seqs=$(awk '/\(copy\)/ { print $2 }' "$T/check" | tr '\n' ' ')
 
 # The snapshots taken during the copy, by the guest's clock: each gives every page of c to array alone.
-read -r copy_ns add_ns < <(awk '$3 == "PHASE" && $4 == "copy" { c = $5 } $3 == "PHASE" && $4 == "add" { a = $5 }
-	END { print c, a }' "$T/console")
-grep 'HVT C-RUN' "$T/console" | awk '{ print $(NF-1), $NF }' >"$T/c.runs"
-python3 "$ROOT/tests/tools/owners_snap.py" decode "$T/owners.bin" >"$T/snaps.jsonl" || fail "the port's stream does not decode"
-snap=$(python3 - "$T/snaps.jsonl" "$T/c.runs" "$copy_ns" "$add_ns" <<'PY'
-import json, sys
-c = set()
-for line in open(sys.argv[2]):
-    gfn, n = (int(x) for x in line.split())
-    c.update(range(gfn, gfn + n))
-copy_ns, add_ns = int(sys.argv[3]), int(sys.argv[4])
-snaps = [json.loads(line) for line in open(sys.argv[1])]
-during = [i for i, s in enumerate(snaps) if copy_ns <= s["time_ns"] < add_ns]
-print(f"{len(snaps)} snapshots, {len(during)} during the copy: {during}", file=sys.stderr)
-if not during:
-    sys.exit("no snapshot was taken during the copy phase")
-for i in during:
-    owners = {}
-    for o in snaps[i]["owners"]:
-        who = o["name"] if o["type"] == "process" else "kind " + o["kind"]
-        for first, n in o["runs"]:
-            for g in c.intersection(range(first, first + n)):
-                owners.setdefault(g, set()).add(who)
-    wrong = sum(1 for g in c if owners.get(g) != {"array", "kind anon"})
-    if wrong:
-        sys.exit(f"snapshot {i}: {wrong} of c's {len(c)} pages are not array's anonymous memory alone")
-print(during[0])
-PY
-) || fail "c is not attributed to array"
+snap=$(python3 "$TOOLS_PY/owners_array_check.py" "$T/owners.bin" "$T/console" "$T/whole.bin") ||
+	fail "c is not attributed to array"
 echo "ok: every copy-phase snapshot gives c's pages to array; attributing by snapshot $snap"
 
-"$BIN/hvmtrace" attribute "$T/t.hvt" --owners "$T/owners.bin" --snapshot "$snap" --json >"$T/attr.json" ||
+"$BIN/hvmtrace" attribute "$T/t.hvt" --owners "$T/whole.bin" --snapshot "$snap" --json >"$T/attr.json" ||
 	fail "attribute exited $?"
 cpages=$(awk '/HVT C-PAGES/ { print $NF; exit }' "$T/console")
 python3 - "$T/attr.json" "$cpages" $copy_seqs <<'PY' || fail "array is not the top writer of the copy intervals"
