@@ -3,8 +3,9 @@
 # --owners adds the guest agent's channel (a virtio channel named org.hvmtrace.owners.0 that QEMU serves as
 # the unix socket RUN/NAME/qemu/owners.sock), which libvirt's schema accepts; virt-xml run again keeps one
 # such channel, without --owners takes it away, and leaves the domain's other channels alone. The hook's
-# tracer is told of the channel (record --owners-port, where record has it; the domain's log says which),
-# and release removes the socket with the run directory.
+# prepare makes QEMU's directory, where libvirt binds the socket before the start hook; the tracer is told
+# of the channel (record --owners-port, where record has it; the domain's log says which), and release
+# removes the socket with the run directory. (tests/e2e/libvirt_owners.sh: the same under libvirt.)
 # one build: virt-xml's output and the hook's lifecycle, not the build's code paths
 source "$(dirname "$0")/../lib/assert.bash"
 [ "$(id -u)" = 0 ] || skip "needs root (the hook's run directory and tracer)"
@@ -49,6 +50,9 @@ echo "ok: virt-xml --owners adds the channel once; without --owners it goes; oth
 # The hook: the tracer is started with the port (no QEMU here: it fails to attach, as in
 # libvirt_hook_started.sh), and release removes the socket QEMU left with the run directory.
 hook() { HVMTRACE_NO_SYSTEMD=1 "$HVT" libvirt-hook "$NAME" "$@" - <"$T/vm.xml"; }
+# libvirt binds the channel's socket before the start hook: prepare makes QEMU's directory for it
+hook prepare begin || fail "the prepare hook failed"
+[ -d "$(dirname "$SOCK")" ] || fail "prepare made no $(dirname "$SOCK") for the channel's socket"
 hook start begin || fail "the start hook failed"
 touch "$SOCK" # what QEMU leaves behind
 expect 1 "no tracer could attach, so it does not start" hook started begin

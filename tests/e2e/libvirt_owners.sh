@@ -1,0 +1,65 @@
+#!/bin/bash
+# The guest agent's channel under a real libvirt daemon (docs/attribution.md "The port", docs/libvirt.md
+# §2): a domain that `hvmtrace virt-xml --owners` made of the built-in array guest (hvt.owners=1 on its
+# command line) starts traced; libvirt serves the channel as the socket RUN/NAME/qemu/owners.sock, the
+# agent's snapshots come over it, and those taken during the copy phase give every page of c to the array
+# process (tests/tools/owners_array_check.py); release removes the socket with the run directory.
+# TODO(lead, issue 27): once `record --owners-port` (branch i27-record) is merged the hook's tracer holds
+# the socket (QEMU serves one client): check the snapshots stored in its trace instead of reading the socket.
+source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/qemu.bash"
+source "$(dirname "$0")/../lib/libvirt.bash"
+need_qemu
+need_libvirt
+SIZE=$((32 << 20)) PHASE=4
+
+{ read -r kernel; read -r initrd; } < <(scripts/guest-workloads.sh "$BUILD")
+[ -f "$kernel" ] && [ -f "$initrd" ] || fail "no guest kernel or initramfs (scripts/guest-workloads.sh)"
+# libvirt relabels the kernel and initrd for QEMU's user: copies, not the cache's files
+mkdir -p "$T/img" "$T/traces" "$T/hvt"
+cp "$kernel" "$T/img/vmlinux" && cp "$initrd" "$T/img/initrd"
+lv_hook
+start_libvirtd
+
+lv_plain_array_domain vm "$T/img/vmlinux" "$T/img/initrd" $SIZE $PHASE |
+	sed "s|hvt.phase=$PHASE|& hvt.owners=1|" >"$T/plain.xml"
+grep -q 'hvt.owners=1' "$T/plain.xml" || fail "no hvt.owners=1 on the domain's command line"
+"$BIN/hvmtrace" virt-xml "$T/plain.xml" -o "$T/vm.xml" --owners --emulator "$QEMU" --cpu "$TRACER_CPU" \
+	--output-dir "$T/traces" --run-dir "$T/hvt" --bandwidth off || fail "virt-xml failed"
+"${VIRSH[@]}" define "$T/vm.xml" >/dev/null || fail "virsh define"
+"${VIRSH[@]}" start vm >"$T/start.out" 2>&1 || { cat "$T/start.out" "$LV/log/qemu/vm.log"; fail "virsh start"; }
+qpid=$(qemu_pid_of vm)
+[ -n "$qpid" ] || fail "no QEMU pid"
+pty=$("${VIRSH[@]}" ttyconsole vm) || fail "no console pty"
+"$TOOLS/stamp_lines" <"$pty" >"$T/console" &
+BG_PIDS+=($!)
+SOCK=$T/hvt/vm/qemu/owners.sock
+[ -S "$SOCK" ] || fail "libvirt serves no socket $SOCK for the channel: $(ls -la "$T/hvt/vm/qemu")"
+
+reader=
+if [[ $("$BIN/hvmtrace" record --help 2>&1) == *--owners-port* ]]; then
+	assert_contains "$T/traces/vm.log" "with the guest agent's snapshots from $SOCK"
+else
+	python3 - "$SOCK" "$T/owners.bin" <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+with open(sys.argv[2], "wb") as f:
+    while chunk := s.recv(1 << 16):
+        f.write(chunk)
+PY
+	reader=$!
+	BG_PIDS+=("$reader")
+fi
+state_is() { [ "$("${VIRSH[@]}" domstate "$1" 2>/dev/null)" = "$2" ]; }
+wait_until "the domain did not power off" "$LIBVIRTD_PID" state_is vm "shut off"
+grep -q 'HVT EXIT 0' "$T/console" || { tail -20 "$T/console"; fail "the array program did not finish"; }
+grep -q 'HVT OWNERS agent' "$T/console" || fail "the guest found no port for the agent"
+if [ -n "$reader" ]; then
+	wait "$reader" || fail "reading the port failed"
+	python3 tests/tools/owners_array_check.py "$T/owners.bin" "$T/console" >/dev/null ||
+		fail "the snapshots from libvirt's channel do not give c to array"
+	echo "ok: the snapshots came over libvirt's channel and give c's pages to array"
+fi
+wait_until "the hook did not release the domain" "$LIBVIRTD_PID" test ! -e "$T/hvt/vm"
+echo "ok: release removed the domain's run directory, the agent's socket with it"
