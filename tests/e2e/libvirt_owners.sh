@@ -6,6 +6,7 @@
 # process (tests/tools/owners_array_check.py); release removes the socket with the run directory.
 # TODO(lead, issue 27): once `record --owners-port` (branch i27-record) is merged the hook's tracer holds
 # the socket (QEMU serves one client): check the snapshots stored in its trace instead of reading the socket.
+# one build: the channel, libvirt and the hook's directories; e2e/libvirt_trace runs the tracer on both builds
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/qemu.bash"
 source "$(dirname "$0")/../lib/libvirt.bash"

@@ -9,6 +9,7 @@
 # with at least c's pages.
 # TODO(lead, issue 27): once `hvmtrace record --owners-port` (branch i27-record) is merged, record reads the
 # port (drop the Python reader below) and the checks take the snapshots stored in the trace.
+# one build: its subject is the guest agent and QEMU's port; attribute's figures are integration/attribute's, on both builds
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/qemu.bash"
 need_qemu
