@@ -61,13 +61,15 @@ static int open_out(const char *path)
 	return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 }
 
+/* 0, or -1 with errno; EINTR when told to stop before or while a write waited (a port nobody on the host
+ * has open holds writes, a FIFO nobody reads too), the snapshot then unsent or cut short. */
 static int write_all(int fd, const uint8_t *p, size_t n)
 {
 	while (n) {
-		ssize_t w = write(fd, p, n);
+		ssize_t w = stop ? (errno = EINTR, -1) : write(fd, p, n);
 
-		if (w < 0 && errno == EINTR)
-			continue;
+		if (w < 0 && errno == EINTR && !stop)
+			continue; /* SIGUSR1 while writing: this snapshot is the one asked for */
 		if (w <= 0)
 			return -1;
 		p += w;
@@ -76,6 +78,7 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
+/* One snapshot, written whole: 0; 1 when told to stop while it waited to be written; -1 after saying why. */
 static int snapshot(int fd, const char *out, const char *proc, const char *kpf, const struct agent_opts *o,
 		    struct obuf *b)
 {
@@ -96,6 +99,13 @@ static int snapshot(int fd, const char *out, const char *proc, const char *kpf, 
 		return -1;
 	}
 	if (write_all(fd, b->p, b->n)) {
+		if (errno == EINTR) { /* told to stop: not a failure */
+			fprintf(
+			    stderr,
+			    "hvmtrace-guest: stopped with a snapshot of %zu bytes not (all) written to %s\n",
+			    b->n, out);
+			return 1;
+		}
 		fprintf(stderr, "hvmtrace-guest: writing %s: %s\n", out, strerror(errno));
 		return -1;
 	}
@@ -195,8 +205,10 @@ int main(int argc, char **argv)
 	do {
 		struct timespec ts = {(time_t)every, (long)((every - (double)(time_t)every) * 1e9)};
 
-		if (snapshot(fd, out, proc, kpf, &o, &b)) {
-			rc = 1;
+		int taken = snapshot(fd, out, proc, kpf, &o, &b);
+
+		if (taken) {
+			rc = taken < 0;
 			break;
 		}
 		done++;

@@ -3,7 +3,8 @@
 # guest's would be: a process that touches a known 8 MiB buffer is found in the agent's snapshot with every
 # PFN of that buffer, as the test reads them itself from /proc/PID/pagemap, under its name and cgroup, and
 # the kinds say those pages are anonymous. The snapshot is decoded by tests/tools/owners_snap.py, apart from
-# the C reader. It writes to a FIFO as to a port. Then the agent's refusals, each one line naming the input.
+# the C reader. It writes to a FIFO as to a port, and SIGTERM ends it while its write waits for a reader
+# that does not read. Then the agent's refusals, each one line naming the input.
 source "$(dirname "$0")/../lib/assert.bash"
 command -v python3 >/dev/null || skip "needs python3"
 [ "$(id -u)" = 0 ] || skip "needs root: the kernel hides PFNs from others"
@@ -86,6 +87,30 @@ BG_PIDS+=("$!")
 wait "${BG_PIDS[-1]}"
 [ -p "$T/port" ] || fail "the FIFO was replaced"
 assert_eq "snapshots through the FIFO" 1 "$("${SNAP[@]}" decode "$T/from-port" | wc -l)"
+
+# a port nobody reads holds the agent's write (a FIFO opened for reading and never read stands in: this
+# host's snapshot is larger than its buffer); SIGTERM still ends it, without an error
+mkfifo "$T/stuck"
+sleep 600 <"$T/stuck" &
+BG_PIDS+=("$!")
+"$AGENT" -o "$T/stuck" --every 1 2>"$T/stuck.err" &
+agent=$!
+BG_PIDS+=("$agent")
+# in write(2) (x86-64's syscall 1): only there, when nobody reads, does it wait
+writing() { [ "$(cut -d' ' -f1 "/proc/$agent/syscall" 2>/dev/null)" = 1 ]; }
+wait_until "the agent did not wait in a write to the FIFO" "$agent" writing
+kill -TERM "$agent"
+ended() { # gone, or a zombie until waited for
+	local state
+	state=$(awk '{ print $3 }' "/proc/$agent/stat" 2>/dev/null)
+	[ -z "$state" ] || [ "$state" = Z ]
+}
+wait_until "SIGTERM did not end the agent waiting in its write" $$ ended
+rc=0
+wait "$agent" || rc=$?
+[ $rc = 0 ] || fail "the agent stopped in a waiting write exited $rc: $(cat "$T/stuck.err")"
+assert_contains "$T/stuck.err" "hvmtrace-guest: stopped with a snapshot of"
+echo "ok: SIGTERM ends an agent whose write waits: $(cat "$T/stuck.err")"
 
 # refusals
 "$AGENT" --every 0 2>"$T/err" && fail "--every 0 accepted"
