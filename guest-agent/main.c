@@ -45,7 +45,8 @@ static void usage(FILE *f)
 	    "  --count N        stop after N snapshots (default: until SIGTERM or SIGINT)\n"
 	    "  --max-vma BYTES  mappings larger than this are not scanned; their process is marked\n"
 	    "                   partial (default 17179869184, 16 GiB)\n"
-	    "  --proc DIR, --kpageflags PATH   where to read (default /proc, /proc/kpageflags)\n"
+	    "  --proc DIR, --kpageflags PATH, --iomem PATH   where to read (default /proc,\n"
+	    "                   /proc/kpageflags, /proc/iomem: pages outside its System RAM are left out)\n"
 	    "  -v               per process and per snapshot figures on stderr\n"
 	    "Needs root (CAP_SYS_ADMIN): the kernel hides PFNs from others. Format: docs/attribution.md.\n");
 }
@@ -88,7 +89,7 @@ static int snapshot(int fd, const char *out, const char *proc, const char *kpf, 
 	struct agent_stats st = {0};
 
 	snapshot_begin(b, page_size, now_ns(CLOCK_REALTIME));
-	if (scan_kinds(b, kpf, &nowners, &st))
+	if (scan_kinds(b, kpf, &o->ram, &nowners, &st))
 		return -1;
 	runs_total = st.kind_runs;
 	if (scan_processes(b, proc, o, page_size, &nowners, &runs_total, &flags, &st))
@@ -112,11 +113,12 @@ static int snapshot(int fd, const char *out, const char *proc, const char *kpf, 
 	if (o->verbose)
 		fprintf(
 		    stderr,
-		    "hvmtrace-guest: snapshot of %u owners (%u processes, %u partial, %u gone), %llu pages, "
-		    "%llu kind runs, %llu process runs: %zu bytes in %.3f s (%.3f s CPU)%s\n",
+		    "hvmtrace-guest: snapshot of %u owners (%u processes, %u partial, %u gone), %llu pages "
+		    "(%llu not RAM), %llu kind runs, %llu process runs: %zu bytes in %.3f s (%.3f s CPU)%s\n",
 		    nowners, st.procs, st.procs_partial, st.procs_gone, (unsigned long long)st.pages_scanned,
-		    (unsigned long long)st.kind_runs, (unsigned long long)st.process_runs, b->n,
-		    (now_ns(CLOCK_MONOTONIC) - t0) / 1e9, (now_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu0) / 1e9,
+		    (unsigned long long)st.pages_not_ram, (unsigned long long)st.kind_runs,
+		    (unsigned long long)st.process_runs, b->n, (now_ns(CLOCK_MONOTONIC) - t0) / 1e9,
+		    (now_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu0) / 1e9,
 		    flags & HVT_OWN_TRUNCATED ? ", truncated" : "");
 	return 0;
 }
@@ -129,11 +131,12 @@ int main(int argc, char **argv)
 	    {"max-vma", required_argument, NULL, 'm'},
 	    {"proc", required_argument, NULL, 'p'},
 	    {"kpageflags", required_argument, NULL, 'k'},
+	    {"iomem", required_argument, NULL, 'i'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct agent_opts o = {.max_vma_bytes = 16ull << 30};
-	const char *out = "-", *proc = "/proc", *kpf = "/proc/kpageflags";
+	const char *out = "-", *proc = "/proc", *kpf = "/proc/kpageflags", *iomem = "/proc/iomem";
 	double every = 0;
 	unsigned long count = 0, done = 0;
 	struct obuf b = {0};
@@ -181,6 +184,9 @@ int main(int argc, char **argv)
 		case 'k':
 			kpf = optarg;
 			break;
+		case 'i':
+			iomem = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -193,6 +199,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hvmtrace-guest: %s\n",
 			optind < argc ? "unexpected operand" : "--count needs --every");
 		return 2;
+	}
+	if (ram_map_read(&o.ram, iomem, (uint32_t)sysconf(_SC_PAGESIZE))) {
+		fprintf(stderr, "hvmtrace-guest: out of memory\n");
+		return 1;
 	}
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
@@ -217,6 +227,7 @@ int main(int argc, char **argv)
 		nanosleep(&ts, NULL); /* SIGUSR1 ends it early: a snapshot on request */
 	} while (!stop);
 	free(b.p);
+	free(o.ram.v);
 	if (fd != STDOUT_FILENO && close(fd)) {
 		fprintf(stderr, "hvmtrace-guest: closing %s: %s\n", out, strerror(errno));
 		rc = 1;

@@ -3,7 +3,7 @@
 # guest's would be: a process that touches a known 8 MiB buffer is found in the agent's snapshot with every
 # PFN of that buffer, as the test reads them itself from /proc/PID/pagemap, under its name and cgroup, and
 # the kinds say those pages are anonymous. The snapshot is decoded by tests/tools/owners_snap.py, apart from
-# the C reader. It writes to a FIFO as to a port, and SIGTERM ends it while its write waits for a reader
+# the C reader; it describes only pages of RAM (System RAM in /proc/iomem). It writes to a FIFO as to a port, and SIGTERM ends it while its write waits for a reader
 # that does not read. Then the agent's refusals, each one line naming the input.
 source "$(dirname "$0")/../lib/assert.bash"
 command -v python3 >/dev/null || skip "needs python3"
@@ -74,6 +74,19 @@ print("ok: pid %d's %d buffer pages are its own and anonymous; %d owners" % (pid
 PY
 grep -q "snapshot of .* owners" "$T/agent.err" || fail "-v does not say what the snapshot took"
 echo "ok: $(tail -n 1 "$T/agent.err")"
+
+# only pages of RAM ("System RAM" at the top of /proc/iomem): a page Linux describes that is not RAM (a PC's
+# VGA window) is no page of the VMM's either. An iomem naming 4 KiB-0x9ffff RAM leaves PFNs 1-0x9f.
+printf '00000000-00000fff : Reserved\n00001000-0009ffff : System RAM\n  00001000-00001fff : nested\n' >"$T/iomem"
+"$AGENT" -o "$T/snap-ram" --iomem "$T/iomem" -v 2>"$T/agent.err" || fail "hvmtrace-guest --iomem exited $?: $(cat "$T/agent.err")"
+"${SNAP[@]}" decode "$T/snap-ram" | python3 -c '
+import json, sys
+runs = [r for o in json.loads(sys.stdin.read())["owners"] for r in o["runs"]]
+out = [r for r in runs if r[0] < 1 or r[0] + r[1] > 0xa0]
+assert runs and not out, "runs outside the RAM of the iomem: %s" % out[:3]
+' || fail "pages outside System RAM in the snapshot"
+grep -q "pages ([1-9][0-9]* not RAM)" "$T/agent.err" || fail "-v does not count the pages that are not RAM: $(cat "$T/agent.err")"
+echo "ok: only System RAM: $(tail -n 1 "$T/agent.err")"
 
 # two snapshots in one file, a stream the reader splits
 "$AGENT" -o "$T/snap2" --every 0.01 --count 2 || fail "--every --count"
