@@ -30,7 +30,8 @@ mkdir -p "$OUT"
 rm -f "$OUT/vm.sock" "$OUT/owners.sock"
 # The guest agent's port: QEMU serves it as a unix socket, record connects to it.
 # TODO(lead, issue 27): the gate (record --help naming --owners-port, added by branch i27-record) can go
-# once that branch is merged: then always add the port, hvt.owners=1 and --owners-port.
+# once that branch is merged: then always add the port, hvt.owners=1 and --owners-port, print the top
+# writers, and say so in README.
 owners_qemu=() owners_record=() owners_append=""
 if [[ $(build/bin/hvmtrace record --help 2>&1 || true) == *--owners-port* ]]; then
 	owners_qemu=(-device virtio-serial-pci -chardev "socket,id=owners0,path=$OUT/owners.sock,server=on,wait=off"
@@ -54,6 +55,11 @@ grep -q 'HVT EXIT 0' "$OUT/console.log" || echo "demo: warning: the guest's arra
 echo
 echo "== written pages per second (hvmtrace report $OUT/demo.hvt); c has $((SIZE / 4096)) pages"
 build/bin/hvmtrace report "$OUT/demo.hvt"
+if [ -n "$owners_append" ]; then
+	echo
+	echo "== who wrote them: the guest's top writing processes (hvmtrace attribute, by the agent's snapshots in the trace)"
+	build/bin/hvmtrace attribute "$OUT/demo.hvt" --top 5 || echo "demo: warning: no attribution (see above)" >&2
+fi
 build/bin/hvmtrace export --jsonl "$OUT/demo.jsonl" --csv "$OUT/demo.csv" "$OUT/demo.hvt"
 build/bin/hvmtrace plot heatmap "$OUT/demo.hvt" -o "$OUT/heatmap.png" >/dev/null
 pictures="$OUT/heatmap.png (written pages by guest-physical address and time)"
