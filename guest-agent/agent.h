@@ -26,15 +26,25 @@ struct pfn_runs {
 	size_t n, cap;
 };
 
+/* The guest's RAM in PFNs (ram.c): [first, end) ranges, ascending; none read means every PFN counts. */
+struct ram_range {
+	uint64_t first, end;
+};
+struct ram_map {
+	struct ram_range *v;
+	size_t n;
+};
+
 struct agent_opts {
 	uint64_t max_vma_bytes; /* larger mappings are not scanned (the owner is marked partial) */
 	bool verbose;
+	struct ram_map ram; /* pages outside it are left out of the snapshot */
 };
 
 /* What a snapshot took, for --verbose and the cost figures of docs/attribution.md. */
 struct agent_stats {
 	unsigned procs, procs_gone, procs_partial;
-	uint64_t process_runs, kind_runs, pages_scanned;
+	uint64_t process_runs, kind_runs, pages_scanned, pages_not_ram;
 };
 
 int pfn_runs_add(struct pfn_runs *r, uint64_t pfn); /* pfn >= every PFN before it; 0 or -1 (memory) */
@@ -55,8 +65,15 @@ void snapshot_end(struct obuf *b, uint32_t nowners, uint16_t flags);
 void snapshot_owner(struct obuf *b, uint8_t type, uint8_t kind, uint16_t flags, uint32_t pid,
 		    const char *name, const char *cgroup, const struct pfn_runs *runs);
 
-/* The kinds of every page from /proc/kpageflags: appends up to HVT_KIND_MAX owners; -1 after saying why. */
-int scan_kinds(struct obuf *b, const char *kpageflags, uint32_t *nowners, struct agent_stats *st);
+/* The "System RAM" of an iomem file (/proc/iomem) in PFNs; an unreadable file or one without (an
+ * unprivileged reader sees zeros) gives no ranges. 0, or -1 when memory runs out. */
+int ram_map_read(struct ram_map *m, const char *iomem, uint32_t page_size);
+bool ram_has(const struct ram_map *m, uint64_t pfn);
+
+/* The kinds of every page of RAM from /proc/kpageflags: appends up to HVT_KIND_MAX owners; -1 after saying
+ * why. */
+int scan_kinds(struct obuf *b, const char *kpageflags, const struct ram_map *ram, uint32_t *nowners,
+	       struct agent_stats *st);
 /* Every process with present pages: appends one owner each, up to the limits; -1 after saying why. */
 int scan_processes(struct obuf *b, const char *proc, const struct agent_opts *o, uint32_t page_size,
 		   uint32_t *nowners, uint64_t *runs_total, uint16_t *flags, struct agent_stats *st);

@@ -40,7 +40,8 @@ static int kind_of(uint64_t f)
 	return HVT_KIND_OTHER;
 }
 
-int scan_kinds(struct obuf *b, const char *kpageflags, uint32_t *nowners, struct agent_stats *st)
+int scan_kinds(struct obuf *b, const char *kpageflags, const struct ram_map *ram, uint32_t *nowners,
+	       struct agent_stats *st)
 {
 	static uint64_t flags[65536];
 	struct pfn_runs runs[HVT_KIND_MAX + 1] = {{0}};
@@ -65,6 +66,10 @@ int scan_kinds(struct obuf *b, const char *kpageflags, uint32_t *nowners, struct
 
 			if (pfn >= HVT_OWN_MAX_PFN_END)
 				break;
+			if (k && !ram_has(ram, pfn)) {
+				st->pages_not_ram++;
+				continue;
+			}
 			if (k && pfn_runs_add(&runs[k], pfn)) {
 				fprintf(stderr, "hvmtrace-guest: out of memory\n");
 				goto out;

@@ -45,7 +45,8 @@ static void usage(FILE *f)
 	    "  --count N        stop after N snapshots (default: until SIGTERM or SIGINT)\n"
 	    "  --max-vma BYTES  mappings larger than this are not scanned; their process is marked\n"
 	    "                   partial (default 17179869184, 16 GiB)\n"
-	    "  --proc DIR, --kpageflags PATH   where to read (default /proc, /proc/kpageflags)\n"
+	    "  --proc DIR, --kpageflags PATH, --iomem PATH   where to read (default /proc,\n"
+	    "                   /proc/kpageflags, /proc/iomem: pages outside its System RAM are left out)\n"
 	    "  -v               per process and per snapshot figures on stderr\n"
 	    "Needs root (CAP_SYS_ADMIN): the kernel hides PFNs from others. Format: docs/attribution.md.\n");
 }
@@ -61,13 +62,15 @@ static int open_out(const char *path)
 	return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 }
 
+/* 0, or -1 with errno; EINTR when told to stop before or while a write waited (a port nobody on the host
+ * has open holds writes, a FIFO nobody reads too), the snapshot then unsent or cut short. */
 static int write_all(int fd, const uint8_t *p, size_t n)
 {
 	while (n) {
-		ssize_t w = write(fd, p, n);
+		ssize_t w = stop ? (errno = EINTR, -1) : write(fd, p, n);
 
-		if (w < 0 && errno == EINTR)
-			continue;
+		if (w < 0 && errno == EINTR && !stop)
+			continue; /* SIGUSR1 while writing: this snapshot is the one asked for */
 		if (w <= 0)
 			return -1;
 		p += w;
@@ -76,6 +79,7 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
+/* One snapshot, written whole: 0; 1 when told to stop while it waited to be written; -1 after saying why. */
 static int snapshot(int fd, const char *out, const char *proc, const char *kpf, const struct agent_opts *o,
 		    struct obuf *b)
 {
@@ -85,7 +89,7 @@ static int snapshot(int fd, const char *out, const char *proc, const char *kpf, 
 	struct agent_stats st = {0};
 
 	snapshot_begin(b, page_size, now_ns(CLOCK_REALTIME));
-	if (scan_kinds(b, kpf, &nowners, &st))
+	if (scan_kinds(b, kpf, &o->ram, &nowners, &st))
 		return -1;
 	runs_total = st.kind_runs;
 	if (scan_processes(b, proc, o, page_size, &nowners, &runs_total, &flags, &st))
@@ -96,17 +100,25 @@ static int snapshot(int fd, const char *out, const char *proc, const char *kpf, 
 		return -1;
 	}
 	if (write_all(fd, b->p, b->n)) {
+		if (errno == EINTR) { /* told to stop: not a failure */
+			fprintf(
+			    stderr,
+			    "hvmtrace-guest: stopped with a snapshot of %zu bytes not (all) written to %s\n",
+			    b->n, out);
+			return 1;
+		}
 		fprintf(stderr, "hvmtrace-guest: writing %s: %s\n", out, strerror(errno));
 		return -1;
 	}
 	if (o->verbose)
 		fprintf(
 		    stderr,
-		    "hvmtrace-guest: snapshot of %u owners (%u processes, %u partial, %u gone), %llu pages, "
-		    "%llu kind runs, %llu process runs: %zu bytes in %.3f s (%.3f s CPU)%s\n",
+		    "hvmtrace-guest: snapshot of %u owners (%u processes, %u partial, %u gone), %llu pages "
+		    "(%llu not RAM), %llu kind runs, %llu process runs: %zu bytes in %.3f s (%.3f s CPU)%s\n",
 		    nowners, st.procs, st.procs_partial, st.procs_gone, (unsigned long long)st.pages_scanned,
-		    (unsigned long long)st.kind_runs, (unsigned long long)st.process_runs, b->n,
-		    (now_ns(CLOCK_MONOTONIC) - t0) / 1e9, (now_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu0) / 1e9,
+		    (unsigned long long)st.pages_not_ram, (unsigned long long)st.kind_runs,
+		    (unsigned long long)st.process_runs, b->n, (now_ns(CLOCK_MONOTONIC) - t0) / 1e9,
+		    (now_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu0) / 1e9,
 		    flags & HVT_OWN_TRUNCATED ? ", truncated" : "");
 	return 0;
 }
@@ -119,11 +131,12 @@ int main(int argc, char **argv)
 	    {"max-vma", required_argument, NULL, 'm'},
 	    {"proc", required_argument, NULL, 'p'},
 	    {"kpageflags", required_argument, NULL, 'k'},
+	    {"iomem", required_argument, NULL, 'i'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct agent_opts o = {.max_vma_bytes = 16ull << 30};
-	const char *out = "-", *proc = "/proc", *kpf = "/proc/kpageflags";
+	const char *out = "-", *proc = "/proc", *kpf = "/proc/kpageflags", *iomem = "/proc/iomem";
 	double every = 0;
 	unsigned long count = 0, done = 0;
 	struct obuf b = {0};
@@ -171,6 +184,9 @@ int main(int argc, char **argv)
 		case 'k':
 			kpf = optarg;
 			break;
+		case 'i':
+			iomem = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -184,6 +200,10 @@ int main(int argc, char **argv)
 			optind < argc ? "unexpected operand" : "--count needs --every");
 		return 2;
 	}
+	if (ram_map_read(&o.ram, iomem, (uint32_t)sysconf(_SC_PAGESIZE))) {
+		fprintf(stderr, "hvmtrace-guest: out of memory\n");
+		return 1;
+	}
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
@@ -195,8 +215,10 @@ int main(int argc, char **argv)
 	do {
 		struct timespec ts = {(time_t)every, (long)((every - (double)(time_t)every) * 1e9)};
 
-		if (snapshot(fd, out, proc, kpf, &o, &b)) {
-			rc = 1;
+		int taken = snapshot(fd, out, proc, kpf, &o, &b);
+
+		if (taken) {
+			rc = taken < 0;
 			break;
 		}
 		done++;
@@ -205,6 +227,7 @@ int main(int argc, char **argv)
 		nanosleep(&ts, NULL); /* SIGUSR1 ends it early: a snapshot on request */
 	} while (!stop);
 	free(b.p);
+	free(o.ram.v);
 	if (fd != STDOUT_FILENO && close(fd)) {
 		fprintf(stderr, "hvmtrace-guest: closing %s: %s\n", out, strerror(errno));
 		rc = 1;

@@ -79,7 +79,8 @@ static int pfns_add(struct pfns *s, uint64_t pfn)
 }
 
 /* The PFNs of [start, end) into s; -1 when memory runs out (a vanished process reads as no pages). */
-static int scan_range(int pm, uint64_t start, uint64_t end, uint32_t page_size, struct pfns *s)
+static int scan_range(int pm, uint64_t start, uint64_t end, uint32_t page_size, const struct ram_map *ram,
+		      struct pfns *s)
 {
 	static uint64_t e[4096];
 
@@ -98,7 +99,7 @@ static int scan_range(int pm, uint64_t start, uint64_t end, uint32_t page_size, 
 				continue;
 			if (!pfn)
 				s->present_hidden++;
-			else if (pfn < HVT_OWN_MAX_PFN_END && pfns_add(s, pfn))
+			else if (pfn < HVT_OWN_MAX_PFN_END && ram_has(ram, pfn) && pfns_add(s, pfn))
 				return -1;
 		}
 		va += (uint64_t)got / 8 * page_size;
@@ -146,7 +147,8 @@ static int scan_one(const char *dir, const struct agent_opts *o, uint32_t page_s
 			*partial = true;
 			continue;
 		}
-		rc = scan_range(pm, start, end, page_size, s);
+		rc = scan_range(pm, start, end, page_size, &o->ram,
+				s); /* a device's memory mapped: left out */
 	}
 	close(pm);
 	fclose(maps);

@@ -125,6 +125,22 @@ static void domain_log(const struct hvt_lv_domain *d, char *buf, size_t len)
 
 /* ---- prepare and start: refuse, claim, hand out the memory ---- */
 
+/* RUN, RUN/NAME (root's: pid files, claim, the saved XML) and RUN/NAME/qemu (QEMU's own: its hvmtrace
+ * socket, and the guest agent's channel socket, which libvirt binds there before the start hook runs). */
+static int make_run_dirs(const struct hvt_lv_domain *d, struct hvt_err *e)
+{
+	char dir[4096], qdir[4200];
+	int rc;
+
+	hvt_lv_path(d, NULL, dir, sizeof(dir));
+	hvt_lv_path(d, "qemu", qdir, sizeof(qdir));
+	if ((rc = mkdir_owned(d->t.run_dir, RUN_DIR_MODE, -1, -1, e)) ||
+	    (rc = mkdir_owned(dir, RUN_DIR_MODE, -1, -1, e)) ||
+	    (rc = mkdir_owned(qdir, 0700, d->uid, d->gid, e)))
+		return rc;
+	return 0;
+}
+
 static int hook_prepare(const struct hvt_lv_domain *d, struct hvt_err *e)
 {
 	char others[1024];
@@ -135,22 +151,22 @@ static int hook_prepare(const struct hvt_lv_domain *d, struct hvt_err *e)
 			"hvmtrace: domain '%s': warning: tracer CPU %d is also the tracer CPU of running "
 			"domain(s) %s: the tracers share it\n",
 			d->name, d->t.cpu, others);
+	/* libvirt opens a <channel>'s listening socket while it builds QEMU's command line, after prepare
+	 * and before start: the guest agent's (virt-xml --owners) is in QEMU's directory, which must be
+	 * there by then. A refused domain gets none; a start that fails later is released. */
+	if (!rc && d->owners_port)
+		rc = make_run_dirs(d, e);
 	return rc;
 }
 
 static int hook_start(struct hvt_lv_domain *d, const char *xml, size_t len, struct hvt_err *e)
 {
-	char dir[4096], qdir[4200], sock[4200], saved[4200];
+	char sock[4200], saved[4200];
 	int rc, lsock;
 	FILE *f;
 
-	hvt_lv_path(d, NULL, dir, sizeof(dir));
-	hvt_lv_path(d, "qemu", qdir, sizeof(qdir));
 	hvt_lv_path(d, "domain.xml", saved, sizeof(saved));
-	/* root's: pid files, claim, the saved XML; QEMU's own directory holds only its hvmtrace socket */
-	if ((rc = mkdir_owned(d->t.run_dir, RUN_DIR_MODE, -1, -1, e)) ||
-	    (rc = mkdir_owned(dir, RUN_DIR_MODE, -1, -1, e)) ||
-	    (rc = mkdir_owned(qdir, 0700, d->uid, d->gid, e)))
+	if ((rc = make_run_dirs(d, e)))
 		return rc;
 	hvt_lv_path(d, "qemu/vm.sock", sock, sizeof(sock));
 	unlink(sock);
@@ -261,7 +277,7 @@ static int run_tracer(const char *name, const char *run_dir)
 	snprintf(cpu, sizeof(cpu), "%d", d.t.cpu);
 	snprintf(hcpu, sizeof(hcpu), "%d", harvest_cpu(&d));
 	hvt_lv_path(&d, "attached", attached, sizeof(attached));
-	const char *argv[24] = {
+	const char *argv[26] = {
 	    "hvmtrace", "record",     "--attach",   sock, "--cpu", cpu,  "--harvest-cpu",
 	    hcpu,       "--interval", d.t.interval, "-o", file,    "-q", "--attached-file",
 	    attached};
@@ -281,8 +297,14 @@ static int run_tracer(const char *name, const char *run_dir)
 		argv[n++] = "--jsonl";
 		argv[n++] = jsonl;
 	}
+	if (d.owners_port) { /* virt-xml --owners: the guest agent's port */
+		argv[n++] = "--owners-port";
+		argv[n++] = d.owners_port;
+	}
 	argv[n] = NULL;
-	fprintf(stderr, "hvmtrace libvirt-hook: domain '%s': tracing to %s\n", name, file);
+	fprintf(stderr, "hvmtrace libvirt-hook: domain '%s': tracing to %s%s%s\n", name, file,
+		d.owners_port ? " with the guest agent's snapshots from " : "",
+		d.owners_port ? d.owners_port : "");
 	fflush(stderr);
 	hvt_lv_path(&d, "tracer.pid", tpid, sizeof(tpid));
 	pid_t pid = fork();
@@ -570,6 +592,8 @@ static int hook_stopped(const struct hvt_lv_domain *d, bool release, struct hvt_
 		hvt_lv_path(d, "devmem.sock", sock, sizeof(sock));
 		unlink(sock);
 		hvt_lv_path(d, "qemu/vm.sock", sock, sizeof(sock));
+		unlink(sock);
+		hvt_lv_path(d, "qemu/owners.sock", sock, sizeof(sock));
 		unlink(sock);
 		hvt_lv_unclaim(d);
 		remove_run_dir(d);

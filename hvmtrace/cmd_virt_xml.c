@@ -3,7 +3,8 @@
  * hvmtrace virt-xml: turns a plain libvirt domain into a traced one (docs/libvirt.md §2): the patched
  * emulator, guest RAM from memory-backend-devmem through the devmem helper plus the hvmtrace object (QEMU's
  * JSON -object form in <qemu:commandline>), <cputune> that keeps vCPUs and emulator threads off the tracer's
- * CPU, and the request in <metadata> (<hvmtrace:trace>). --check holds an existing domain's request to this
+ * CPU, the request in <metadata> (<hvmtrace:trace>), and with --owners the virtio-serial channel of the
+ * guest agent (docs/attribution.md). --check holds an existing domain's request to this
  * host instead: the request, the emulator, and whether the libvirt daemon has loaded the hook.
  */
 #include <errno.h>
@@ -41,7 +42,7 @@ static const struct hvt_exit_status vx_exits[] = {
 
 struct vx_opts {
 	const char *input, *domain, *connect, *output;
-	bool check, check_hook;
+	bool check, check_hook, owners;
 	const char *hooks_dir, *libvirt_run;
 	const char *emulator, *interval, *outdir, *mode, *bandwidth, *jsonl, *chanmap, *channels, *extents,
 	    *run_dir, *mem_path, *iomem;
@@ -260,6 +261,50 @@ static void set_commandline(xmlNodePtr dom, const struct hvt_lv_domain *d, const
 	add_arg(cl, qns, obj);
 }
 
+/* Is this <channel> the guest agent's (its target's name is HVT_LV_OWNERS_PORT)? */
+static bool is_owners_channel(xmlNodePtr c)
+{
+	xmlNodePtr target;
+	xmlChar *name;
+	bool ours;
+
+	if (c->type != XML_ELEMENT_NODE || strcmp((const char *)c->name, "channel") ||
+	    !(target = child(c, "target", NULL)))
+		return false;
+	name = xmlGetProp(target, (const xmlChar *)"name");
+	ours = name && !strcmp((const char *)name, HVT_LV_OWNERS_PORT);
+	xmlFree(name);
+	return ours;
+}
+
+/* The guest agent's port (--owners): a virtio channel QEMU serves as a unix socket in its run directory,
+ * RUN/NAME/qemu/owners.sock, beside the hvmtrace object's; libvirt adds the virtio-serial controller.
+ * An earlier one goes first, so that virt-xml can run again (and without --owners takes it away). */
+static void set_owners_channel(xmlNodePtr dev, const struct hvt_lv_domain *d, bool owners)
+{
+	xmlNodePtr c, next, src, target;
+	char sock[4200];
+
+	for (c = dev->children; c; c = next) {
+		next = c->next;
+		if (is_owners_channel(c)) {
+			xmlUnlinkNode(c);
+			xmlFreeNode(c);
+		}
+	}
+	if (!owners)
+		return;
+	hvt_lv_path(d, "qemu/owners.sock", sock, sizeof(sock));
+	c = xmlNewChild(dev, NULL, (const xmlChar *)"channel", NULL);
+	xmlNewProp(c, (const xmlChar *)"type", (const xmlChar *)"unix");
+	src = xmlNewChild(c, NULL, (const xmlChar *)"source", NULL);
+	xmlNewProp(src, (const xmlChar *)"mode", (const xmlChar *)"bind");
+	xmlNewProp(src, (const xmlChar *)"path", (const xmlChar *)sock);
+	target = xmlNewChild(c, NULL, (const xmlChar *)"target", NULL);
+	xmlNewProp(target, (const xmlChar *)"type", (const xmlChar *)"virtio");
+	xmlNewProp(target, (const xmlChar *)"name", (const xmlChar *)HVT_LV_OWNERS_PORT);
+}
+
 static int add_extents(xmlNodePtr ram, xmlNsPtr ns, const char *list, struct hvt_err *e)
 {
 	char *copy = strdup(list), *save = NULL;
@@ -358,6 +403,7 @@ static int make_traced(xmlDocPtr doc, const struct vx_opts *o, struct hvt_lv_dom
 	if (rc)
 		return rc;
 	set_commandline(dom, d, o->emulator);
+	set_owners_channel(dev, d, o->owners);
 	struct hvt_range *x;
 	size_t n;
 	rc = hvt_lv_extents(d, &x, &n, e); /* the sizes agree with <memory> */
@@ -408,6 +454,9 @@ static int check_existing(const struct vx_opts *o, const char *xml, size_t len, 
 		rc = hvt_lv_check(&d, e);
 	if (!rc)
 		printf("domain '%s': the tracing request fits this host\n", d.name);
+	if (!rc && d.owners_port)
+		printf("domain '%s': the guest agent's snapshots come over %s (its channel %s)\n", d.name,
+		       d.owners_port, HVT_LV_OWNERS_PORT);
 	if (!rc && !(emulator = emulator_of(xml, len)))
 		rc = hvt_err_set(
 		    e, -EINVAL, "domain '%s' names no <emulator>: run hvmtrace virt-xml on it again", d.name);
@@ -467,6 +516,9 @@ int cmd_virt_xml(int argc, char **argv)
 	    HVT_OPT_STRING(0, "extents", &o.extents, "PHYS:SIZE,...",
 			   "or guest RAM on these reserved extents"),
 	    HVT_OPT_PATH(0, "run-dir", &o.run_dir, "DIR", "sockets and pid files (default /run/hvmtrace)"),
+	    HVT_OPT_FLAG(0, "owners", &o.owners,
+			 "add the channel " HVT_LV_OWNERS_PORT " for the guest agent hvmtrace-guest, whose\n"
+			 "snapshots of page owners record stores (docs/attribution.md)"),
 	    HVT_OPT_PATH(0, "mem-path", &o.mem_path, "FILE",
 			 "tests only: a regular file standing in for /dev/mem"),
 	    HVT_OPT_PATH(0, "iomem", &o.iomem, "FILE", "tests only: a recorded /proc/iomem to check against"),
@@ -480,7 +532,8 @@ int cmd_virt_xml(int argc, char **argv)
 			"       hvmtrace virt-xml --check-hook",
 	    .about = "Writes a complete traced libvirt domain (docs/libvirt.md): the patched emulator,\n"
 		     "guest RAM from memory-backend-devmem through the devmem helper, the hvmtrace\n"
-		     "object, <cputune> off the tracer's CPU, and <hvmtrace:trace> in <metadata>.",
+		     "object, <cputune> off the tracer's CPU, and <hvmtrace:trace> in <metadata>;\n"
+		     "with --owners, the guest agent's virtio-serial channel.",
 	    .options = opts,
 	    .exits = vx_exits,
 	    .usage_status = VX_USAGE,

@@ -5,6 +5,8 @@
 # intervals through QEMU's hvmtrace object, print the written pages per second, and leave the trace and
 # its exports and pictures in demo-out/: heatmap.png (written pages by address and time), bw.png (DRAM
 # bandwidth, where the trace has it; not under TCG) and report.html (the interactive memory display).
+# The guest runs the guest agent, hvmtrace-guest (docs/attribution.md), which sends snapshots of who owns
+# which guest page over a virtio-serial port that record stores in the trace.
 #   OUT=DIR      output directory (default demo-out)
 #   PHASE=SECS   length of each phase (default 8)
 #   SIZE=BYTES   size of each array (default 32 MiB)
@@ -25,23 +27,29 @@ qemu_dir=$(scripts/build-qemu.sh)
 { read -r kernel; read -r initrd; } < <(scripts/guest-workloads.sh build)
 
 mkdir -p "$OUT"
-rm -f "$OUT/vm.sock"
+rm -f "$OUT/vm.sock" "$OUT/owners.sock"
+# The guest agent's port: QEMU serves it as a unix socket, record connects to it.
+owners_qemu=(-device virtio-serial-pci -chardev "socket,id=owners0,path=$OUT/owners.sock,server=on,wait=off"
+	-device virtserialport,chardev=owners0,name=org.hvmtrace.owners.0)
 echo "== booting the guest (Debian Linux under QEMU TCG, patched QEMU in $qemu_dir)"
 "$qemu_dir/qemu-system-x86_64" -L "$qemu_dir/optionrom" -L /usr/share/seabios -M pc -accel tcg -cpu max \
-	-m 512M -kernel "$kernel" -initrd "$initrd" -append "console=ttyS0 quiet panic=-1 hvt.size=$SIZE hvt.phase=$PHASE" \
+	-m 512M -kernel "$kernel" -initrd "$initrd" -append "console=ttyS0 quiet panic=-1 hvt.size=$SIZE hvt.phase=$PHASE hvt.owners=1" \
 	-no-reboot -nic none -display none -monitor none -serial "file:$OUT/console.log" \
-	-name demo -object "hvmtrace,id=t0,path=$OUT/vm.sock" 2>"$OUT/qemu.log" &
+	-name demo -object "hvmtrace,id=t0,path=$OUT/vm.sock" "${owners_qemu[@]}" 2>"$OUT/qemu.log" &
 qemu=$!
 trap 'kill $qemu 2>/dev/null || true' EXIT
-for _ in $(seq 200); do [ -S "$OUT/vm.sock" ] && break; sleep 0.05; done
+for _ in $(seq 200); do [ -S "$OUT/vm.sock" ] && [ -S "$OUT/owners.sock" ] && break; sleep 0.05; done
 
 echo "== tracing it (array of $SIZE bytes: copy for ${PHASE}s, then add for ${PHASE}s)"
-build/bin/hvmtrace record --attach "$OUT/vm.sock" --interval 1s -o "$OUT/demo.hvt"
+build/bin/hvmtrace record --attach "$OUT/vm.sock" --interval 1s -o "$OUT/demo.hvt" --owners-port "$OUT/owners.sock"
 wait $qemu || true
 grep -q 'HVT EXIT 0' "$OUT/console.log" || echo "demo: warning: the guest's array program did not report success (see $OUT/console.log)" >&2
 echo
 echo "== written pages per second (hvmtrace report $OUT/demo.hvt); c has $((SIZE / 4096)) pages"
 build/bin/hvmtrace report "$OUT/demo.hvt"
+echo
+echo "== who wrote them: the guest's top writing processes (hvmtrace attribute, by the agent's snapshots in the trace)"
+build/bin/hvmtrace attribute "$OUT/demo.hvt" --top 5 || echo "demo: warning: no attribution (see above)" >&2
 build/bin/hvmtrace export --jsonl "$OUT/demo.jsonl" --csv "$OUT/demo.csv" "$OUT/demo.hvt"
 build/bin/hvmtrace plot heatmap "$OUT/demo.hvt" -o "$OUT/heatmap.png" >/dev/null
 pictures="$OUT/heatmap.png (written pages by guest-physical address and time)"

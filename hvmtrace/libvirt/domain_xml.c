@@ -378,6 +378,12 @@ int hvt_lv_parse(const char *xml, size_t len, struct hvt_lv_domain *d, struct hv
 		rc = parse_trace(ctx, &d->t, e);
 	if (!rc)
 		parse_commandline(ctx, d);
+	/* the guest agent's channel (virt-xml --owners): the socket QEMU serves and record reads */
+	if (!rc)
+		d->owners_port =
+		    xp_string(ctx, "/domain/devices/channel[@type='unix']"
+				   "[target/@type='virtio' and target/@name='" HVT_LV_OWNERS_PORT "']"
+				   "/source[@mode='bind']/@path");
 out:
 	free(mem);
 	free(unit);

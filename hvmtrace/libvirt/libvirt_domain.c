@@ -17,6 +17,7 @@ void hvt_lv_free(struct hvt_lv_domain *d)
 	free(d->name);
 	free(d->qemu_socket);
 	free(d->qemu_helper);
+	free(d->owners_port);
 	free(t->interval);
 	free(t->output);
 	free(t->mode);

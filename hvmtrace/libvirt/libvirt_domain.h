@@ -23,6 +23,8 @@ struct hvt_range;
 #define HVT_LV_RUN_DIR   "/run/hvmtrace"
 #define HVT_LV_RAM_ID    "hvt-ram" /* the devmem backend's id on QEMU's command line */
 #define HVT_LV_OBJ_ID    "hvt0"    /* the hvmtrace object's id */
+/* The virtio-serial port the guest agent (hvmtrace-guest, docs/attribution.md) writes its snapshots to */
+#define HVT_LV_OWNERS_PORT "org.hvmtrace.owners.0"
 
 enum hvt_lv_ram { HVT_LV_RAM_NONE, HVT_LV_RAM_CHANMAP, HVT_LV_RAM_EXTENTS };
 
@@ -56,6 +58,7 @@ struct hvt_lv_domain {
 	bool traced;       /* it has <hvmtrace:trace> */
 	char *qemu_socket; /* from <qemu:commandline>: the hvmtrace object's path, NULL if none */
 	char *qemu_helper; /* ... and the devmem backend's helper socket, NULL if none */
+	char *owners_port; /* the unix socket of the <channel> to HVT_LV_OWNERS_PORT, NULL if none */
 	struct hvt_lv_trace t;
 };
 

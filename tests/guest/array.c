@@ -4,13 +4,17 @@
  * --size bytes each; for --phase seconds c[i] = a[i] (copy), then for --phase seconds c[i] = a[i] + b[i]
  * (add). Before the phases it prints where c lives in guest-physical memory (from /proc/self/pagemap,
  * so it must run as root), so a host-side test can check page by page that every copy or add interval of
- * the trace holds c. Output lines, all starting with "HVT ":
+ * the trace holds c. With --notify PID it then sends PID (the guest agent, hvmtrace-guest --every) SIGUSR1,
+ * which asks for a snapshot of the pages' owners at once: one with the arrays in it, early in the copy.
+ * Output lines, all starting with "HVT ":
  *   HVT C-PAGES <n>                    pages of c
  *   HVT C-RUN <first_gfn> <count>      runs of c's guest-physical pages
- *   HVT PHASE copy | add | done        when each phase begins (and when the program ends)
+ *   HVT PHASE copy | add | done <ns>   when each phase begins (and when the program ends), <ns> the guest's
+ *                                      CLOCK_REALTIME, the clock of the agent's snapshots
  * Built static, it needs nothing but a kernel.
  */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +29,15 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void print_phase(const char *name)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	printf("HVT PHASE %s %llu\n", name,
+	       (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
 }
 
 static void print_runs(const void *p, size_t bytes)
@@ -65,12 +78,15 @@ int main(int argc, char **argv)
 {
 	size_t bytes = 32u << 20;
 	double phase = 5;
+	long notify = 0;
 
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "--size"))
 			bytes = strtoull(argv[i + 1], NULL, 0);
 		else if (!strcmp(argv[i], "--phase"))
 			phase = atof(argv[i + 1]);
+		else if (!strcmp(argv[i], "--notify"))
+			notify = atol(argv[i + 1]);
 	}
 	size_t n = bytes / sizeof(double);
 	double *a = malloc(bytes), *b = malloc(bytes), *c = malloc(bytes);
@@ -86,15 +102,17 @@ int main(int argc, char **argv)
 	}
 	print_runs(c, n * sizeof(double));
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (notify > 0 && kill((pid_t)notify, SIGUSR1) < 0)
+		perror("array: --notify"); /* the snapshots on the agent's clock still come */
 
-	printf("HVT PHASE copy\n");
+	print_phase("copy");
 	for (double end = now() + phase; now() < end;)
 		for (size_t i = 0; i < n; i++)
 			c[i] = a[i];
-	printf("HVT PHASE add\n");
+	print_phase("add");
 	for (double end = now() + phase; now() < end;)
 		for (size_t i = 0; i < n; i++)
 			c[i] = a[i] + b[i];
-	printf("HVT PHASE done\n");
+	print_phase("done");
 	return c[n - 1] == a[n - 1] + b[n - 1] ? 0 : 1;
 }

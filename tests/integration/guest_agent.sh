@@ -3,7 +3,8 @@
 # guest's would be: a process that touches a known 8 MiB buffer is found in the agent's snapshot with every
 # PFN of that buffer, as the test reads them itself from /proc/PID/pagemap, under its name and cgroup, and
 # the kinds say those pages are anonymous. The snapshot is decoded by tests/tools/owners_snap.py, apart from
-# the C reader. It writes to a FIFO as to a port. Then the agent's refusals, each one line naming the input.
+# the C reader; it describes only pages of RAM (System RAM in /proc/iomem). It writes to a FIFO as to a port, and SIGTERM ends it while its write waits for a reader
+# that does not read. Then the agent's refusals, each one line naming the input.
 source "$(dirname "$0")/../lib/assert.bash"
 command -v python3 >/dev/null || skip "needs python3"
 [ "$(id -u)" = 0 ] || skip "needs root: the kernel hides PFNs from others"
@@ -74,6 +75,19 @@ PY
 grep -q "snapshot of .* owners" "$T/agent.err" || fail "-v does not say what the snapshot took"
 echo "ok: $(tail -n 1 "$T/agent.err")"
 
+# only pages of RAM ("System RAM" at the top of /proc/iomem): a page Linux describes that is not RAM (a PC's
+# VGA window) is no page of the VMM's either. An iomem naming 4 KiB-0x9ffff RAM leaves PFNs 1-0x9f.
+printf '00000000-00000fff : Reserved\n00001000-0009ffff : System RAM\n  00001000-00001fff : nested\n' >"$T/iomem"
+"$AGENT" -o "$T/snap-ram" --iomem "$T/iomem" -v 2>"$T/agent.err" || fail "hvmtrace-guest --iomem exited $?: $(cat "$T/agent.err")"
+"${SNAP[@]}" decode "$T/snap-ram" | python3 -c '
+import json, sys
+runs = [r for o in json.loads(sys.stdin.read())["owners"] for r in o["runs"]]
+out = [r for r in runs if r[0] < 1 or r[0] + r[1] > 0xa0]
+assert runs and not out, "runs outside the RAM of the iomem: %s" % out[:3]
+' || fail "pages outside System RAM in the snapshot"
+grep -q "pages ([1-9][0-9]* not RAM)" "$T/agent.err" || fail "-v does not count the pages that are not RAM: $(cat "$T/agent.err")"
+echo "ok: only System RAM: $(tail -n 1 "$T/agent.err")"
+
 # two snapshots in one file, a stream the reader splits
 "$AGENT" -o "$T/snap2" --every 0.01 --count 2 || fail "--every --count"
 assert_eq "snapshots of --count 2" 2 "$("${SNAP[@]}" decode "$T/snap2" | wc -l)"
@@ -86,6 +100,30 @@ BG_PIDS+=("$!")
 wait "${BG_PIDS[-1]}"
 [ -p "$T/port" ] || fail "the FIFO was replaced"
 assert_eq "snapshots through the FIFO" 1 "$("${SNAP[@]}" decode "$T/from-port" | wc -l)"
+
+# a port nobody reads holds the agent's write (a FIFO opened for reading and never read stands in: this
+# host's snapshot is larger than its buffer); SIGTERM still ends it, without an error
+mkfifo "$T/stuck"
+sleep 600 <"$T/stuck" &
+BG_PIDS+=("$!")
+"$AGENT" -o "$T/stuck" --every 1 2>"$T/stuck.err" &
+agent=$!
+BG_PIDS+=("$agent")
+# in write(2) (x86-64's syscall 1): only there, when nobody reads, does it wait
+writing() { [ "$(cut -d' ' -f1 "/proc/$agent/syscall" 2>/dev/null)" = 1 ]; }
+wait_until "the agent did not wait in a write to the FIFO" "$agent" writing
+kill -TERM "$agent"
+ended() { # gone, or a zombie until waited for
+	local state
+	state=$(awk '{ print $3 }' "/proc/$agent/stat" 2>/dev/null)
+	[ -z "$state" ] || [ "$state" = Z ]
+}
+wait_until "SIGTERM did not end the agent waiting in its write" $$ ended
+rc=0
+wait "$agent" || rc=$?
+[ $rc = 0 ] || fail "the agent stopped in a waiting write exited $rc: $(cat "$T/stuck.err")"
+assert_contains "$T/stuck.err" "hvmtrace-guest: stopped with a snapshot of"
+echo "ok: SIGTERM ends an agent whose write waits: $(cat "$T/stuck.err")"
 
 # refusals
 "$AGENT" --every 0 2>"$T/err" && fail "--every 0 accepted"

@@ -237,6 +237,44 @@ static void test_extents(void **state)
 	hvt_lv_free(&d);
 }
 
+/* The guest agent's channel (virt-xml --owners): its socket when a unix channel in bind mode targets the
+ * port by name; nothing for another port, another chardev type, or a socket QEMU would connect to. */
+static void owners_port(const char *devices, const char *want)
+{
+	struct hvt_lv_domain d;
+	struct hvt_err e = {{0}};
+
+	assert_int_equal(parse(domain("<hvmtrace:trace " NS " cpu='1' output='/o'/>", devices), &d, &e), 0);
+	if (want)
+		assert_string_equal(d.owners_port, want);
+	else
+		assert_null(d.owners_port);
+	hvt_lv_free(&d);
+}
+
+static void test_owners_channel(void **state)
+{
+	(void)state;
+	owners_port("<devices><channel type='unix'><source mode='bind' path='/r/vm/qemu/owners.sock'/>"
+		    "<target type='virtio' name='" HVT_LV_OWNERS_PORT "'/></channel></devices>",
+		    "/r/vm/qemu/owners.sock");
+	owners_port("<devices><channel type='unix'><source mode='bind' path='/q.sock'/>"
+		    "<target type='virtio' name='org.qemu.guest_agent.0'/></channel>"
+		    "<channel type='unix'><source mode='bind' path='/o.sock'/>"
+		    "<target type='virtio' name='" HVT_LV_OWNERS_PORT "'/></channel></devices>",
+		    "/o.sock");
+	owners_port("", NULL);
+	owners_port("<devices><channel type='unix'><source mode='bind' path='/q.sock'/>"
+		    "<target type='virtio' name='org.qemu.guest_agent.0'/></channel></devices>",
+		    NULL);
+	owners_port("<devices><channel type='pty'><target type='virtio' name='" HVT_LV_OWNERS_PORT
+		    "'/></channel></devices>",
+		    NULL);
+	owners_port("<devices><channel type='unix'><source mode='connect' path='/c.sock'/>"
+		    "<target type='virtio' name='" HVT_LV_OWNERS_PORT "'/></channel></devices>",
+		    NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -244,6 +282,7 @@ int main(void)
 	    cmocka_unit_test(test_refusals),
 	    cmocka_unit_test(test_cpuset),
 	    cmocka_unit_test(test_extents),
+	    cmocka_unit_test(test_owners_channel),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
