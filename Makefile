@@ -68,6 +68,8 @@ config.mk: configure
 
 $(BUILD)/obj/lib/%.o: DIR_CFLAGS = -Ilib
 $(BUILD)/obj/hvmtrace/%.o: DIR_CFLAGS = -Ihvmtrace
+# unit tests include the command's headers, which name each other from hvmtrace/
+$(BUILD)/obj/tests/unit/%.o: DIR_CFLAGS = -Ihvmtrace
 
 $(BUILD)/obj/%.o: %.c config.mk
 	@mkdir -p $(@D)
