@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "commands.h"
+#include "report/export_owners.h"
 #include "hvmtrace/util.h"
 #include "report/export_damo.h"
 #include "report/export_interop.h"
@@ -142,15 +143,20 @@ static void csv_row(FILE *f, const struct hvt_iv_runs *ir, const struct hvt_layo
 	fputc('\n', f);
 }
 
-/* Slot by slot in the layout's order, as the rows have always come. */
+/* Slot by slot in the layout's order, as the rows have always come; with owners, each run cut into the
+ * pieces of one owner, the owner in a fifth column. */
 static void csv_page_rows(FILE *f, uint64_t seq, const char *kind, const struct hvt_runs *runs,
-			  const struct hvt_layout *l)
+			  const struct hvt_layout *l, struct export_owners *owners)
 {
 	for (uint32_t i = 0; runs && i < l->nslots; i++) {
 		uint64_t base = hvt_memslot_first_gfn(l, &l->slots[i]);
 		size_t k, end;
 
 		hvt_runs_range(runs, base, base + hvt_memslot_npages(l, &l->slots[i]), &k, &end);
+		if (owners) {
+			export_owners_csv(owners, f, seq, kind, runs, k, end);
+			continue;
+		}
 		for (; k < end; k++)
 			fprintf(f, "%" PRIu64 ",%s,%" PRIu64 ",%" PRIu64 "\n", seq, kind, runs->v[k].first,
 				runs->v[k].count);
@@ -165,7 +171,8 @@ struct export_ctx {
 	const struct hvt_trace_meta *meta;
 	const struct hvt_json_opts *jopts;
 	const char *damo_path;
-	uint64_t gfn_first, gfn_end; /* the selected GFNs */
+	uint64_t gfn_first, gfn_end;  /* the selected GFNs */
+	struct export_owners *owners; /* --by, else NULL */
 };
 
 /* One selected interval, its runs cut to the selected GFNs. */
@@ -177,6 +184,8 @@ static int export_one(void *arg, const struct hvt_walk_iv *w)
 	const struct hvt_interval *iv = &ir->hdr;
 	int rc;
 
+	if (x->owners && export_owners_interval(x->owners, ir, l->page_size))
+		return TRACE_USAGE;
 	if (x->jsonl->f && hvt_jsonl_write_runs(x->jsonl->f, ir, l, x->jopts)) {
 		fprintf(stderr, "hvmtrace export: writing %s: %s\n", x->jsonl->path, strerror(errno));
 		return TRACE_OUTPUT_FAILED;
@@ -185,9 +194,9 @@ static int export_one(void *arg, const struct hvt_walk_iv *w)
 		csv_row(x->csv, ir, l);
 	if (x->pages) {
 		csv_page_rows(x->pages, iv->seq, "written", (iv->flags & HVT_IV_WRITTEN) ? &ir->set[0] : NULL,
-			      l);
+			      l, x->owners);
 		csv_page_rows(x->pages, iv->seq, "accessed",
-			      (iv->flags & HVT_IV_ACCESSED) ? &ir->set[1] : NULL, l);
+			      (iv->flags & HVT_IV_ACCESSED) ? &ir->set[1] : NULL, l, x->owners);
 	}
 	if (x->damo && (rc = damo_export_interval(x->damo, w))) {
 		fprintf(stderr, "hvmtrace export: writing %s: %s\n", x->damo_path, strerror(-rc));
@@ -253,7 +262,12 @@ int cmd_export(int argc, char **argv)
 	bool meta = false;
 	uint64_t damo_aggr_ns = 0;
 	uint32_t damo_max_regions = DAMO_DEFAULT_MAX_REGIONS, damo_aggr;
-	const char *path = "hvmtrace.hvt", *chanmap = NULL;
+	const char *path = "hvmtrace.hvt", *chanmap = NULL, *owners_file = NULL;
+	static const struct hvt_opt_choice bys[] = {
+	    {"process", HVT_OWN_PROCESS}, {"cgroup", OWNERS_BY_CGROUP}, {"kind", HVT_OWN_KIND}, {NULL}};
+	int by = 0, snapshot = 0;
+	struct export_owners owners;
+	bool owners_open = false;
 	struct hvt_trace_reader *r;
 	const struct hvt_option opts[] = {
 	    HVT_OPT_OPERAND(&path, "TRACE", "the trace to read (default hvmtrace.hvt)"),
@@ -276,6 +290,14 @@ int cmd_export(int argc, char **argv)
 			 "page-set bitmaps per interval in KVM's dirty-log layout"),
 	    HVT_OPT_FLAG_OFF(0, "no-pages", &jopts.page_ranges,
 			     "JSON Lines without the page ranges (counts only)"),
+	    HVT_OPT_CHOICE(
+		0, "by", &by, bys, "process|cgroup|kind",
+		"each run's owner: --csv-pages gets an owner column, JSON Lines written_owners and "
+		"accessed_owners, runs cut where the owner changes (docs/formats.md)"),
+	    HVT_OPT_PATH(0, "owners", &owners_file, "SNAPSHOT",
+			 "--by with the owners of hvmtrace-guest's file SNAPSHOT (default: the trace's)"),
+	    HVT_OPT_INT(0, "snapshot", &snapshot, 0, HVT_OWN_MAX_OWNERS, "N",
+			"which snapshot of SNAPSHOT, from 0 (default 0)"),
 	    HVT_OPT_FLAG(0, "meta", &meta,
 			 "print the trace's metadata and layouts as one JSON object and exit"),
 	    HVT_SELECT_OPTIONS(&sel),
@@ -310,10 +332,34 @@ int cmd_export(int argc, char **argv)
 		hvt_trace_reader_close(r);
 		return TRACE_USAGE;
 	}
+	if (owners_file && !by) {
+		fprintf(stderr, "hvmtrace export: --owners is for --by, which is not asked for\n");
+		hvt_trace_reader_close(r);
+		return TRACE_USAGE;
+	}
+	if (by && !jsonl.path && !pages.path) {
+		fprintf(stderr,
+			"hvmtrace export: --by adds owners to --jsonl and --csv-pages, and neither is "
+			"asked for\n");
+		hvt_trace_reader_close(r);
+		return TRACE_USAGE;
+	}
+	if (by) {
+		if (export_owners_open(&owners, owners_file, snapshot, r, path, by)) {
+			hvt_trace_reader_close(r);
+			return TRACE_USAGE;
+		}
+		owners_open = true;
+		ctx.owners = &owners;
+		jopts.more_fields = export_owners_jsonl;
+		jopts.more_ctx = &owners;
+	}
 	if ((pcm.path && !(ctx.pcm_layout = pcm_csv_new(hvt_trace_meta(r), path, chanmap))) ||
 	    damo_window(hvt_trace_meta(r), damo_aggr_ns, path, &damo_aggr) ||
 	    trace_input_span("export", path, r, &sel, &ctx.gfn_first, &ctx.gfn_end)) {
 		pcm_csv_free(ctx.pcm_layout);
+		if (owners_open)
+			export_owners_close(&owners);
 		hvt_trace_reader_close(r);
 		return TRACE_USAGE;
 	}
@@ -325,7 +371,7 @@ int cmd_export(int argc, char **argv)
 	if (csv.f)
 		fputs(csv_header, csv.f);
 	if (pages.f)
-		fputs("seq,kind,first_gfn,count\n", pages.f);
+		fputs(by ? "seq,kind,first_gfn,count,owner\n" : "seq,kind,first_gfn,count\n", pages.f);
 	if (pcm.f)
 		pcm_csv_header(pcm.f, ctx.pcm_layout);
 	if (raw.f)
@@ -356,6 +402,8 @@ int cmd_export(int argc, char **argv)
 out:
 	damo_export_free(ctx.damo);
 	pcm_csv_free(ctx.pcm_layout);
+	if (owners_open)
+		export_owners_close(&owners);
 	/* an incomplete trace's export is kept (it holds everything before the damage); a failed one, or one
 	 * whose --from/--to took no interval, is not */
 	for (int i = 0; i < nouts; i++)

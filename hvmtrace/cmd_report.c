@@ -19,6 +19,8 @@
 #include "report/report.h"
 #include "report/report_energy.h"
 #include "report/report_html.h"
+#include "report/report_owners.h"
+#include "attribute/owners_interval.h"
 #include "hvmtrace/trace_input.h"
 
 /* A fraction 0 .. 1, or a percentage with '%'. */
@@ -71,6 +73,7 @@ static int check_outputs(const struct hvt_operands *traces, const char *path, co
 static int compare_refusals(const struct report_opts *o, const char *html, size_t n)
 {
 	const char *one = html                           ? "--html"
+			  : o->by                        ? "--by"
 			  : o->energy || o->energy_model ? "--energy"
 			  : o->pages                     ? "--pages"
 			  : o->regions                   ? "--regions"
@@ -101,12 +104,15 @@ int cmd_report(int argc, char **argv)
 	struct report_opts *o = &rp.o;
 	const char *output = NULL, *html = NULL;
 	int window = HVT_DEFAULT_WINDOW, span = 0;
+	static const struct hvt_opt_choice bys[] = {
+	    {"process", HVT_OWN_PROCESS}, {"cgroup", OWNERS_BY_CGROUP}, {"kind", HVT_OWN_KIND}, {NULL}};
 	struct hvt_err err = {{0}};
 	char why[512] = "";
 	FILE *out;
 	int status;
 
 	o->table = true;
+	o->top = 10;
 	o->th = hvt_class_defaults;
 	o->ph = hvt_phase_defaults;
 	span = (int)o->ph.span;
@@ -137,6 +143,15 @@ int cmd_report(int argc, char **argv)
 			"phases: compare the means of N intervals before and after (default 3)"),
 	    HVT_OPT_CALLBACK(0, "phase-change", &o->ph.rel, opt_fraction, "F",
 			     "phases: a level change of at least F of the larger mean (default 0.3)"),
+	    HVT_OPT_HEADING("By owner: the guest's processes, cgroups or page kinds (docs/attribution.md)"),
+	    HVT_OPT_CHOICE(0, "by", &o->by, bys, "process|cgroup|kind",
+			   "written and accessed pages per owner per interval, the top writers and each "
+			   "owner's pages per class; owners from the trace's snapshots or --owners"),
+	    HVT_OPT_PATH(0, "owners", &o->owners_file, "SNAPSHOT",
+			 "--by with the owners of hvmtrace-guest's file SNAPSHOT, for every interval"),
+	    HVT_OPT_INT(0, "snapshot", &o->snapshot, 0, HVT_OWN_MAX_OWNERS, "N",
+			"which snapshot of SNAPSHOT, from 0 (default 0)"),
+	    HVT_OPT_INT(0, "top", &o->top, 1, 1000000, "N", "--by: the top writers shown (default 10)"),
 	    HVT_OPT_HEADING("Energy what-if (a model, docs/energy.md)"),
 	    HVT_OPT_FLAG(
 		0, "energy", &o->energy,
@@ -174,6 +189,10 @@ int cmd_report(int argc, char **argv)
 			"hvmtrace report: --energy is part of the text and JSON report, not of --html\n");
 		return TRACE_USAGE;
 	}
+	if (o->owners_file && !o->by) {
+		fprintf(stderr, "hvmtrace report: --owners is for --by, which is not asked for\n");
+		return TRACE_USAGE;
+	}
 	if (html)
 		return report_html(rp.path, &o->sel, html);
 	o->window = (uint32_t)window;
@@ -204,6 +223,10 @@ int cmd_report(int argc, char **argv)
 	}
 	if (report_compute(&rp, why, sizeof(why))) {
 		fprintf(stderr, "hvmtrace report: %s: %s\n", rp.path, why);
+		status = TRACE_USAGE;
+		goto out;
+	}
+	if (o->by && report_owners_compute(&rp)) {
 		status = TRACE_USAGE;
 		goto out;
 	}

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* A timeline of one snapshot from a file (no host time), and freeing any timeline. */
+/* An owners timeline of a snapshot file, and freeing any timeline (owners_timeline.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,7 +19,7 @@ int owners_timeline_from_file(const char *path, size_t index, struct owners_time
 		owners_timeline_free(tl);
 		return hvt_err_set(err, -ENOMEM, "%s: out of memory", path);
 	}
-	rc = owners_read(path, index, &tl->snap[0], count, err);
+	rc = owners_read(path, index, tl->snap, count, err);
 	if (rc) {
 		owners_timeline_free(tl);
 		return rc;
@@ -34,4 +35,26 @@ void owners_timeline_free(struct owners_timeline *tl)
 	free(tl->snap);
 	free(tl->at_ns);
 	memset(tl, 0, sizeof(*tl));
+}
+
+int owners_timeline_load(const char *prog, const char *file, size_t index, struct hvt_trace_reader *r,
+			 const char *trace, struct owners_timeline *tl, size_t *count)
+{
+	struct hvt_err err = {{0}};
+
+	if (file ? owners_timeline_from_file(file, index, tl, count, &err)
+		 : owners_timeline_from_trace(r, tl, &err)) {
+		fprintf(stderr, "%s: %s\n", prog, err.msg);
+		return -1;
+	}
+	if (!tl->n) {
+		fprintf(
+		    stderr,
+		    "%s: %s holds no owners snapshots (record --owners-port stores them): give --owners SNAPSHOT "
+		    "(hvmtrace-guest's output)\n",
+		    prog, trace);
+		owners_timeline_free(tl);
+		return -1;
+	}
+	return 0;
 }

@@ -34,4 +34,9 @@ int owners_timeline_from_file(const char *path, size_t index, struct owners_time
 
 void owners_timeline_free(struct owners_timeline *tl);
 
+/* What a command attributes by: snapshot `index` of `file`, or (file NULL) the snapshots of the trace r
+ * (named trace), which must hold some. 0, or -1 with one line "PROG: ..." said on stderr. */
+int owners_timeline_load(const char *prog, const char *file, size_t index, struct hvt_trace_reader *r,
+			 const char *trace, struct owners_timeline *tl, size_t *count);
+
 #endif

@@ -15,6 +15,7 @@
 
 struct json_object;
 struct report_energy;
+struct report_owners;
 
 /* What the command line asked for beyond the table and the totals. */
 struct report_opts {
@@ -25,6 +26,10 @@ struct report_opts {
 	bool json;
 	bool energy;
 	const char *energy_model; /* a file of overrides, or NULL */
+	int by;                   /* --by: HVT_OWN_PROCESS, HVT_OWN_KIND, OWNERS_BY_CGROUP; 0 none */
+	const char *owners_file;  /* --owners FILE, or NULL: the trace's snapshots */
+	int snapshot;             /* --snapshot N of owners_file */
+	int top;                  /* --top N owners */
 	struct hvt_selection sel;
 	struct hvt_class_thresholds th;
 	struct hvt_phase_opts ph;
@@ -76,6 +81,7 @@ struct report {
 	uint64_t nphases[3];
 	struct channel_stats *ch;
 	struct report_energy *energy; /* --energy: the what-if (report_energy.h), else NULL */
+	struct report_owners *owners; /* --by: pages by owner (report_owners.h), else NULL */
 };
 
 extern const char *const report_phase_series[3];

@@ -8,6 +8,7 @@
 
 #include "hvmtrace/error.h"
 #include "report.h"
+#include "report_owners.h"
 
 const char *const report_phase_series[3] = {"written", "accessed", "bandwidth"};
 
@@ -335,6 +336,7 @@ void report_free(struct report *rp)
 		free(rp->phases[s]);
 	free(rp->ch);
 	free(rp->energy);
+	report_owners_free(rp);
 	hvt_analysis_fini(&rp->a);
 }
 

@@ -7,6 +7,7 @@
 
 #include "report.h"
 #include "report_energy.h"
+#include "report_owners.h"
 
 static struct json_object *u64_or_null(uint64_t v)
 {
@@ -283,6 +284,8 @@ struct json_object *report_json(const struct report *rp)
 	add(o, "channels", channels_json(rp));
 	if (rp->energy)
 		add(o, "energy", report_energy_json(rp));
+	if (rp->owners)
+		add(o, "by_owner", report_owners_json(rp));
 	add(o, "intervals", intervals_json(rp));
 	return o;
 }

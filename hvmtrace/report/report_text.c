@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "report.h"
+#include "report_owners.h"
 #include "report_energy.h"
 
 #define MIB(pages, psize) ((double)(pages) * (psize) / (1 << 20))
@@ -386,6 +387,8 @@ void report_print_text(FILE *f, const struct report *rp)
 	print_channels(f, rp);
 	if (rp->energy)
 		report_energy_text(f, rp);
+	if (rp->owners)
+		report_owners_text(f, rp);
 	if (!rp->a.complete)
 		fprintf(f,
 			"\nINCOMPLETE TRACE (%s): only its first %" PRIu64

@@ -17,6 +17,10 @@ struct json_object;
 
 struct hvt_json_opts {
 	bool page_ranges; /* include "written"/"accessed" as [[first_gfn, count], …] */
+	/* more fields of the line, each written as `,"name":value` after the others (export's owners); NULL:
+	 * none. Non-zero fails the line. */
+	int (*more_fields)(FILE *f, void *ctx);
+	void *more_ctx;
 };
 
 struct json_object *hvt_interval_to_json(const struct hvt_interval *iv, const struct hvt_layout *l,

@@ -335,6 +335,8 @@ static int put_line(FILE *f, const struct hvt_interval *iv, struct set_src writt
 	put_set(f, "accessed", accessed, l, opts);
 	put_opt_u64(f, "written_not_accessed", iv->flags & HVT_IV_WNA_COUNTED, iv->written_not_accessed);
 	put_bandwidth(f, iv);
+	if (opts->more_fields && opts->more_fields(f, opts->more_ctx))
+		return -EIO;
 	fputs("}\n", f);
 	if (fflush(f) == EOF || ferror(f))
 		return errno ? -errno : -EIO;

@@ -98,7 +98,7 @@ assert_eq "--intervals: array's rows" 12 "$(sed '/^top writers/q' "$T/ivs" | gre
 echo "ok: text: array first of the top writers, in all 12 intervals"
 
 # ---- refusals ----
-expect 2 "a.hvt holds no owners snapshots (record --owners-port stores them); give --owners SNAPSHOT" "$HVT" attribute "$T/a.hvt"
+expect 2 "hvmtrace attribute: $T/a.hvt holds no owners snapshots (record --owners-port stores them): give --owners SNAPSHOT" "$HVT" attribute "$T/a.hvt"
 head -c 100 /dev/urandom >"$T/junk"
 expect 2 "hvmtrace attribute: $T/junk: snapshot 0 (byte 0): not an owners snapshot" \
 	"$HVT" attribute "$T/a.hvt" --owners "$T/junk"

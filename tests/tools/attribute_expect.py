@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # What hvmtrace attribute --json must say, page by page and apart from its code: reads the trace's pages
 # (export --csv-pages) and the snapshot's JSON (owners_snap.py encode's input, owners in the order written)
-# and prints, for owners of type BY ("process" or "kind"):
+# and prints, for owners of type BY ("process", "kind", or "cgroup": processes by cgroup, keyed cg:PATH):
 #   iv SEQ ID WRITTEN ACCESSED     each interval's pages per owner (ids: positions in the snapshot's list)
 #   iv SEQ shared W A / iv SEQ none W A
 #   total ID W A, total shared W A, total none W A
@@ -16,10 +16,12 @@ pages_csv, snap_json, by = sys.argv[1:4]
 snap = json.load(open(snap_json))
 owners_of = collections.defaultdict(list)
 for i, o in enumerate(snap["owners"]):
-    if o["type"] == by:
+    if o["type"] == by or (by == "cgroup" and o["type"] == "process"):
+        key = "cg:" + o.get("cgroup", "") if by == "cgroup" else i
         for first, count in o["runs"]:
             for p in range(first, first + count):
-                owners_of[p].append(i)
+                if key not in owners_of[p]:
+                    owners_of[p].append(key)
 
 sets = collections.defaultdict(lambda: {"written": set(), "accessed": set()})
 accessed_seen = False

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for the snapshots a trace holds (hvmtrace/attribute/owners_from_trace.c) and their owners
- * numbered across snapshots (owners_ids.c): OWNERS records read back as the snapshots written, in order, with
- * their times; a record whose frame is sound but whose snapshot breaks a rule is refused, naming the trace
- * and the record; a trace without snapshots gives none; the same process in two snapshots is one owner.
+ * Unit tests for the snapshots a trace holds (hvmtrace/attribute/owners_from_trace.c): OWNERS records read
+ * back as the snapshots written, in order, with their times; a record whose frame is sound but whose
+ * snapshot breaks a rule is refused, naming the trace and the record; a trace without snapshots gives none.
+ * (One process across snapshots is one owner: test_owners_interval.)
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -19,7 +19,6 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "../../hvmtrace/attribute/owners_ids.h"
 #include "../../hvmtrace/attribute/owners_timeline.h"
 #include "hvmtrace/trace.h"
 
@@ -129,7 +128,6 @@ static void test_read_back(void **state)
 	struct bytes s[3];
 	struct hvt_trace_reader *r;
 	struct owners_timeline tl;
-	struct owners_ids ids;
 	struct hvt_err err = {{0}};
 
 	(void)state;
@@ -147,18 +145,6 @@ static void test_read_back(void **state)
 		assert_int_equal(tl.snap[i].nowners, 2);
 	}
 	assert_int_equal(tl.snap[1].runs[tl.snap[1].owners[1].first_run].first, 20);
-	/* anon, array (twice: one id), cc1 */
-	assert_int_equal(owners_ids_build(&tl, &ids), 0);
-	assert_int_equal(ids.n, 3);
-	assert_int_equal(ids.max_owners, 2);
-	assert_int_equal(ids.id[0][0], 0);
-	assert_int_equal(ids.id[0][1], 1);
-	assert_int_equal(ids.id[1][0], 0);
-	assert_int_equal(ids.id[1][1], 1);
-	assert_int_equal(ids.id[2][0], 0);
-	assert_int_equal(ids.id[2][1], 2);
-	assert_string_equal(ids.owner[2]->name, "cc1");
-	owners_ids_free(&ids, tl.n);
 	owners_timeline_free(&tl);
 	hvt_trace_reader_close(r);
 }
