@@ -48,8 +48,10 @@ echo
 echo "== written pages per second (hvmtrace report $OUT/demo.hvt); c has $((SIZE / 4096)) pages"
 build/bin/hvmtrace report "$OUT/demo.hvt"
 echo
-echo "== who wrote them: the guest's top writing processes (hvmtrace attribute, by the agent's snapshots in the trace)"
-build/bin/hvmtrace attribute "$OUT/demo.hvt" --top 5 || echo "demo: warning: no attribution (see above)" >&2
+echo "== who wrote them: the guest's top writing processes per second (hvmtrace report --by process, by the"
+echo "   guest agent's snapshots in the trace; array's copy and add write c's pages every second)"
+build/bin/hvmtrace report "$OUT/demo.hvt" --by process --top 3 >"$OUT/owners.txt" &&
+	sed -n '/^Pages by process/,$p' "$OUT/owners.txt" || echo "demo: warning: no attribution (see above)" >&2
 build/bin/hvmtrace export --jsonl "$OUT/demo.jsonl" --csv "$OUT/demo.csv" "$OUT/demo.hvt"
 build/bin/hvmtrace plot heatmap "$OUT/demo.hvt" -o "$OUT/heatmap.png" >/dev/null
 pictures="$OUT/heatmap.png (written pages by guest-physical address and time)"
