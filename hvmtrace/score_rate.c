@@ -5,7 +5,8 @@
  * start-time) and each interval of the trace on it too (its own CLOCK_REALTIME at its start); the intervals
  * whose midpoints fall in the window make its truth: the distinct pages they wrote (what page-sampling and
  * dirty-bitmap estimate) and the sum of each one's written pages (what dirty-ring comes nearest to), each
- * over the intervals' span.
+ * over the window's length (QEMU's own denominator: a set written whole in less than the window counts the
+ * same over any span, so the intervals' span, which is not the window's, would misstate its rate).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -89,7 +90,7 @@ static double true_rate(const struct rate_ctx *x, size_t i)
 	const struct rate_truth *t = &x->t[i];
 
 	return mib_s(truth_summed(x->f->v[i].mode) ? t->summed : t->distinct, x->page_size,
-		     t->span_hi - t->span_lo);
+		     (int64_t)x->f->v[i].calc_ns);
 }
 
 static double rel_error(double est, double truth)
@@ -106,8 +107,7 @@ struct rate_group {
 
 static void group_add(struct rate_group *g, const struct rate_ctx *x, size_t i)
 {
-	const struct rate_truth *t = &x->t[i];
-	double s = (double)(t->span_hi - t->span_lo) / 1e9, tr = true_rate(x, i),
+	double s = (double)x->f->v[i].calc_ns / 1e9, tr = true_rate(x, i),
 	       e = rel_error((double)x->f->v[i].rate_mib, tr);
 
 	g->n++;
@@ -162,7 +162,7 @@ static void print_text(const struct rate_ctx *x, const char *trace, const char *
 		printf(", moved by %+.3f s", (double)offset_ns / 1e9);
 	printf(
 	    ";\ntruth: the distinct pages its intervals wrote (page-sampling, dirty-bitmap) or the sum of each\n"
-	    "interval's (dirty-ring), over the intervals' span; MiB/s of 1048576 bytes\n");
+	    "interval's (dirty-ring), over the window's length; MiB/s of 1048576 bytes\n");
 	printf("%6s %-13s %9s %7s %4s %10s %10s %10s %10s %10s %9s\n", "line", "mode", "start_s", "len_s",
 	       "ivs", "distinct", "summed", "true_MiB/s", "qemu_MiB/s", "span_s", "error");
 	for (size_t i = 0; i < x->f->n; i++) {

@@ -122,9 +122,8 @@ for n, line in enumerate(open(sys.argv[3]), 1):
     taken = [v for v in ivs.values() if lo <= (v[0] + v[1]) // 2 < hi]
     distinct = set().union(*[v[2] for v in taken])
     summed = sum(len(v[2]) for v in taken)
-    span = max(v[1] for v in taken) - min(v[0] for v in taken)
     pages = summed if r["mode"] == "dirty-ring" else len(distinct)
-    print(n, r["mode"], len(taken), len(distinct), summed, "%.6f" % (pages * 4096 / 1048576 / (span / 1e9)))
+    print(n, r["mode"], len(taken), len(distinct), summed, "%.6f" % (pages * 4096 / 1048576 / ((hi - lo) / 1e9)))
 EOF
 "$HVT" score "$T/n.hvt" --dirty-rate "$T/noise.jsonl" --json | said | head -n 4 | cut -d' ' -f1-6 >"$T/got" ||
 	fail "score, random pages"
