@@ -28,9 +28,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    r->start_s < 0 || !r->line || (i && r->line <= r[-1].line) || r->rate_mib > INT64_MAX ||
 		    r->nvcpu > DIRTY_RATE_MAX_VCPUS)
 			abort();
-		if (i && r->mode == r[-1].mode && r->start_s == r[-1].start_s && r->calc_ns == r[-1].calc_ns &&
-		    r->sample_pages == r[-1].sample_pages && r->rate_mib == r[-1].rate_mib &&
-		    r->nvcpu == r[-1].nvcpu)
+		if (i && r->mode == r[-1].mode && r->start_s == r[-1].start_s &&
+		    r->calc_ns == r[-1].calc_ns && r->sample_pages == r[-1].sample_pages &&
+		    r->rate_mib == r[-1].rate_mib && r->nvcpu == r[-1].nvcpu)
 			abort();
 	}
 	dirty_rate_free(&f);
