@@ -46,8 +46,13 @@ static int rate_one(void *arg, const struct hvt_walk_iv *w)
 {
 	struct rate_ctx *x = arg;
 	const struct hvt_interval *iv = &w->ir->hdr;
-	int64_t lo = iv->wall_start_ns, hi = lo + (int64_t)(iv->t_end_ns - iv->t_start_ns),
-		mid = lo + (hi - lo) / 2;
+	/* bounded so that a trace with absurd times gives absurd figures, not an overflow */
+	uint64_t len =
+	    iv->t_end_ns - iv->t_start_ns < (1ull << 61) ? iv->t_end_ns - iv->t_start_ns : 1ull << 61;
+	int64_t lo = iv->wall_start_ns < -(1ll << 62)  ? -(1ll << 62)
+		     : iv->wall_start_ns > (1ll << 62) ? 1ll << 62
+						       : iv->wall_start_ns,
+		hi = lo + (int64_t)len, mid = lo + (int64_t)(len / 2);
 
 	if (!(iv->flags & HVT_IV_WRITTEN))
 		return 0;
@@ -278,8 +283,8 @@ static int check_windows(const struct rate_ctx *x, const char *trace, const char
 			    "hvmtrace score: %s line %" PRIu64
 			    ": the measurement's window (%s, %.3f to %.3f s on the trace's clock) is not inside "
 			    "%s (0 to %.3f s): a measurement of another time or run, or clocks apart (--offset)\n",
-			    file, x->f->v[i].line, when, (double)(t->lo - x->trace_lo) / 1e9,
-			    (double)(t->hi - x->trace_lo) / 1e9, trace,
+			    file, x->f->v[i].line, when, ((double)t->lo - (double)x->trace_lo) / 1e9,
+			    ((double)t->hi - (double)x->trace_lo) / 1e9, trace,
 			    (double)(x->trace_hi - x->trace_lo) / 1e9);
 			return TRACE_USAGE;
 		}

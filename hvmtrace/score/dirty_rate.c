@@ -46,7 +46,7 @@ static int read_reply(struct hvt_json_in *in, struct dirty_rate_reply *r)
 		return hvt_json_refuse(in, "calc-time-unit", "= \"%s\" is not a unit (second, millisecond)",
 				       unit);
 	r->calc_in_seconds = !strcmp(unit, "second");
-	if ((rc = hvt_json_int(in, "start-time", 0, INT64_MAX / 1000000000, &start)) ||
+	if ((rc = hvt_json_int(in, "start-time", 0, DIRTY_RATE_MAX_START_S, &start)) ||
 	    (rc = hvt_json_int(
 		 in, "calc-time", 1,
 		 (int64_t)(DIRTY_RATE_MAX_CALC_NS / (r->calc_in_seconds ? 1000000000 : 1000000)), &calc)) ||

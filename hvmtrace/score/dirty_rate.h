@@ -42,6 +42,8 @@ struct dirty_rate_file {
 /* calc-time's bound (QEMU's own is 60 s), and vcpu-dirty-rate's items' */
 #define DIRTY_RATE_MAX_CALC_NS (3600ull * 1000000000ull)
 #define DIRTY_RATE_MAX_VCPUS   16384
+/* start-time's bound (2106): in ns, with --offset (under 2^62) and calc-time added, it stays in an int64_t */
+#define DIRTY_RATE_MAX_START_S 4294967295ll
 
 const char *dirty_rate_mode_name(enum dirty_rate_mode m);
 

@@ -25,7 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const struct dirty_rate_reply *r = &f.v[i];
 
 		if ((unsigned)r->mode >= DR_MODES || !r->calc_ns || r->calc_ns > DIRTY_RATE_MAX_CALC_NS ||
-		    r->start_s < 0 || !r->line || (i && r->line <= r[-1].line) || r->rate_mib > INT64_MAX ||
+		    r->start_s < 0 || r->start_s > DIRTY_RATE_MAX_START_S || !r->line ||
+		    (i && r->line <= r[-1].line) || r->rate_mib > INT64_MAX ||
 		    r->nvcpu > DIRTY_RATE_MAX_VCPUS)
 			abort();
 		if (i && r->mode == r[-1].mode && r->start_s == r[-1].start_s &&

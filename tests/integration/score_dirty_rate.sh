@@ -168,6 +168,16 @@ expect 2 "$T/unit.jsonl line 1: return: \"calc-time-unit\" = \"fortnight\" is no
 	"$HVT" score "$T/c.hvt" --dirty-rate "$T/unit.jsonl"
 reply page-sampling $((W + 2)) 0 second 8 >"$T/zero.jsonl"
 expect 2 "$T/zero.jsonl line 1: return: \"calc-time\"" "$HVT" score "$T/c.hvt" --dirty-rate "$T/zero.jsonl"
+# the bounds: start-time past 2106 is refused; the last second allowed, moved 30 years either way, is
+# only outside (no overflow: the sanitizer build would abort)
+reply page-sampling 4294967296 1 second 8 >"$T/far.jsonl"
+expect 2 "$T/far.jsonl line 1: return: \"start-time\" = 4294967296 is out of range" \
+	"$HVT" score "$T/c.hvt" --dirty-rate "$T/far.jsonl"
+reply page-sampling 4294967295 1 second 8 >"$T/last.jsonl"
+expect 2 "$T/last.jsonl line 1: the measurement's window" "$HVT" score "$T/c.hvt" --dirty-rate "$T/last.jsonl" \
+	--offset 1000000000s
+expect 2 "$T/last.jsonl line 1: the measurement's window" "$HVT" score "$T/c.hvt" --dirty-rate "$T/last.jsonl" \
+	--offset -1000000000s
 printf '{"return": {}}\n\n' >"$T/none.jsonl"
 expect 2 "$T/none.jsonl: no query-dirty-rate reply" "$HVT" score "$T/c.hvt" --dirty-rate "$T/none.jsonl"
 expect 2 "--record-clock, --window and --hot are not for --dirty-rate" \
