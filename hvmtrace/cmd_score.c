@@ -24,6 +24,7 @@
 #include "score/score.h"
 #include "score/sample.h"
 #include "score/score_check.h"
+#include "score_rate.h"
 
 enum record_clock { CLOCK_RECORD, CLOCK_TRACE };
 
@@ -320,9 +321,9 @@ int cmd_score(int argc, char **argv)
 	};
 	static const struct hvt_opt_choice clocks[] = {
 	    {"record", CLOCK_RECORD}, {"trace", CLOCK_TRACE}, {NULL}};
-	const char *path = "hvmtrace.hvt", *record = NULL;
-	int hot = 10, clock = -1; /* -1: not given (record) */
-	uint32_t window = 0;      /* 0: not given (10) */
+	const char *path = "hvmtrace.hvt", *record = NULL, *rates = NULL;
+	int hot = 0, clock = -1; /* 0, -1: not given (10, record) */
+	uint32_t window = 0;     /* 0: not given (10) */
 	int64_t offset = 0;
 	bool json = false;
 	struct sample_opt sample = {0};
@@ -332,11 +333,15 @@ int cmd_score(int argc, char **argv)
 		0, "damon", &record, "RECORD",
 		"DAMON's record of the same run: damo's json or json_compressed, or hvmtrace-damon 1 "
 		"text (docs/score.md)"),
+	    HVT_OPT_PATH(0, "dirty-rate", &rates, "FILE",
+			 "instead of RECORD, QEMU's calc-dirty-rate results: its query-dirty-rate replies,\n"
+			 "one JSON object a line (docs/score.md)"),
 	    HVT_OPT_CHOICE(0, "record-clock", &clock, clocks, "record|trace",
 			   "RECORD's times: its own clock, its first window starting with the trace's first\n"
 			   "interval (record, the default); or the trace's CLOCK_MONOTONIC (trace)"),
-	    HVT_OPT_CALLBACK(0, "offset", &offset, opt_offset, "DURATION",
-			     "added to RECORD's times after that (negative: earlier; default 0)"),
+	    HVT_OPT_CALLBACK(
+		0, "offset", &offset, opt_offset, "DURATION",
+		"added to RECORD's times after that, or to FILE's (negative: earlier; default 0)"),
 	    HVT_OPT_CALLBACK(
 		0, "sample", &sample, opt_sample, "every:N|random:F[:SEED]",
 		"instead of RECORD, a sampling tracker made from the trace's own sets: one page\n"
@@ -350,11 +355,12 @@ int cmd_score(int argc, char **argv)
 	};
 	const struct hvt_cmdline cmd = {
 	    .prog = "hvmtrace score",
-	    .synopsis = "--damon RECORD | --sample SPEC [options] [TRACE]",
+	    .synopsis = "--damon RECORD | --sample SPEC | --dirty-rate FILE [options] [TRACE]",
 	    .about =
 		"How wrong DAMON is: each snapshot of RECORD against the union of the trace's sets of the "
 		"intervals whose midpoints fall in its window. Or how wrong sampling is: --sample's "
-		"tracker, made from the trace's own sets, against them.",
+		"tracker, made from the trace's own sets, against them. Or how wrong QEMU's calc-dirty-rate "
+		"is: each measurement of FILE against the pages the trace saw written in its window.",
 	    .options = opts,
 	    .exits = exits,
 	    .usage_status = TRACE_USAGE,
@@ -371,8 +377,15 @@ int cmd_score(int argc, char **argv)
 
 	if (status != HVT_OPTS_RUN)
 		return status;
-	if (!record == !sample.given) {
-		fprintf(stderr, "hvmtrace score: give --damon RECORD or --sample SPEC (one of them)\n");
+	if (!!record + !!sample.given + !!rates != 1) {
+		fprintf(stderr,
+			"hvmtrace score: give --damon RECORD, --sample SPEC or --dirty-rate FILE (one of "
+			"them)\n");
+		return TRACE_USAGE;
+	}
+	if (rates && (clock >= 0 || window || hot)) {
+		fprintf(stderr,
+			"hvmtrace score: --record-clock, --window and --hot are not for --dirty-rate\n");
 		return TRACE_USAGE;
 	}
 	if (sample.given && (clock >= 0 || offset)) {
@@ -392,6 +405,10 @@ int cmd_score(int argc, char **argv)
 		return TRACE_USAGE;
 	if (trace_input_span("score", path, r, &sel, &gfn_first, &gfn_end)) {
 		status = TRACE_USAGE;
+		goto out;
+	}
+	if (rates) {
+		status = score_dirty_rate(path, r, &sel, gfn_first, gfn_end, rates, offset, json);
 		goto out;
 	}
 	if (record) {
@@ -416,7 +433,7 @@ int cmd_score(int argc, char **argv)
 	written = hvt_trace_meta(r)->mode != HVT_MODE_AD;
 	x.clock = clock < 0 ? CLOCK_RECORD : clock;
 	x.offset_ns = offset;
-	x.hot_percent = (unsigned)hot;
+	x.hot_percent = hot ? (unsigned)hot : 10;
 	x.set = written ? 0 : 1;
 	status = trace_input_walk("score", path, r, &sel, gfn_first, gfn_end, true, score_one, &x);
 	if (status == -ENOMEM || (status >= 0 && status != TRACE_USAGE &&

@@ -13,6 +13,10 @@
 # Cost: CPU time (perf stat task-clock) of QEMU's threads other than its vCPUs during a measurement, minus
 # the same over an equal window without one; hvmtrace's is record's CPU plus what attaching added to QEMU's
 # non-vCPU threads (its harvest thread), per second.
+# Error: each measurement's query-dirty-rate reply is saved and scored by `hvmtrace score --dirty-rate`
+# (docs/score.md) against a trace: page-sampling's against the trace of the same seconds; dirty-bitmap's
+# and dirty-ring's, taken untraced, moved by --offset onto a whole interval of the trace beside them (the
+# load is steady). BENCH_KEEP=DIR keeps the replies, the traces and score's JSON there.
 # usage: bench/table/qemu_peer.sh BUILD_DIR OUT   (appends Markdown rows to OUT)
 set -u
 BUILD=${1:?usage: qemu_peer.sh BUILD_DIR OUT}
@@ -97,19 +101,46 @@ cpu_ms() {
 		END { printf "%.1f %.1f", other, hvt }' "$f"
 }
 
-# calc MODE [ARGS]: runs calc-dirty-rate for 1 s and waits for its result; sets RATE (MiB/s).
+# calc MODE [ARGS]: runs calc-dirty-rate for 1 s and waits for its result; sets RATE (MiB/s) and saves the
+# measured reply, with calc-time in ms, to $T/MODE.jsonl.
 calc() {
 	local r
 	r=$("$TOOLS/qmp" "$QMP" "{\"execute\":\"calc-dirty-rate\",\"arguments\":{\"calc-time\":1,\"mode\":\"$1\"${2:-}}}") ||
 		fail "calc-dirty-rate $1: $r"
 	grep -q '"error"' <<<"$r" && fail "calc-dirty-rate $1: $r"
 	for _ in $(seq 100); do
-		r=$("$TOOLS/qmp" "$QMP" '{"execute":"query-dirty-rate"}')
+		r=$("$TOOLS/qmp" "$QMP" '{"execute":"query-dirty-rate","arguments":{"calc-time-unit":"millisecond"}}')
 		grep -q '"status": *"measured"' <<<"$r" && break
 		sleep 0.05
 	done
 	RATE=$(sed -n 's/.*"dirty-rate": *\([0-9]*\).*/\1/p' <<<"$r")
 	[ -n "$RATE" ] || fail "calc-dirty-rate $1 gave no rate: $r"
+	grep '"status": *"measured"' <<<"$r" >"$T/$1.jsonl"
+}
+
+# score_rate TRACE MODE: "TRUE_MIB_S ERROR INTERVALS" of $T/MODE.jsonl by hvmtrace score --dirty-rate against TRACE;
+# a measurement outside the trace is moved (--offset) onto its second-to-last interval (the last may be cut
+# short), its window starting a quarter of that interval in, so that it holds that interval's midpoint.
+score_rate() {
+	local trace=$1 rep=$T/$2.jsonl off
+	off=$("$BUILD/bin/hvmtrace" export --csv - "$trace" | python3 -c '
+import csv, datetime, json, sys
+rows = list(csv.DictReader(sys.stdin))
+wall = lambda r: datetime.datetime.strptime(r["wall_start"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp()
+r = json.loads(open(sys.argv[1]).read())["return"]
+lo, hi = r["start-time"] + 0.5, r["start-time"] + 0.5 + r["calc-time"] / 1e3
+if wall(rows[0]) <= lo and hi <= wall(rows[-1]) + float(rows[-1]["duration_s"]):
+    print("0")
+else:
+    iv = rows[-2] if len(rows) > 1 else rows[-1]
+    print("%dms" % round((wall(iv) + float(iv["duration_s"]) / 4 - lo) * 1e3))' "$rep") ||
+		fail "the window of $2's measurement"
+	"$BUILD/bin/hvmtrace" score "$trace" --dirty-rate "$rep" --offset "$off" --json >"$T/$2.score.json" ||
+		fail "hvmtrace score --dirty-rate of $2's measurement"
+	if [ -n "${BENCH_KEEP:-}" ]; then
+		mkdir -p "$BENCH_KEEP" && cp "$rep" "$T/$2.score.json" "$trace" "$BENCH_KEEP/"
+	fi
+	python3 -c 'import json, sys; m = json.load(sys.stdin)["measurements"][0]; print("%.3f %.6f %d" % (m["true_mib_s"], m["error"], m["intervals"]))' <"$T/$2.score.json"
 }
 
 # record_bg NAME: record at 1 s in the background until killed; sets REC.
@@ -130,15 +161,15 @@ record_end() {
 }
 field() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<<"$2"; }
 
-# peer_row CASE RATE PEER_OTHER_MS BASE_OTHER_MS HV_STATS HV_QEMU_MS_PER_S
+# peer_row CASE RATE PEER_OTHER_MS BASE_OTHER_MS HV_STATS HV_QEMU_MS_PER_S SCORE: SCORE is score_rate's
 peer_row() {
-	awk -v c="$1" -v rate="$2" -v pm="$3" -v bm="$4" -v w="$(field written "$5")" -v d="$(field duration_s "$5")" \
-		-v tc="$(field tracer_cpu_us "$5")" -v hq="$6" -v win="$WINDOW" -v out="$OUT" 'BEGIN {
-		ps = w / d; mib = ps * 4096 / 1048576
+	awk -v c="$1" -v rate="$2" -v pm="$3" -v bm="$4" -v d="$(field duration_s "$5")" \
+		-v tc="$(field tracer_cpu_us "$5")" -v hq="$6" -v sc="$7" -v win="$WINDOW" -v out="$OUT" 'BEGIN {
+		split(sc, s, " "); mib = s[1]; ps = mib * 1048576 / 4096
 		peer = pm - bm; if (peer < 0) peer = 0
 		ours = tc / 1e3 / d + hq
-		printf "| 3 | %s | hvmtrace %.0f written pages/s = %.1f MiB/s (exact) | calc-dirty-rate %d MiB/s | error %+.1f %% | CPU: peer %.1f ms per 1 s measurement (QEMU main-loop threads %.1f ms in %.1f s, %.1f ms without); hvmtrace %.1f ms per 1 s interval (record %.1f ms + QEMU hvmtrace thread %.1f ms) |\n", \
-			c, ps, mib, rate, 100 * (rate - mib) / mib, peer, pm, win, bm, ours, tc / 1e3 / d, hq >> out }'
+		printf "| 3 | %s | hvmtrace %.0f written pages/s = %.1f MiB/s (exact, %d interval%s) | calc-dirty-rate %d MiB/s | error %+.1f %% (hvmtrace score --dirty-rate) | CPU: peer %.1f ms per 1 s measurement (QEMU main-loop threads %.1f ms in %.1f s, %.1f ms without); hvmtrace %.1f ms per 1 s interval (record %.1f ms + QEMU hvmtrace thread %.1f ms) |\n", \
+			c, ps, mib, s[3], s[3] == 1 ? "" : "s", rate, 100 * s[2], peer, pm, win, bm, ours, tc / 1e3 / d, hq >> out }'
 }
 first() { echo "${1%% *}"; }
 second() { echo "${1##* }"; }
@@ -157,11 +188,15 @@ refused=$("$TOOLS/qmp" "$QMP" '{"execute":"calc-dirty-rate","arguments":{"calc-t
 record_end traced
 hv=$STATS
 hq=$(awk -v a="$(second "$traced")" -v w="$WINDOW" 'BEGIN { printf "%.2f", a / w }')
+sc=$(score_rate "$T/traced.hvt" page-sampling) || exit 1
 peer_row "page-sampling (512 pages per GiB), 1 s, while hvmtrace traces at 1 s" "$sampling_rate" \
-	"$(first "$sampling")" "$(first "$traced")" "$hv" "$hq"
+	"$(first "$sampling")" "$(first "$traced")" "$hv" "$hq" "$sc"
 bitmap=$(cpu_ms calc dirty-bitmap) || exit 1
+bitmap_rate=$(last_rate)
+sc=$(score_rate "$T/traced.hvt" dirty-bitmap) || exit 1
 grep -q 'not available while an hvmtrace' <<<"$refused" && how="refused while one is" || how="NOT refused while one is: $refused"
-peer_row "dirty-bitmap, 1 s, with no tracer attached ($how)" "$(last_rate)" "$(first "$bitmap")" "$(first "$base")" "$hv" "$hq"
+peer_row "dirty-bitmap, 1 s, with no tracer attached ($how); scored against the trace's second-to-last second before" \
+	"$bitmap_rate" "$(first "$bitmap")" "$(first "$base")" "$hv" "$hq" "$sc"
 stop_qemu
 
 # --- QEMU with a dirty ring, where KVM has one (KVM_CHECK_EXTENSION(KVM_CAP_DIRTY_LOG_RING) > 0).
@@ -175,11 +210,13 @@ ring=$(cpu_ms calc dirty-ring) || exit 1
 ring_rate=$(last_rate)
 if "$BUILD/bin/hvmtrace" record -q --attach "$SOCK" --cpu 1 --interval 1s --duration 4s -o "$T/ring.hvt" \
 	2>"$T/ring.err" && ring_stats=$("$HERE/trace_stats.py" "$BUILD/bin/hvmtrace" "$T/ring.hvt"); then
-	peer_row "dirty-ring (dirty-ring-size=4096), 1 s; hvmtrace at 1 s on the same QEMU right after" "$ring_rate" \
-		"$(first "$ring")" "$(first "$base")" "$ring_stats" "$hq"
+	sc=$(score_rate "$T/ring.hvt" dirty-ring) || exit 1
+	peer_row "dirty-ring (dirty-ring-size=4096), 1 s; hvmtrace at 1 s on the same QEMU right after, its second-to-last second" \
+		"$ring_rate" "$(first "$ring")" "$(first "$base")" "$ring_stats" "$hq" "$sc"
 else
+	sc=$(score_rate "$T/traced.hvt" dirty-ring) || exit 1
 	peer_row "dirty-ring (dirty-ring-size=4096), 1 s; hvmtrace: the first QEMU's (record on the ring QEMU failed: $(tail -n 1 "$T/ring.err"))" \
-		"$ring_rate" "$(first "$ring")" "$(first "$base")" "$hv" "$hq"
+		"$ring_rate" "$(first "$ring")" "$(first "$base")" "$hv" "$hq" "$sc"
 fi
 stop_qemu
 exit 0

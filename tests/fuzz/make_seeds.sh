@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 C=tests/fuzz/corpus
 F=tests/fixtures
-rm -rf "$C" && mkdir -p "$C"/{trace_file,trace_records,attach,chanmap,iomem,pmu_sysfs,units,libvirt_meta,damon_record,owners,owners_stream}
+rm -rf "$C" && mkdir -p "$C"/{trace_file,trace_records,attach,chanmap,iomem,pmu_sysfs,units,libvirt_meta,damon_record,dirty_rate,owners,owners_stream}
 
 # fields F1 F2 …: the arguments joined by NUL bytes
 fields() {
@@ -98,6 +98,17 @@ printf 'hvmtrace-damon 1\n100 0x1000 0x2000 1\n200 0x1000 0x2000 0\n300 0x2000 0
 json='[{"kdamond_idx": 0, "context_idx": 0, "intervals": {"sample_us": 5000, "aggr_us": 100000, "ops_update_us": 1000000}, "target_id": 0, "snapshots": [{"start_time": 10, "end_time": 20, "regions": [{"start": 4096, "end": 8192, "nr_accesses": {"samples": 3, "percent": null}, "age": {"usec": null, "aggr_intervals": 1}}], "total_bytes": 4096}, {"start_time": 20, "end_time": 30, "regions": [{"start": 4096, "end": 12288, "nr_accesses": 0, "age": 2}]}]}]'
 printf '%s' "$json" >"$C/damon_record/damo-json"
 printf '%s' "$json" | python3 -c 'import sys, zlib; sys.stdout.buffer.write(zlib.compress(sys.stdin.buffer.read()))' >"$C/damon_record/damo-json-compressed"
+# dirty_rate: QEMU's query-dirty-rate replies as QMP tools print them, a line each (hvmtrace score
+# --dirty-rate): the greeting, calc-dirty-rate's acknowledgement, each mode, a reply queried twice
+{
+	echo '{"QMP": {"version": {"qemu": {"micro": 13, "minor": 0, "major": 10}}, "capabilities": []}}'
+	echo '{"return": {}}'
+	echo '{"return": {"status": "measured", "sample-pages": 512, "dirty-rate": 108, "mode": "page-sampling", "start-time": 1693900454, "calc-time": 10, "calc-time-unit": "second"}}'
+	echo '{"return": {"status": "measured", "sample-pages": 512, "dirty-rate": 108, "mode": "page-sampling", "start-time": 1693900454, "calc-time": 10, "calc-time-unit": "second"}}'
+	echo '{"status": "measured", "sample-pages": 0, "dirty-rate": 61, "mode": "dirty-bitmap", "start-time": 1693900470, "calc-time": 1003, "calc-time-unit": "millisecond"}'
+	echo '{"return": {"status": "measured", "sample-pages": 0, "dirty-rate": 500, "mode": "dirty-ring", "start-time": 1693900480, "calc-time": 1, "vcpu-dirty-rate": [{"id": 0, "dirty-rate": 300}, {"id": 1, "dirty-rate": 200}]}}'
+} >"$C/dirty_rate/replies"
+echo '{"error": {"class": "GenericError", "desc": "the dirty rate is already being measured."}}' >"$C/dirty_rate/error"
 
 # owners: snapshots of the guest agent (docs/attribution.md), written by tests/tools/owners_snap.py: the six
 # kinds and two processes (one partial, one sharing a page), a stream of two snapshots, a truncated one

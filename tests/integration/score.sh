@@ -129,7 +129,7 @@ assert_contains "$T/text4" "against sampling the first page of every 16, windows
 	"overall: 4 of 4 windows scored" "pages: sampled"
 expect 2 "--sample 'random:2': not every:N (N >= 1) or random:F[:SEED] (0 < F <= 1)" \
 	"$HVT" score "$T/a.hvt" --sample random:2
-expect 2 "give --damon RECORD or --sample SPEC (one of them)" \
+expect 2 "give --damon RECORD, --sample SPEC or --dirty-rate FILE (one of them)" \
 	"$HVT" score "$T/a.hvt" --sample every:2 --damon "$T/exact.damo"
 
 # ---- a dirty-log trace: written pages only ----
@@ -188,7 +188,7 @@ expect 2 "$T/two.json: 2 records (monitoring targets)" "$HVT" score "$T/a.hvt" -
 printf 'x\234junk' >"$T/z.bin"
 expect 2 "$T/z.bin: a zlib stream (damo's json_compressed) that does not decompress" \
 	"$HVT" score "$T/a.hvt" --damon "$T/z.bin"
-expect 2 "give --damon RECORD or --sample SPEC" "$HVT" score "$T/a.hvt"
+expect 2 "give --damon RECORD, --sample SPEC or --dirty-rate FILE" "$HVT" score "$T/a.hvt"
 expect 2 "--record-clock and --offset are for --damon's record" "$HVT" score "$T/a.hvt" --sample every:2 --offset 1s
 expect 2 "--window is for --sample" "$HVT" score "$T/a.hvt" --damon "$T/exact.damo" --window 3
 expect 2 "--offset" "$HVT" score "$T/a.hvt" --damon "$T/wrong.txt" --offset 3parsecs
