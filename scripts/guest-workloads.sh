@@ -4,8 +4,8 @@
 # off:
 #   hvt.run=array (default)  the seed paper's array program (tests/guest/array.c), with hvt.size=BYTES
 #                            per array and hvt.phase=SECONDS per phase (copy, then add)
-#   hvt.run=build            a build-like load (tests/guest/buildload.c) for hvt.seconds=SECONDS with
-#                            hvt.jobs=N parallel "compilers"
+#   hvt.run=build            a build-like load (tests/guest/buildload.c: make, cc1, as and ld, under those
+#                            names) for hvt.seconds=SECONDS with hvt.jobs=N parallel compilations
 #   hvt.damon=S,A,MIN,MAX    also record DAMON (tests/guest/damon-record.sh: paddr, sampling S us,
 #                            aggregation A us, MIN-MAX regions) over the workload, and write the record
 #                            (hvmtrace-damon 1) to the second serial port, ttyS1, before powering off
