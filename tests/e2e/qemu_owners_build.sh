@@ -10,15 +10,15 @@
 #   - cc1 as the top writing program (processes of one name summed). A compilation takes about 0.15 s under
 #     TCG and four run at once, so most snapshots hold a cc1 or more, each with its 4 MiB heap
 #     (1,024 pages) written in the interval after it; the next writer, the agent, writes about 160 pages an
-#     interval. Measured: cc1 15 % of the build's written pages, the agent 2 %.
+#     interval. Measured: cc1 15 to 30 % of the build's written pages, the agent 2 %.
 #   - the page cache (kind cache) at least 5 % of the build's written pages. A tmpfs page is a file page
 #     on the LRU, not anonymous, so kpageflags makes it cache (the snapshots' cache pages are the
 #     initramfs's files plus the build's 10,240 pages of files, to a few pages). The build rewrites 6,144
 #     pages of tmpfs files a round (each .s and .o, and a.out), truncating each file first, so the frames it
 #     writes are often those the file had just freed (the allocator hands out the most recently freed
-#     first), cache in the snapshot before too. Measured: 11.6 to 17 %; the
-#     bound is half the lowest, since how many frames come back to the same file is the allocator's.
-# What the snapshots miss is the rest: measured, 82 to 88 % of the build's written pages are no process's
+#     first), cache in the snapshot before too. Measured: 11.3 to 15 %; the
+#     bound is under half the lowest, since how many frames come back to the same file is the allocator's.
+# What the snapshots miss is the rest: measured, 67 to 82 % of the build's written pages are no process's
 # (compilers that started and exited between two snapshots; docs/attribution.md "What a snapshot cannot
 # see"); that is printed, not checked.
 # one build: its subject is the guest agent on a build; attribute's figures are integration/attribute's, on both builds
