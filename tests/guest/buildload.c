@@ -7,8 +7,10 @@
  * a private heap: parse trees, allocate, fill, walk; writes the assembly) and then becomes `as` (reads the
  * assembly, writes the object file); after every round `ld` reads all objects and writes one binary. Files
  * live in tmpfs (/tmp), so the memory traffic is the page cache's and the processes' own, like a kernel
- * build's. It prints "HVT PHASE build" at the start and "HVT PHASE done" at the end, with the rounds and
- * programs run.
+ * build's. --units N sources a round (64); each cc1 works on a heap of --heap-kib KiB (4096) in --passes
+ * N passes (1: build it and walk it once; each more reads and rewrites it all, as optimisation passes do
+ * their IR, so a compiler lives longer). It prints "HVT PHASE build" at the
+ * start and "HVT PHASE done" at the end, with the rounds and programs run.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,11 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DIR        "/tmp/build"
-#define BINDIR     DIR "/bin"
-#define UNITS      64
-#define SRC_BYTES  (256u << 10)
-#define HEAP_BYTES (4u << 20)
+#define DIR       "/tmp/build"
+#define BINDIR    DIR "/bin"
+#define SRC_BYTES (256u << 10)
 
 static double now(void)
 {
@@ -56,11 +56,12 @@ static void read_file(const char *path, char *buf, size_t len)
 	fclose(f);
 }
 
-/* cc1 UNIT: source in, a heap worked over, assembly out. */
-static int cc1(int unit)
+/* cc1 UNIT PASSES: source in, a heap worked over (built, walked, then PASSES - 1 more passes that read and
+ * rewrite all of it, as optimisation passes do their IR), assembly out. */
+static int cc1(int unit, int passes, size_t heap_bytes)
 {
 	char src[64], asm_path[64];
-	char *buf = malloc(SRC_BYTES), *heap = malloc(HEAP_BYTES);
+	char *buf = malloc(SRC_BYTES), *heap = malloc(heap_bytes);
 	unsigned long sum = 0;
 
 	if (!buf || !heap)
@@ -68,10 +69,14 @@ static int cc1(int unit)
 	snprintf(src, sizeof(src), DIR "/u%d.c", unit);
 	snprintf(asm_path, sizeof(asm_path), DIR "/u%d.s", unit);
 	read_file(src, buf, SRC_BYTES);
-	for (size_t i = 0; i < HEAP_BYTES; i += 64)
+	for (size_t i = 0; i < heap_bytes; i += 64)
 		heap[i] = buf[i % SRC_BYTES];
-	for (size_t i = 0; i < HEAP_BYTES; i += 64)
-		sum += (unsigned char)heap[(i * 7919) % HEAP_BYTES];
+	for (size_t i = 0; i < heap_bytes; i += 64)
+		sum += (unsigned char)heap[(i * 7919) % heap_bytes];
+	for (int p = 1; p < passes; p++)
+		for (size_t i = 0; i < heap_bytes; i += 64)
+			heap[i] =
+			    (char)(heap[i] + (char)(sum += (unsigned char)heap[(i * 7919) % heap_bytes]));
 	memset(buf, (int)(sum & 0xff), SRC_BYTES / 2);
 	write_file(asm_path, buf, SRC_BYTES / 2);
 	return 0;
@@ -94,13 +99,13 @@ static int as(int unit)
 	return 0;
 }
 
-/* ld: every object in, the binary out. */
-static int ld(void)
+/* ld UNITS: every object in, the binary out. */
+static int ld(int units)
 {
 	char *buf = malloc(SRC_BYTES / 2);
 	FILE *out = fopen(DIR "/a.out", "w");
 
-	for (int u = 0; buf && out && u < UNITS; u++) {
+	for (int u = 0; buf && out && u < units; u++) {
 		char path[64];
 
 		snprintf(path, sizeof(path), DIR "/u%d.o", u);
@@ -113,12 +118,17 @@ static int ld(void)
 	return 0;
 }
 
-static void run(const char *prog, const char *arg)
+/* Becomes the build's program prog, with the arguments args (NULL-terminated, after the name; two at most).
+ */
+static void run(const char *prog, const char *const *args)
 {
 	char path[64];
+	const char *argv[4] = {prog};
 
+	for (int i = 0; i < 2 && args[i]; i++)
+		argv[i + 1] = args[i];
 	snprintf(path, sizeof(path), BINDIR "/%s", prog);
-	execl(path, prog, arg, (char *)NULL);
+	execv(path, (char *const *)argv);
 	die(path);
 }
 
@@ -133,30 +143,31 @@ static void wait_ok(pid_t pid)
 	}
 }
 
-/* One compilation, as gcc's driver does it: cc1, then as (the driver becomes it). */
-static void compile(int unit)
+/* One compilation, as gcc's driver does it: cc1, then as (the driver becomes it). cc1_options: its
+ * passes and heap, as "PASSES:HEAP_KIB". */
+static void compile(int unit, const char *cc1_options)
 {
-	char arg[16];
+	char u[16];
 	pid_t pid;
 
-	snprintf(arg, sizeof(arg), "%d", unit);
+	snprintf(u, sizeof(u), "%d", unit);
 	pid = fork();
 	if (pid < 0)
 		die("fork");
 	if (pid == 0)
-		run("cc1", arg);
+		run("cc1", (const char *const[]){u, cc1_options, NULL});
 	wait_ok(pid);
-	run("as", arg);
+	run("as", (const char *const[]){u, NULL});
 }
 
-static int make(double seconds, int jobs)
+static int make(double seconds, int jobs, int units, const char *cc1_options)
 {
 	char *buf = malloc(SRC_BYTES);
 	unsigned rounds = 0, programs = 0;
 
 	if (!buf)
 		die("make");
-	for (int u = 0; u < UNITS; u++) {
+	for (int u = 0; u < units; u++) {
 		char path[64];
 
 		for (size_t i = 0; i < SRC_BYTES; i++)
@@ -164,12 +175,15 @@ static int make(double seconds, int jobs)
 		snprintf(path, sizeof(path), DIR "/u%d.c", u);
 		write_file(path, buf, SRC_BYTES);
 	}
+	char units_arg[16];
+
+	snprintf(units_arg, sizeof(units_arg), "%d", units);
 	printf("HVT PHASE build\n");
 	for (double end = now() + seconds; now() < end; rounds++) {
 		int running = 0;
 		pid_t pid;
 
-		for (int u = 0; u < UNITS; u++) {
+		for (int u = 0; u < units; u++) {
 			if (running == jobs) {
 				wait_ok(-1);
 				running--;
@@ -178,7 +192,7 @@ static int make(double seconds, int jobs)
 			if (pid < 0)
 				die("fork");
 			if (pid == 0)
-				compile(u);
+				compile(u, cc1_options);
 			running++;
 			programs += 2;
 		}
@@ -188,7 +202,7 @@ static int make(double seconds, int jobs)
 		if (pid < 0)
 			die("fork");
 		if (pid == 0)
-			run("ld", NULL);
+			run("ld", (const char *const[]){units_arg, NULL});
 		wait_ok(pid);
 		programs++;
 	}
@@ -224,22 +238,36 @@ int main(int argc, char **argv)
 {
 	const char *name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
 	double seconds = 10;
-	int jobs = 4;
+	int jobs = 4, units = 64, passes = 1, heap_kib = 4096;
+	char cc1_options[32];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (!strcmp(name, "cc1") && argc == 2)
-		return cc1(atoi(argv[1]));
+	if (!strcmp(name, "cc1") && argc == 3 && sscanf(argv[2], "%d:%d", &passes, &heap_kib) == 2)
+		return cc1(atoi(argv[1]), passes, (size_t)heap_kib << 10);
 	if (!strcmp(name, "as") && argc == 2)
 		return as(atoi(argv[1]));
-	if (!strcmp(name, "ld"))
-		return ld();
+	if (!strcmp(name, "ld") && argc == 2)
+		return ld(atoi(argv[1]));
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "--seconds"))
 			seconds = atof(argv[i + 1]);
 		else if (!strcmp(argv[i], "--jobs"))
 			jobs = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--units"))
+			units = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--passes"))
+			passes = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--heap-kib"))
+			heap_kib = atoi(argv[i + 1]);
 	}
+	if (jobs < 1 || units < 1 || units > 4096 || passes < 1 || heap_kib < 64 || heap_kib > (1 << 20)) {
+		fprintf(
+		    stderr,
+		    "buildload: --jobs, --units (to 4096), --passes at least 1; --heap-kib 64 to 1048576\n");
+		return 2;
+	}
+	snprintf(cc1_options, sizeof(cc1_options), "%d:%d", passes, heap_kib);
 	if (strcmp(name, "make"))
 		become_make(argv);
-	return make(seconds, jobs);
+	return make(seconds, jobs, units, cc1_options);
 }
