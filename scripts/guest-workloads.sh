@@ -7,7 +7,7 @@
 #   hvt.run=build            a build-like load (tests/guest/buildload.c: make, cc1, as and ld, under those
 #                            names) for hvt.seconds=SECONDS with hvt.jobs=N parallel compilations, rounds of
 #                            hvt.units=N (64), and hvt.passes=N (1) passes of each cc1 over its heap of
-#                            hvt.heap_kib=KIB (4096)
+#                            hvt.heap_kib=KIB (4096), and at least hvt.min_rounds=N rounds
 #   hvt.damon=S,A,MIN,MAX    also record DAMON (tests/guest/damon-record.sh: paddr, sampling S us,
 #                            aggregation A us, MIN-MAX regions) over the workload, and write the record
 #                            (hvmtrace-damon 1) to the second serial port, ttyS1, before powering off
@@ -59,7 +59,8 @@ fi
 case "${run:-array}" in
 array) /bin/array --size "${size:-33554432}" --phase "${phase:-5}" ${agent:+--notify $agent} ;;
 build) /bin/buildload --seconds "${seconds:-10}" --jobs "${jobs:-4}" \
-	--units "${units:-64}" --passes "${passes:-1}" --heap-kib "${heap_kib:-4096}" ;;
+	--units "${units:-64}" --passes "${passes:-1}" --heap-kib "${heap_kib:-4096}" \
+	--min-rounds "${min_rounds:-0}" ;;
 *) echo "unknown hvt.run=$run"; false ;;
 esac
 rc=$?

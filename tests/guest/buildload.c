@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * buildload: a build-like load for a Linux guest, for --seconds, with a kernel build's process names. It
- * re-executes itself through links named as a build's programs, so that each process's comm
+ * buildload: a build-like load for a Linux guest, for --seconds (and at least --min-rounds rounds), with a
+ * kernel build's process names. It re-executes itself through links named as a build's programs, so that each
+ * process's comm
  * (/proc/PID/comm, what the guest agent reports) is right from its exec: a `make` runs --jobs compilations
  * at a time; each is a driver (forked from make) that runs `cc1` (reads a generated source file, works on
  * a private heap: parse trees, allocate, fill, walk; writes the assembly) and then becomes `as` (reads the
@@ -160,7 +161,7 @@ static void compile(int unit, const char *cc1_options)
 	run("as", (const char *const[]){u, NULL});
 }
 
-static int make(double seconds, int jobs, int units, const char *cc1_options)
+static int make(double seconds, unsigned min_rounds, int jobs, int units, const char *cc1_options)
 {
 	char *buf = malloc(SRC_BYTES);
 	unsigned rounds = 0, programs = 0;
@@ -179,7 +180,7 @@ static int make(double seconds, int jobs, int units, const char *cc1_options)
 
 	snprintf(units_arg, sizeof(units_arg), "%d", units);
 	printf("HVT PHASE build\n");
-	for (double end = now() + seconds; now() < end; rounds++) {
+	for (double end = now() + seconds; now() < end || rounds < min_rounds; rounds++) {
 		int running = 0;
 		pid_t pid;
 
@@ -238,7 +239,7 @@ int main(int argc, char **argv)
 {
 	const char *name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
 	double seconds = 10;
-	int jobs = 4, units = 64, passes = 1, heap_kib = 4096;
+	int jobs = 4, units = 64, passes = 1, heap_kib = 4096, min_rounds = 0;
 	char cc1_options[32];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -259,8 +260,11 @@ int main(int argc, char **argv)
 			passes = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--heap-kib"))
 			heap_kib = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--min-rounds"))
+			min_rounds = atoi(argv[i + 1]);
 	}
-	if (jobs < 1 || units < 1 || units > 4096 || passes < 1 || heap_kib < 64 || heap_kib > (1 << 20)) {
+	if (min_rounds < 0 || jobs < 1 || units < 1 || units > 4096 || passes < 1 || heap_kib < 64 ||
+	    heap_kib > (1 << 20)) {
 		fprintf(
 		    stderr,
 		    "buildload: --jobs, --units (to 4096), --passes at least 1; --heap-kib 64 to 1048576\n");
@@ -269,5 +273,5 @@ int main(int argc, char **argv)
 	snprintf(cc1_options, sizeof(cc1_options), "%d:%d", passes, heap_kib);
 	if (strcmp(name, "make"))
 		become_make(argv);
-	return make(seconds, jobs, units, cc1_options);
+	return make(seconds, (unsigned)min_rounds, jobs, units, cc1_options);
 }
