@@ -146,7 +146,8 @@ $(BUILD)/guest/%: tests/guest/%.c
 
 # The nested KVM lab (tests/lib/lab.bash): replacement KVM modules for a kernel, and the in-L1 test program.
 # make lab runs both tiers, LAB_VENDOR=amd or LAB_VENDOR=intel one: amd boots L1 under the QEMU 10.0 that
-# make qemu builds (cached), like every AMD lab test, and runs ad_check (tests/lab/run.sh); intel boots L1
+# make qemu builds (cached), like every AMD lab test, and runs ad_check (tests/lab/run.sh) and lab_qemu's
+# owners scenario (a Linux L2 with the guest agent in mode ad, docs/attribution.md); intel boots L1
 # under Bochs and runs the Intel matrix (docs/lab.md): ad_check and the record scenario, ept=1 and ept=0,
 # 1 s and 100 ms, both kernels.
 LAB_VENDOR ?= amd intel
@@ -159,13 +160,14 @@ $(BUILD)/tests/lab/ad_check: tests/lab/ad_check.c include/hvmtrace/kvm_ad.h
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -D_GNU_SOURCE -Iinclude -static -O2 $(WARN) -o $@ $<
 
-lab: $(BUILD)/tests/lab/ad_check $(if $(filter intel,$(LAB_VENDOR)),all tests)
+lab: $(BUILD)/tests/lab/ad_check all tests
 	@for v in $(LAB_VENDOR); do case $$v in amd | intel) ;; \
 		*) echo "make lab: LAB_VENDOR=$$v: expected amd, intel or both" >&2; exit 2 ;; esac; done
 ifneq ($(filter amd,$(LAB_VENDOR)),)
 	scripts/build-qemu.sh >/dev/null
 	LAB_VENDOR=amd BUILD=$(BUILD) tests/lab/run.sh 6.1
 	LAB_VENDOR=amd BUILD=$(BUILD) tests/lab/run.sh 6.12
+	LAB_QEMU_SCENARIOS=owners BUILD=$(BUILD) tests/lab/test_qemu.sh
 endif
 ifneq ($(filter intel,$(LAB_VENDOR)),)
 	LAB_KERNELS="6.1 6.12" BUILD=$(BUILD) tests/lab/test_intel_ad.sh

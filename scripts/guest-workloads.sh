@@ -4,8 +4,10 @@
 # off:
 #   hvt.run=array (default)  the seed paper's array program (tests/guest/array.c), with hvt.size=BYTES
 #                            per array and hvt.phase=SECONDS per phase (copy, then add)
-#   hvt.run=build            a build-like load (tests/guest/buildload.c) for hvt.seconds=SECONDS with
-#                            hvt.jobs=N parallel "compilers"
+#   hvt.run=build            a build-like load (tests/guest/buildload.c: make, cc1, as and ld, under those
+#                            names) for hvt.seconds=SECONDS with hvt.jobs=N parallel compilations, rounds of
+#                            hvt.units=N (64), and hvt.passes=N (1) passes of each cc1 over its heap of
+#                            hvt.heap_kib=KIB (4096), and at least hvt.min_rounds=N rounds
 #   hvt.damon=S,A,MIN,MAX    also record DAMON (tests/guest/damon-record.sh: paddr, sampling S us,
 #                            aggregation A us, MIN-MAX regions) over the workload, and write the record
 #                            (hvmtrace-damon 1) to the second serial port, ttyS1, before powering off
@@ -56,7 +58,9 @@ if [ -n "${owners:-}" ]; then
 fi
 case "${run:-array}" in
 array) /bin/array --size "${size:-33554432}" --phase "${phase:-5}" ${agent:+--notify $agent} ;;
-build) /bin/buildload --seconds "${seconds:-10}" --jobs "${jobs:-4}" ;;
+build) /bin/buildload --seconds "${seconds:-10}" --jobs "${jobs:-4}" \
+	--units "${units:-64}" --passes "${passes:-1}" --heap-kib "${heap_kib:-4096}" \
+	--min-rounds "${min_rounds:-0}" ;;
 *) echo "unknown hvt.run=$run"; false ;;
 esac
 rc=$?

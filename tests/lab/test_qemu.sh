@@ -7,8 +7,13 @@
 # Then the array payload (copy, add) in mode ad at 1 s, its sets checked the same way and its analyses by
 # check_array_report: in `hvmtrace report --json --pages` every page of c is write-heavy and every page of a
 # read-mostly, and report's accessed-set phases put a boundary within one interval of the copy→add switch.
+# With LAB_QEMU_SCENARIOS=owners (opt-in; `make lab` runs it), the built-in Linux guest
+# (scripts/guest-workloads.sh) is L2 under QEMU -M pc -accel kvm, npt=1 only: the array program with the guest
+# agent, traced in mode ad with record --owners-port, its copy intervals' written c and accessed a and c
+# attributed to the array process (docs/attribution.md).
 # The L1 side is tests/lab/qemu_init.sh. LAB_KERNELS="6.1" runs one kernel; LAB_QEMU_MODES="ad,dirty-log"
-# adds QEMU's dirty-log mode to the phases scenarios; LAB_QEMU_SCENARIOS="array" (or "phases") runs only those.
+# adds QEMU's dirty-log mode to the phases scenarios; LAB_QEMU_SCENARIOS="array" (or "phases", or a list)
+# runs only those.
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/qemu.bash"
 LAB_VENDOR=amd # the AMD tier (L0: QEMU TCG); tests/lab/test_intel_*.sh are the Intel one
@@ -33,7 +38,20 @@ n_modes=$(echo "${LAB_QEMU_MODES:-ad}" | tr , '\n' | grep -c .)
 n_checks=0
 case ",$scenarios," in *,phases,*) n_checks=$((4 * n_modes)) ;; esac
 case ",$scenarios," in *,array,*) n_checks=$((n_checks + 2)) ;; esac
-[ "$n_checks" -gt 0 ] || fail "LAB_QEMU_SCENARIOS=$scenarios: names none of phases, array"
+guest=()
+case ",$scenarios," in *,owners,*)
+	n_checks=$((n_checks + 1)) # npt=1 only
+	# The built-in Linux guest as L2, with SeaBIOS for QEMU's pc machine.
+	{ read -r kernel; read -r initrd; } < <(scripts/guest-workloads.sh "$BUILD")
+	[ -f "$kernel" ] && [ -f "$initrd" ] || fail "no guest kernel or initramfs (scripts/guest-workloads.sh)"
+	cp /usr/share/seabios/bios-256k.bin "$T/qemu-data/" || fail "SeaBIOS (Debian package seabios)"
+	mkdir -p "$T/guest" && cp "$kernel" "$T/guest/vmlinux" && cp "$initrd" "$T/guest/initrd.gz" ||
+		fail "the guest's files"
+	guest=(-f "$T/guest:/lab/guest" -b "$ROOT/$BUILD/tests/tools/check_array:/bin/check_array"
+		-b "$ROOT/$BUILD/tests/tools/stamp_lines:/bin/stamp_lines")
+	;;
+esac
+[ "$n_checks" -gt 0 ] || fail "LAB_QEMU_SCENARIOS=$scenarios: names none of phases, array, owners"
 for k in ${LAB_KERNELS:-6.1 6.12}; do
 	lab_prepare "$k"
 	ir=$(scripts/mkinitramfs.sh -q \
@@ -43,7 +61,7 @@ for k in ${LAB_KERNELS:-6.1 6.12}; do
 		-b "$ROOT/$BUILD/tests/tools/check_array_report:/bin/check_array_report" \
 		-b "$ROOT/$BUILD/tests/tools/qemu_phases:/bin/qemu_phases" \
 		-b "$ROOT/$BUILD/tests/tools/qmp:/bin/qmp" -f "$ROOT/$BUILD/guest/phases.elf:/lab/phases.elf" \
-		"${LAB_KVM_FILES[@]}" tests/lab/qemu_init.sh) || fail "initramfs for $k"
+		"${guest[@]}" "${LAB_KVM_FILES[@]}" tests/lab/qemu_init.sh) || fail "initramfs for $k"
 	lab_boot "$k" "$ir" 3072 "labqemumodes=${LAB_QEMU_MODES:-ad} labqemuscenarios=$scenarios"
 	lab_expect "$k" "^CHECK qemu .* PASS" "$n_checks" "qemu scenarios passed"
 done
