@@ -65,7 +65,7 @@ b=$((b)) c=$(awk '$1 == "array" && $2 == "c" {print $3}' "$T/truth")
 c=$((c))
 cat >"$T/own.json" <<EOF2
 {"owners": [
- {"type": "process", "pid": 100, "name": "array", "cgroup": "/run", "runs": [[$c, $((cn))], [$b, 10]]},
+ {"type": "process", "pid": 100, "name": "array", "cgroup": "/run", "runs": [[$b, 10], [$c, $((cn))]]},
  {"type": "process", "pid": 101, "name": "reader", "cgroup": "/run", "runs": [[$a, $((cn))], [$b, 10]]}
 ]}
 EOF2
