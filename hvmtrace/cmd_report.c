@@ -72,8 +72,8 @@ static int check_outputs(const struct hvt_operands *traces, const char *path, co
 /* What a comparison of several runs does not do: one line naming it, exit 2. */
 static int compare_refusals(const struct report_opts *o, const char *html, size_t n)
 {
-	const char *one = html                           ? "--html"
-			  : o->by                        ? "--by"
+	const char *one = o->by                          ? "--by"
+			  : html                         ? "--html"
 			  : o->energy || o->energy_model ? "--energy"
 			  : o->pages                     ? "--pages"
 			  : o->regions                   ? "--regions"
@@ -194,7 +194,8 @@ int cmd_report(int argc, char **argv)
 		return TRACE_USAGE;
 	}
 	if (html)
-		return report_html(rp.path, &o->sel, html);
+		return report_html(rp.path, &o->sel, html,
+				   &(struct report_html_owners){o->by, o->owners_file, o->snapshot});
 	o->window = (uint32_t)window;
 	o->ph.span = (uint32_t)span;
 	o->energy |= o->energy_model != NULL;

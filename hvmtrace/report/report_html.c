@@ -26,6 +26,7 @@
 #include "hvmtrace/trace_input.h"
 #include "hvmtrace/trace_series.h"
 #include "report_html.h"
+#include "report_html_owners.h"
 
 #define MAX_CELLS       (3u << 16)
 #define MAX_TILE_VALUES (8u << 20)
@@ -36,7 +37,8 @@ extern const char hvt_report_view[], hvt_report_view_end[];
 struct tiles {
 	struct hvt_gfn_bins cells; /* gaps have none */
 	uint64_t block, nblocks;
-	uint32_t *w, *a; /* [block][cell] */
+	uint32_t *w, *a;            /* [block][cell] */
+	struct html_owners *owners; /* --by, else NULL */
 };
 
 static int tile_interval(void *ctx, const struct trace_series *s, const struct hvt_iv_runs *ir,
@@ -49,6 +51,12 @@ static int tile_interval(void *ctx, const struct trace_series *s, const struct h
 	(void)s;
 	if (b >= t->nblocks)
 		return 0;
+	if (t->owners) {
+		int rc = html_owners_interval(t->owners, ir);
+
+		if (rc)
+			return rc;
+	}
 	if (ir->hdr.flags & HVT_IV_WRITTEN)
 		hvt_gfn_bins_add(&t->cells, &ir->set[0], t->w + b * t->cells.nbins);
 	if (ir->hdr.flags & HVT_IV_ACCESSED)
@@ -288,7 +296,8 @@ static void base64(FILE *f, const unsigned char *p, size_t n)
 	fwrite(line, 1, k, f);
 }
 
-int report_html(const char *trace, const struct hvt_selection *sel, const char *out)
+int report_html(const char *trace, const struct hvt_selection *sel, const char *out,
+		const struct report_html_owners *by)
 {
 	struct trace_series s;
 	struct tiles t = {0};
@@ -307,6 +316,10 @@ int report_html(const char *trace, const struct hvt_selection *sel, const char *
 	rc = trace_series_open(&s, "report", trace, sel);
 	if (rc)
 		goto fail;
+	if (by && by->by && !(t.owners = html_owners_open(&s, by->by, by->file, by->snapshot))) {
+		rc = TRACE_USAGE;
+		goto fail;
+	}
 	niv = trace_series_count(&s, sel);
 	segment(&t, &s);
 	ncells = t.cells.nbins;
@@ -330,6 +343,16 @@ int report_html(const char *trace, const struct hvt_selection *sel, const char *
 		goto fail;
 	}
 	meta = meta_json(&s, &t, tile_bytes);
+	if (t.owners) {
+		struct json_object *own = html_owners_json(t.owners, &s, &t.cells);
+
+		if (!own) {
+			json_object_put(meta);
+			rc = TRACE_OUTPUT_FAILED;
+			goto fail;
+		}
+		json_object_object_add(meta, "owners", own);
+	}
 	fwrite(hvt_report_page, 1, hvt_report_page_end - hvt_report_page, f);
 	fprintf(f, "<script id=\"hvt-meta\" type=\"application/json\">%s</script>\n",
 		json_object_to_json_string_ext(meta, JSON_C_TO_STRING_PLAIN));
@@ -352,6 +375,7 @@ int report_html(const char *trace, const struct hvt_selection *sel, const char *
 	free(gz);
 	free(t.w);
 	free(t.a);
+	html_owners_free(t.owners);
 	trace_series_fini(&s);
 	return rc;
 fail:
@@ -361,6 +385,7 @@ fail:
 	free(gz);
 	free(t.w);
 	free(t.a);
+	html_owners_free(t.owners);
 	trace_series_fini(&s);
 	return rc;
 }

@@ -5,8 +5,16 @@
 
 #include "hvmtrace/select.h"
 
-/* Writes the page for the selection sel of trace to out; returns the exit status of report (enum
- * trace_cmd_exit). */
-int report_html(const char *trace, const struct hvt_selection *sel, const char *out);
+/* --by: the owners the hover and the legend name (report_html_owners.h); by 0: none. */
+struct report_html_owners {
+	int by;
+	const char *file; /* --owners, or NULL: the trace's snapshots */
+	int snapshot;
+};
+
+/* Writes the page for the selection sel of trace to out (by NULL: no owners); returns the exit status of
+ * report (enum trace_cmd_exit). */
+int report_html(const char *trace, const struct hvt_selection *sel, const char *out,
+		const struct report_html_owners *by);
 
 #endif

@@ -37,6 +37,14 @@
 			ram[c] += end - g;
 			g = end;
 		}
+	// Owners (report --html --by): each cell's owner over the selection and the legend of top writers.
+	const OWN = M.owners || null;
+	const ownerOfCell = new Int32Array(OWN ? NC : 0).fill(-1), ownerPages = new Uint32Array(OWN ? NC : 0);
+	if (OWN)
+		for (const [f, n, l, p] of OWN.cells)
+			for (let c = f; c < f + n; c++) { ownerOfCell[c] = l; ownerPages[c] = p; }
+	const ownerText = (c) => ownerOfCell[c] < 0 ? 'not known'
+		: `${OWN.labels[ownerOfCell[c]]}` + (CP === 1 ? '' : ` (${fmtInt(ownerPages[c])} of ${fmtInt(ram[c])} pages)`);
 	const channelOf = (gfn) => {
 		for (const e of M.extents) if (gfn >= e.first && gfn < e.end) return e.channel;
 		return null;
@@ -218,6 +226,20 @@
 		$('range-text').dataset.last = IV.seq[i1];
 	}
 
+	// ---- the legend of owners (the whole page's selection, not the dragged range) ----
+	function esc(t) { return String(t).replace(/[&<>"]/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[ch]); }
+	function owners() {
+		if (!OWN) return;
+		$('owners-box').hidden = false;
+		$('owners-what').textContent = `(by ${OWN.by}; ${OWN.source}; page-intervals of the whole page)`;
+		const rows = ['<tr><td></td><td class="v">written</td><td class="v">accessed</td></tr>'];
+		for (const e of OWN.legend)
+			rows.push(`<tr class="owner"><td>${esc(OWN.labels[e.label])}</td><td class="v">${fmtInt(e.written)}</td>` +
+				`<td class="v${e.accessed === null ? ' na' : ''}">${e.accessed === null ? 'n/a' : fmtInt(e.accessed)}</td></tr>`);
+		$('owners').innerHTML = rows.join('');
+	}
+	owners();
+
 	// ---- hover and click ----
 	function cellAt(e) {
 		const col = Math.floor(e.offsetX / PX), row = Math.floor(e.offsetY / PX), c = row * W + col;
@@ -236,7 +258,10 @@
 		const count = (v) => CP === 1 ? `in ${fmtInt(v)} of ${n} intervals` : `${fmtInt(v)} page-intervals of ${fmtInt(ram[c] * n)}`;
 		tip.innerHTML = `<b id="tip-gfn">${d.text}</b><br>host channel: <span id="tip-channel">${d.channel || 'not known (not devmem-backed)'}</span>` +
 			`<br>written: <span id="tip-written">${count(w)}</span><br>accessed: <span id="tip-accessed">${a === null ? `not available (mode ${M.mode})` : count(a)}</span>`;
-		Object.assign(tip.dataset, { cell: c, gfn: d.gfn, written: w, accessed: a === null ? '' : a, channel: d.channel || '' });
+		if (OWN)
+			tip.innerHTML += `<br>${OWN.by === 'kind' ? 'kind' : 'owner'}: <span id="tip-owner">${esc(ownerText(c))}</span>`;
+		Object.assign(tip.dataset, { cell: c, gfn: d.gfn, written: w, accessed: a === null ? '' : a, channel: d.channel || '',
+			owner: OWN && ownerOfCell[c] >= 0 ? OWN.labels[ownerOfCell[c]] : '' });
 		tip.style.left = Math.min(e.offsetX + 14, grid.clientWidth - 200) + 'px';
 		tip.style.top = e.offsetY + 14 + 'px';
 		tip.hidden = false;

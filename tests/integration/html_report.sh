@@ -21,11 +21,11 @@ mkdir -p "$T/profile" && [ "$(id -u)" = 0 ] && chown nobody "$T/profile"
 # ${RANGE[@]} (--range), both arrays, empty for the whole trace; the oracles of the same selection (export
 # --jsonl, report --json of it and of seqs FROM-TO in the range), then the browser checks, with a drag over
 # FROM-TO.
-SEL=() RANGE=()
+SEL=() RANGE=() BY=()
 run() {
 	local name=$1 trace=$2 from=$3 to=$4
 	shift 4
-	"$HVT" report "$trace" "${SEL[@]}" "${RANGE[@]}" --html "$T/$name.html" >"$T/$name.out" || fail "report --html $name"
+	"$HVT" report "$trace" "${SEL[@]}" "${RANGE[@]}" "${BY[@]}" --html "$T/$name.html" >"$T/$name.out" || fail "report --html $name"
 	cat "$T/$name.out"
 	"$HVT" export --jsonl "$T/$name.jsonl" "${SEL[@]}" "${RANGE[@]}" "$trace" || fail "export --jsonl $name"
 	"$HVT" export --meta "$trace" >"$T/$name.meta" || fail "export --meta $name"
@@ -58,6 +58,31 @@ run ad-sel "$T/ad.hvt" 8 12 "${pages[@]}" --page 0x9000
 grep -q "wrote $T/ad-sel.html: 12 intervals; $((c - a + 1)) cells of 1 page" "$T/ad-sel.out" ||
 	fail "report --html did not take the selection: $(cat "$T/ad-sel.out")"
 SEL=() RANGE=()
+# Owners (--by process, a snapshot file): the hover names each page's owner, the legend the top writers
+# with report --by's page-intervals (tests/integration/owners_views.sh holds those to Python's count).
+read -r _ _ b _ <<<"$(grep '^array b' "$T/truth")"
+b=$((b)) c=$(awk '$1 == "array" && $2 == "c" {print $3}' "$T/truth")
+c=$((c))
+cat >"$T/own.json" <<EOF2
+{"owners": [
+ {"type": "process", "pid": 100, "name": "array", "cgroup": "/run", "runs": [[$b, 10], [$c, $((cn))]]},
+ {"type": "process", "pid": 101, "name": "reader", "cgroup": "/run", "runs": [[$a, $((cn))], [$b, 10]]}
+]}
+EOF2
+python3 "$ROOT/tests/tools/owners_snap.py" encode <"$T/own.json" >"$T/own.snap" || fail "owners_snap.py"
+BY=(--by process --owners "$T/own.snap")
+"$HVT" report --json "${BY[@]}" "$T/ad.hvt" >"$T/by.json" || fail "report --by"
+legend=()
+while read -r label written; do legend+=(--legend "$label=$written"); done < <(python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))["by_owner"]
+for c in o["owners"]:
+    print("%s[%d] %d" % (c["name"], c["pid"], c["written"]))
+print("(shared) %d" % o["shared"]["written"])' "$T/by.json")
+run owners "$T/ad.hvt" 8 14 "${pages[@]}" --owner "$(printf '0x%x' $((a + 3)))=reader[101]" \
+	--owner "$(printf '0x%x' $((c + 3)))=array[100]" --owner "$(printf '0x%x' $((b + 3)))=(shared)" \
+	--owner "$(printf '0x%x' $((b + 20)))=(no process)" "${legend[@]}"
+BY=()
 "$TOOLS/synth_arrays" -o "$T/dl.hvt" --memory 256M --intervals 8 --mode dirty-log >"$T/truth-dl" ||
 	fail "synth_arrays dirty-log"
 c=$(awk '$2 == "c" {print $3}' "$T/truth-dl")

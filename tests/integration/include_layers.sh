@@ -15,6 +15,7 @@ ALLOWED='
 hvmtrace/doctor/doctor_chain.c hvmtrace/libvirt/host_checks.h the doctor asks the libvirt engine'"'"'s own output-directory check, so that doctor and the hook answer alike
 hvmtrace/doctor/doctor_limits.c hvmtrace/record/mem_budget.h the doctor sizes the lock record would take with record'"'"'s own budget
 hvmtrace/report/report_owners.c hvmtrace/attribute/owners_interval.h report --by counts pages by the attribute engine'"'"'s per-interval rule, one rule for every view by owner
+hvmtrace/report/report_html_owners.c hvmtrace/attribute/owners_interval.h report --html --by names each cell'"'"'s owner by the attribute engine'"'"'s per-interval rule, one rule for every view by owner
 hvmtrace/report/export_owners.h hvmtrace/attribute/owners_interval.h export --by labels runs by the attribute engine'"'"'s per-interval rule, one rule for every view by owner
 lib/analysis/select_ahead.c lib/format/trace_format.h it selects intervals by the seq and times at the head of their payloads (hvt_get_le64) before it decodes them
 lib/analysis/select_ahead.c lib/format/trace_decode.h it decodes the selected intervals straight into runs (hvt_trace_decode_runs), ahead of the walk

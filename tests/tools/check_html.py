@@ -10,7 +10,8 @@ range (--report-all, --report-range), with real mouse events:
   - click on it: its history, interval by interval;
   - a drag across the working-set chart from interval --range-from to --range-to: the selected range, the
     summary and the hover counts recomputed for it;
-  - playback runs through the range's intervals and ends on the static display.
+  - playback runs through the range's intervals and ends on the static display;
+  - with report --html --by: the owner each --owner page's hover names, the legend's written page-intervals.
 Screenshots go to --shots. Prints the time from navigation to the drawn page. Exit 0 when all holds, 1 if
 not, 2 on bad input."""
 import argparse
@@ -145,6 +146,10 @@ def main():
     ap.add_argument("--user", help="run chromium as this user (needed as root: its sandbox stays on)")
     ap.add_argument("--profile", required=True, help="a directory for chromium's profile")
     ap.add_argument("--name", default="report")
+    ap.add_argument("--owner", action="append", default=[],
+                    help="GFN=LABEL: hovering that page names LABEL as its owner (report --html --by)")
+    ap.add_argument("--legend", action="append", default=[],
+                    help="LABEL=WRITTEN: the legend of owners lists LABEL with WRITTEN page-intervals")
     a = ap.parse_args()
     if not a.open_only and None in (a.jsonl, a.meta, a.range_from, a.range_to):
         ap.error("--jsonl, --meta, --range-from and --range-to are needed unless --open-only")
@@ -177,6 +182,17 @@ def main():
         if a.report_all:
             compare_report(b, a.report_all, "whole trace")
         check_pages(b, geo, ivs, extents, a.page, accessed, "whole trace")
+        for spec in a.owner:
+            gfn, want = spec.split("=", 1)
+            _, _, tip = hover(b, geo, int(gfn, 0))
+            check("hover GFN %s: owner" % gfn, want, tip.get("owner"))
+        if a.legend:
+            rows = b.eval("[...document.querySelectorAll('#owners tr.owner')]"
+                          ".map(r => [...r.cells].map(c => c.textContent))")
+            shown = {r[0]: int(r[1].replace(",", "")) for r in rows}
+            for spec in a.legend:
+                label, want = spec.rsplit("=", 1)
+                check("legend: %s written" % label, int(want), shown.get(label))
 
         # Click: the page's history, interval by interval.
         for gfn in a.page[:1]:
