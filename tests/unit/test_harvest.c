@@ -216,22 +216,28 @@ static void test_table(void **state)
 		assert_non_null(h->describe);
 		assert_true(h->sets & HVT_IV_WRITTEN);
 	}
-	const uint32_t dl = HVT_MODE_BIT(HVT_MODE_DIRTY_LOG), ad = HVT_MODE_BIT(HVT_MODE_AD);
-	assert_int_equal(found & (dl | ad), dl | ad);
+	const uint32_t dl = HVT_MODE_BIT(HVT_MODE_DIRTY_LOG), ad = HVT_MODE_BIT(HVT_MODE_AD),
+		       ring = HVT_MODE_BIT(HVT_MODE_DIRTY_RING);
+	assert_int_equal(found & (dl | ad | ring), dl | ad | ring);
+	assert_false(harvester_for_mode(HVT_MODE_DIRTY_RING)->sets & HVT_IV_ACCESSED);
 	assert_true(harvester_for_mode(HVT_MODE_AD)->sets & HVT_IV_ACCESSED);
 	assert_false(harvester_for_mode(HVT_MODE_DIRTY_LOG)->sets & HVT_IV_ACCESSED);
 	assert_null(harvester_for_mode(HVT_MODE_NONE));
 	assert_null(harvester_for_mode((enum hvt_mode)31));
 
-	/* auto: ad when offered (it sees accessed pages too), else dirty-log, also when nothing is. */
+	/* auto: ad when offered (it sees accessed pages too), else dirty-ring (its cost follows the pages
+	 * written), else dirty-log, also when nothing is. */
 	assert_int_equal(harvester_auto_mode(dl | ad), HVT_MODE_AD);
+	assert_int_equal(harvester_auto_mode(ring | ad), HVT_MODE_AD);
+	assert_int_equal(harvester_auto_mode(ring), HVT_MODE_DIRTY_RING);
+	assert_int_equal(harvester_auto_mode(ring | dl), HVT_MODE_DIRTY_RING);
 	assert_int_equal(harvester_auto_mode(ad), HVT_MODE_AD);
 	assert_int_equal(harvester_auto_mode(dl), HVT_MODE_DIRTY_LOG);
 	assert_int_equal(harvester_auto_mode(0), HVT_MODE_DIRTY_LOG);
 	assert_int_equal(harvester_auto_mode(HVT_MODE_BIT(31)), HVT_MODE_DIRTY_LOG);
 
 	harvester_list_modes(list, sizeof(list));
-	assert_string_equal(list, "dirty-log and ad");
+	assert_string_equal(list, "dirty-log, ad and dirty-ring");
 	memset(list, 'x', sizeof(list));
 	harvester_list_modes(list, 6); /* cut, still terminated */
 	assert_string_equal(list, "dirty");
