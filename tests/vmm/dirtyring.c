@@ -42,7 +42,7 @@ struct dirtyring {
 	uint64_t *bits; /* the interval's pages as bitmaps once the list overflowed (layout's offsets) */
 	uint64_t bits_bytes;
 	bool overflow;
-	uint64_t full; /* ring-full exits since the last harvest */
+	uint64_t full;  /* ring-full exits since the last harvest */
 	uint64_t stray; /* entries outside every slot (a bug: counted, reported at harvest) */
 };
 
@@ -282,9 +282,10 @@ int dirtyring_harvest(struct vm *vm, void *area, uint64_t area_bytes, struct dir
 	pthread_mutex_lock(&r->lock);
 	rc = reap_locked(vm, err);
 	if (!rc && r->stray)
-		rc = hvt_err_set(err, -EIO,
-				 "%llu dirty-ring entries this interval could not be kept (outside every slot, or out of memory)",
-				 (unsigned long long)r->stray);
+		rc = hvt_err_set(
+		    err, -EIO,
+		    "%llu dirty-ring entries this interval could not be kept (outside every slot, or out of memory)",
+		    (unsigned long long)r->stray);
 	if (!rc && !r->overflow && r->nlist * 8 > area_bytes)
 		rc = to_bitmap(r) ? hvt_err_set(err, -ENOMEM, "out of memory") : 0;
 	if (!rc && r->overflow) {

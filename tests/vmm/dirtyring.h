@@ -16,8 +16,8 @@ struct hvt_layout;
 struct hvt_err;
 
 struct dirtyring_result {
-	uint64_t t_end_ns;  /* before the vCPU was kicked to flush what it logged */
-	uint64_t t_done_ns; /* after KVM_RESET_DIRTY_RINGS and the copy into the memfd */
+	uint64_t t_end_ns;    /* before the vCPU was kicked to flush what it logged */
+	uint64_t t_done_ns;   /* after KVM_RESET_DIRTY_RINGS and the copy into the memfd */
 	uint64_t dirty_pages; /* list entries (listed) or bits set */
 	bool listed;
 	uint64_t ring_full; /* ring-full exits since the last harvest */
