@@ -32,6 +32,14 @@ awk '/harvest [0-9]+.*: [0-9]+ dirty pages in/ { sub(/ dirty pages in.*/, ""); s
 	END { exit !found }' "$T/vmm.out" || fail "no interval of more than 1500 pages came as bitmaps"
 echo "ok 100ms: $(wc -l <"$T/rec.jsonl") intervals, $(ring_exits) ring-full exits"
 
+# At 10 ms, as record_10ms: where no whole pass fits in an interval nothing can be held to the phase log,
+# and trace_phases skips; here that skips this part only, not the checks above.
 VMM_ARGS=(--dirty-ring 16384 -v)
-trace_phases 10ms 0.5s 5
-echo "ok 10ms: $(wc -l <"$T/rec.jsonl") intervals, $(ring_exits) ring-full exits"
+rc=0
+(trace_phases 10ms 0.5s 5) >"$T/10ms.out" 2>&1 || rc=$?
+cat "$T/10ms.out"
+case $rc in
+0) echo "ok 10ms: $(wc -l <"$T/rec.jsonl") intervals, $(ring_exits) ring-full exits" ;;
+77) echo "10ms not checked: $(tail -n 1 "$T/10ms.out")" ;;
+*) fail "the 10 ms part failed (above)" ;;
+esac
