@@ -2,7 +2,8 @@
 # `make bench`: one table, every figure a ratio of two figures measured in this run (issue 12 item 3;
 # docs/performance.md has the table of the last run with its date and machine):
 #   1  dirty-log harvest + encode + write per interval, sparse guests 1 GiB .. 1 TiB, 0.1/1/10 % written,
-#      next to one copy of the bitmap; the tracer's share of a core at 1 s and 100 ms
+#      next to one copy of the bitmap; the tracer's share of a core at 1 s and 100 ms; the same in mode
+#      dirty-ring (KVM's dirty ring) at 0.1 and 10 %
 #   2  KVM_AD_HARVEST in the nested lab, 4 KiB / 2 MiB mappings, 1 / 100 % touched, pruned / full walk,
 #      next to the bitmap copy in the same L1 (bench/lab_harvest.sh's LAB_AD lines)
 #   3  QEMU's calc-dirty-rate on the same guest and load as hvmtrace, under the patched QEMU
@@ -29,6 +30,12 @@ fi
 
 section 1
 bench/table/sparse_guests.sh "$BUILD" "$T/s1" "$T/s5" || status=1
+# The same guests harvested from KVM's dirty ring, at 0.1 % and 10 % (their trace bytes are dirty-log's).
+if python3 -c 'import fcntl, os, sys; sys.exit(0 if fcntl.ioctl(os.open("/dev/kvm", os.O_RDWR), 0xAE03, 192) > 0 else 1)'; then
+	MODE=dirty-ring EVERY="1000 10" bench/table/sparse_guests.sh "$BUILD" "$T/s1" /dev/null || status=1
+else
+	echo "| 1 | dirty-ring | not measured: this host's KVM offers no dirty ring (KVM_CAP_DIRTY_LOG_RING is 0) | | | |" >>"$T/s1"
+fi
 
 # Section 5 beside the strided sets of section 1: the same encoder (zstd-runs, the trace's default) on
 # uniformly random sets, the worst case for it.

@@ -7,11 +7,19 @@
 # usage: bench/table/sparse_guests.sh BUILD_DIR OUT1 OUT5   (appends Markdown rows to OUT1 and OUT5)
 # A row whose written pages would take more than a quarter of the host's available RAM is not run (the machine
 # is shared), and says so. SIZES and EVERY override the guest sizes and the write strides (every Nth page: 1000 100 10).
+# MODE=dirty-ring runs the VMM on KVM's dirty ring (--dirty-ring 65536, the most KVM allows) and records in that
+# mode: its rows name the mode, beside dirty-log's of the same case (issue 25).
 set -u
 BUILD=${1:?usage: sparse_guests.sh BUILD_DIR OUT1 OUT5}
 OUT1=${2:?} OUT5=${3:?}
 SIZES=${SIZES:-1G 16G 256G 1T}
 EVERY=${EVERY:-1000 100 10}
+MODE=${MODE:-dirty-log}
+case $MODE in
+dirty-log) vmm_mode=() label= ;;
+dirty-ring) vmm_mode=(--dirty-ring 65536) label=", dirty-ring" ;;
+*) echo "sparse_guests: MODE: $MODE is not dirty-log or dirty-ring" >&2; exit 2 ;;
+esac
 HERE=$(dirname "$0")
 T=$(mktemp -d)
 vmm=
@@ -42,7 +50,7 @@ for size in $SIZES; do
 	raw=$((guest / 4096 / 8))
 	for every in $EVERY; do
 		pct=$(awk -v e="$every" 'BEGIN { printf "%g %%", 100 / e }')
-		case="$(human "$guest"), $pct written"
+		case="$(human "$guest"), $pct written$label"
 		pages=$((high / 4096 / every))
 		need_kib=$((pages * 4))
 		if [ $need_kib -gt $((avail_kib / 4)) ]; then
@@ -53,7 +61,7 @@ for size in $SIZES; do
 		fi
 		echo "sparse_guests: $case ($pages pages per pass)" >&2
 		rm -f "$T"/*
-		"$BUILD/bin/hvmtrace-vmm" --payload sparse --write-every "$every" --low-ram 32M --high-ram "$high" \
+		"$BUILD/bin/hvmtrace-vmm" "${vmm_mode[@]}" --payload sparse --write-every "$every" --low-ram 32M --high-ram "$high" \
 			--phase-time 1h --pass-log-gap 1h --vcpu-cpu 0 --listen "$T/vm.sock" --phase-log "$T/pl.jsonl" \
 			2>"$T/vmm.err" &
 		vmm=$!
@@ -66,7 +74,7 @@ for size in $SIZES; do
 		ok=1
 		for iv in 1s 100ms; do
 			[ $iv = 1s ] && dur=4s || dur=1500ms
-			"$BUILD/bin/hvmtrace" record -q --attach "$T/vm.sock" --cpu 1 --interval $iv --duration $dur \
+			"$BUILD/bin/hvmtrace" record -q --attach "$T/vm.sock" --mode "$MODE" --cpu 1 --interval $iv --duration $dur \
 				-o "$T/$iv.hvt" 2>"$T/rec-$iv.err" || { ok=0; echo "sparse_guests: $case: record at $iv failed:" >&2; cat "$T/rec-$iv.err" "$T/vmm.err" >&2; }
 		done
 		kill $vmm 2>/dev/null

@@ -5,12 +5,13 @@
 #include "harvest.h"
 
 /* Each defined in its harvest_*.c; only this table names them. */
-extern const struct harvester harvester_ad, harvester_dirty_log;
+extern const struct harvester harvester_ad, harvester_dirty_ring, harvester_dirty_log;
 
 /* In the order `--mode auto` prefers them. */
 static const struct harvester *const harvesters[] = {
-    &harvester_ad,        /* accessed and written pages */
-    &harvester_dirty_log, /* written pages only; every VMM offers it, so auto falls back to it */
+    &harvester_ad,         /* accessed and written pages */
+    &harvester_dirty_ring, /* written pages at a cost that follows them; only a VMM on KVM's dirty ring */
+    &harvester_dirty_log,  /* written pages only; every VMM offers it, so auto falls back to it */
 };
 
 #define NHARVESTERS (sizeof(harvesters) / sizeof(harvesters[0]))

@@ -2,7 +2,8 @@
 /*
  * dirty-log mode: the VMM's harvest thread syncs KVM's dirty log into the shared memfd when asked; we ask,
  * wait for the answer and copy the bitmaps out, checking the memfd's sequence word around the copy (the
- * VMM must not write while we read). Accessed pages are not available in this mode.
+ * VMM must not write while we read). Accessed pages are not available in this mode. Mode dirty-ring shares
+ * all of it but the copy (harvest_memfd.h).
  */
 #include <endian.h>
 #include <errno.h>
@@ -15,6 +16,7 @@
 
 #include "bus_guard.h"
 #include "harvest.h"
+#include "harvest_memfd.h"
 #include "hvmtrace/attach.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/layout.h"
@@ -32,6 +34,7 @@ struct dirty_log {
 	const void *map;
 	size_t map_bytes;
 	bool final_taken; /* the VMM's last interval ("final") is recorded */
+	memfd_load_fn load;
 };
 
 static struct dirty_log *state(const struct session *s)
@@ -79,7 +82,7 @@ static int map_bitmaps(struct session *s, struct dirty_log *d, int fd, uint64_t 
 	return 0;
 }
 
-static int dirty_log_attach(struct session *s, struct hvt_msg *m, struct hvt_err *err)
+int memfd_attach(struct session *s, struct hvt_msg *m, memfd_load_fn load, struct hvt_err *err)
 {
 	struct dirty_log *d = calloc(1, sizeof(*d));
 	int rc;
@@ -87,6 +90,7 @@ static int dirty_log_attach(struct session *s, struct hvt_msg *m, struct hvt_err
 	if (!d)
 		return hvt_err_set(err, -ENOMEM, "out of memory");
 	d->memfd = -1;
+	d->load = load;
 	rc = map_bitmaps(s, d, m->fds[0], m->u.attached.bitmap_bytes, err);
 	if (rc) {
 		free(d);
@@ -98,7 +102,7 @@ static int dirty_log_attach(struct session *s, struct hvt_msg *m, struct hvt_err
 }
 
 /* Every layout brings the memfd of its bitmaps. */
-static int dirty_log_layout(struct session *s, struct hvt_msg *m, struct hvt_err *err)
+int memfd_layout(struct session *s, struct hvt_msg *m, struct hvt_err *err)
 {
 	int rc;
 
@@ -111,29 +115,33 @@ static int dirty_log_layout(struct session *s, struct hvt_msg *m, struct hvt_err
 	return rc;
 }
 
-static void dirty_log_close(struct session *s)
+void memfd_close(struct session *s)
 {
 	unmap_bitmaps(state(s));
 	free(state(s));
 }
 
-/* One copy of the bitmaps, between two reads of the sequence word (run under bus_guard). */
+/* One copy out of the memfd, between two reads of the sequence word (run under bus_guard). */
 struct copy {
-	const struct session *s;
+	struct memfd_copy mc;
 	const uint8_t *map;
-	struct hvt_interval *iv;
+	memfd_load_fn load;
 	uint64_t seq_before, seq_after;
 };
 
-static void copy_bitmaps(void *arg)
+void memfd_load_bitmaps(struct memfd_copy *c)
+{
+	for (uint32_t i = 0; i < c->s->layout.nslots; i++)
+		hvt_pageset_load_le(&c->iv->written[i], c->area + hvt_layout_bitmap_offset(&c->s->layout, i));
+}
+
+static void copy_out(void *arg)
 {
 	struct copy *c = arg;
 	const uint64_t *word = (const uint64_t *)c->map;
 
 	c->seq_before = le64toh(__atomic_load_n(word, __ATOMIC_ACQUIRE));
-	for (uint32_t i = 0; i < c->s->layout.nslots; i++)
-		hvt_pageset_load_le(&c->iv->written[i], c->map + HVT_BITMAP_HEADER_BYTES +
-							    hvt_layout_bitmap_offset(&c->s->layout, i));
+	c->load(&c->mc);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the copy's reads happen before the word's re-read */
 	c->seq_after = le64toh(__atomic_load_n(word, __ATOMIC_RELAXED));
 }
@@ -143,7 +151,12 @@ static void copy_bitmaps(void *arg)
 static int collect(struct session *s, const struct hvt_msg_harvested *h, struct hvt_interval *iv,
 		   struct hvt_err *err)
 {
-	struct copy c = {.s = s, .map = state(s)->map, .iv = iv};
+	struct copy c = {.mc = {.s = s,
+				.area = (const uint8_t *)state(s)->map + HVT_BITMAP_HEADER_BYTES,
+				.h = h,
+				.iv = iv},
+			 .map = state(s)->map,
+			 .load = state(s)->load};
 	const uint64_t want = hvt_bitmap_seq_done(h->seq);
 	int rc;
 
@@ -158,7 +171,7 @@ static int collect(struct session *s, const struct hvt_msg_harvested *h, struct 
 	rc = hvt_interval_init(iv, &s->layout, HVT_IV_WRITTEN);
 	if (rc)
 		return hvt_err_set(err, rc, "out of memory for interval %llu", (unsigned long long)h->seq);
-	if (bus_guard_run(state(s)->map, state(s)->map_bytes, copy_bitmaps, &c)) {
+	if (bus_guard_run(state(s)->map, state(s)->map_bytes, copy_out, &c)) {
 		hvt_interval_fini(iv);
 		return hvt_err_set(
 		    err, -EFAULT,
@@ -174,8 +187,13 @@ static int collect(struct session *s, const struct hvt_msg_harvested *h, struct 
 		    (unsigned long long)c.seq_before, (unsigned long long)c.seq_after,
 		    (unsigned long long)want);
 	}
+	if (c.mc.bad[0]) {
+		hvt_interval_fini(iv);
+		return hvt_err_set(err, -EPROTO, "%s: harvest %llu: %s", s->path, (unsigned long long)h->seq,
+				   c.mc.bad);
+	}
 	uint64_t pages = hvt_interval_count_pages(iv->written, iv->nslots);
-	if (pages != h->dirty_pages) {
+	if (h->listed ? pages > h->dirty_pages : pages != h->dirty_pages) { /* a list may repeat a page */
 		hvt_interval_fini(iv);
 		return hvt_err_set(err, -EPROTO,
 				   "%s: harvest %llu announced %llu dirty pages, its bitmaps hold %llu",
@@ -200,7 +218,7 @@ static int collect(struct session *s, const struct hvt_msg_harvested *h, struct 
  * Asks for the next interval and reads it. A VMM whose guest stopped says bye first and then answers the
  * request in flight, or the next one, as its final interval (docs/attach-protocol.md).
  */
-static int dirty_log_harvest(struct session *s, struct hvt_interval *iv, int timeout_ms, struct hvt_err *err)
+int memfd_harvest(struct session *s, struct hvt_interval *iv, int timeout_ms, struct hvt_err *err)
 {
 	struct hvt_msg m = {.type = HVT_MSG_HARVEST};
 	uint64_t deadline = hvt_now_ns() + (uint64_t)timeout_ms * 1000000;
@@ -246,17 +264,17 @@ static int dirty_log_harvest(struct session *s, struct hvt_interval *iv, int tim
 
 /* The VMM said bye (the guest stopped): its last interval answers one more request, unless a request in
  * flight already brought it. A VMM that closed without bye answers nothing. */
-static int dirty_log_after_end(struct session *s, struct hvt_interval *iv, struct hvt_err *err)
+int memfd_after_end(struct session *s, struct hvt_interval *iv, struct hvt_err *err)
 {
 	int rc;
 
 	if (state(s)->final_taken || !s->said_bye)
 		return 0;
-	rc = dirty_log_harvest(s, iv, FINAL_TIMEOUT_MS, err);
+	rc = memfd_harvest(s, iv, FINAL_TIMEOUT_MS, err);
 	return rc ? rc : 1;
 }
 
-static void dirty_log_describe(const struct session *s, char *buf, size_t len)
+void memfd_describe(const struct session *s, char *buf, size_t len)
 {
 	if (s->harvest_cpu >= 0)
 		snprintf(buf, len, "VMM harvest thread on CPU %d", s->harvest_cpu);
@@ -264,13 +282,18 @@ static void dirty_log_describe(const struct session *s, char *buf, size_t len)
 		snprintf(buf, len, "VMM harvest thread unpinned");
 }
 
+static int dirty_log_attach(struct session *s, struct hvt_msg *m, struct hvt_err *err)
+{
+	return memfd_attach(s, m, memfd_load_bitmaps, err);
+}
+
 const struct harvester harvester_dirty_log = {
     .mode = HVT_MODE_DIRTY_LOG,
     .sets = HVT_IV_WRITTEN,
     .attach = dirty_log_attach,
-    .layout = dirty_log_layout,
-    .harvest = dirty_log_harvest,
-    .after_end = dirty_log_after_end,
-    .close = dirty_log_close,
-    .describe = dirty_log_describe,
+    .layout = memfd_layout,
+    .harvest = memfd_harvest,
+    .after_end = memfd_after_end,
+    .close = memfd_close,
+    .describe = memfd_describe,
 };

@@ -19,7 +19,7 @@
  *   V→T hello        at once after accept (or "error" busy)
  *   T→V attach       mode and harvest CPU; V answers "attached" (+ fd) or "error" and closes
  *   V→T layout       whenever guest RAM slots change (+ a new memfd in dirty-log mode)
- *   T→V harvest      dirty-log mode, once per interval;  V→T harvested   the answer
+ *   T→V harvest      dirty-log and dirty-ring modes, once per interval;  V→T harvested   the answer
  *   V→T bye          the guest stopped; the VMM then waits (a few seconds at most) for the tracer to take
  *                    the last interval: dirty-log, one more "harvest" (or the one in flight), answered with
  *                    "final": true; ad, the tracer's own harvest. Then it closes.
@@ -54,6 +54,16 @@
  * interval (attached.t_armed_ns is when the VMM created the fd). When the guest stops, the VMM sends bye but
  * keeps the VM (and so its SPTEs) alive until the tracer closes, for a few seconds at most, so the tracer can
  * take the last interval.
+ *
+ * Mode "dirty-ring" (a VMM whose vCPUs run on KVM's dirty rings, KVM_CAP_DIRTY_LOG_RING: such a VM has
+ * no dirty bitmaps to get). The conversation, the memfd, its sequence word and its size are dirty-log's;
+ * only what the area after the header holds differs. The VMM reaps its vCPUs' rings (when asked, and on
+ * each KVM_EXIT_DIRTY_RING_FULL, counted in "ring_full") and KVM_RESET_DIRTY_RINGS re-arms the reaped
+ * pages. When "listed" is true the area holds a page list: dirty_pages 64-bit little-endian entries, each
+ * (i << 48) | p for page p of slot i of the layout (a page may be listed more than once); the list holds at
+ * most bitmap_bytes / 8 entries. An interval that writes more pages than that is handed over as bitmaps,
+ * exactly as in dirty-log ("listed" false, dirty_pages the bits set): no page is ever dropped. Layout
+ * changes are not supported in this mode yet (the test VMM adds no slot while a tracer is attached).
  *
  * Layout changes. Slots split and merge (e.g. during firmware boot). The VMM sends "layout" with a higher
  * generation before any "harvested" that refers to it. If the slots change between hello and attached,
@@ -136,9 +146,8 @@ struct hvt_msg_attach {
 };
 
 /* {"type":"attached","mode":"…","cpu":N,"generation":G,"t_armed_ns":T,"bitmap_bytes":B}
- * fds[0]: dirty-log: the memfd (at least HVT_BITMAP_HEADER_BYTES + bitmap_bytes long; map it read-only,
- *         MAP_SHARED);
- *         ad: the A/D fd from KVM_CREATE_AD_FD (bitmap_bytes is 0). */
+ * fds[0]: dirty-log, dirty-ring: the memfd (at least HVT_BITMAP_HEADER_BYTES + bitmap_bytes long; map it
+ * read-only, MAP_SHARED); ad: the A/D fd from KVM_CREATE_AD_FD (bitmap_bytes is 0). */
 struct hvt_msg_attached {
 	enum hvt_mode mode;
 	int32_t cpu;         /* CPU the harvest thread runs on, -1 if unpinned */
@@ -160,7 +169,7 @@ struct hvt_msg_harvest {
 };
 
 /* {"type":"harvested","seq":N,"generation":G,"t_start_ns":…,"t_end_ns":…,"t_done_ns":…,
- *  "dirty_pages":N,"lost_pages":N,"final":false}
+ *  "dirty_pages":N,"lost_pages":N,"final":false[,"listed":true][,"ring_full":N]}
  * Always the answer to the "harvest" with the same seq; "final": true when the guest has stopped (the answer
  * after the VMM's bye). */
 struct hvt_msg_harvested {
@@ -172,6 +181,9 @@ struct hvt_msg_harvested {
 	uint64_t dirty_pages; /* pages set in the shared bitmaps */
 	uint64_t lost_pages;  /* written pages whose slot vanished in a layout change (see above) */
 	bool final;
+	/* dirty-ring only (optional members, absent = false / 0): */
+	bool listed;        /* the memfd holds a page list of dirty_pages entries, not the bitmaps */
+	uint64_t ring_full; /* the interval's KVM_EXIT_DIRTY_RING_FULL exits, reaped by the vCPU thread */
 };
 
 /* {"type":"bye","reason":"…"} */

@@ -8,6 +8,7 @@ static const char *const mode_names[HVT_MODE_NMODES] = {
     [HVT_MODE_NONE] = "none",
     [HVT_MODE_DIRTY_LOG] = "dirty-log",
     [HVT_MODE_AD] = "ad",
+    [HVT_MODE_DIRTY_RING] = "dirty-ring",
 };
 
 const char *hvt_mode_name(enum hvt_mode m)

@@ -184,6 +184,10 @@ struct json_object *hvt_attach_msg_to_json(const struct hvt_msg *m, int *rc, str
 		put_u64(o, "dirty_pages", h->dirty_pages);
 		put_u64(o, "lost_pages", h->lost_pages);
 		json_object_object_add(o, "final", json_object_new_boolean(h->final));
+		if (h->listed) /* dirty-ring only: older tracers and VMMs neither send nor read them */
+			json_object_object_add(o, "listed", json_object_new_boolean(true));
+		if (h->ring_full)
+			put_u64(o, "ring_full", h->ring_full);
 		break;
 	}
 	case HVT_MSG_BYE:
@@ -309,7 +313,9 @@ static int harvested_from_json(const struct hvt_json_in *in, struct hvt_msg_harv
 	    (rc = hvt_json_uint(in, "t_end_ns", 0, UINT64_MAX, &h->t_end_ns)) ||
 	    (rc = hvt_json_uint(in, "t_done_ns", 0, UINT64_MAX, &h->t_done_ns)) ||
 	    (rc = hvt_json_uint(in, "dirty_pages", 0, UINT64_MAX, &h->dirty_pages)) ||
-	    (rc = hvt_json_uint(in, "lost_pages", 0, UINT64_MAX, &h->lost_pages)))
+	    (rc = hvt_json_uint(in, "lost_pages", 0, UINT64_MAX, &h->lost_pages)) ||
+	    (rc = HVT_JSON_OPT(hvt_json_bool, in, "listed", &h->listed)) ||
+	    (rc = HVT_JSON_OPT(hvt_json_uint, in, "ring_full", 0, UINT64_MAX, &h->ring_full)))
 		return rc;
 	return hvt_json_bool(in, "final", &h->final);
 }

@@ -4,6 +4,7 @@
  * table, and each mode's attach, layout, VMM-message, after-end and close hooks, over a socketpair playing
  * the VMM.
  */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -216,22 +217,28 @@ static void test_table(void **state)
 		assert_non_null(h->describe);
 		assert_true(h->sets & HVT_IV_WRITTEN);
 	}
-	const uint32_t dl = HVT_MODE_BIT(HVT_MODE_DIRTY_LOG), ad = HVT_MODE_BIT(HVT_MODE_AD);
-	assert_int_equal(found & (dl | ad), dl | ad);
+	const uint32_t dl = HVT_MODE_BIT(HVT_MODE_DIRTY_LOG), ad = HVT_MODE_BIT(HVT_MODE_AD),
+		       ring = HVT_MODE_BIT(HVT_MODE_DIRTY_RING);
+	assert_int_equal(found & (dl | ad | ring), dl | ad | ring);
+	assert_false(harvester_for_mode(HVT_MODE_DIRTY_RING)->sets & HVT_IV_ACCESSED);
 	assert_true(harvester_for_mode(HVT_MODE_AD)->sets & HVT_IV_ACCESSED);
 	assert_false(harvester_for_mode(HVT_MODE_DIRTY_LOG)->sets & HVT_IV_ACCESSED);
 	assert_null(harvester_for_mode(HVT_MODE_NONE));
 	assert_null(harvester_for_mode((enum hvt_mode)31));
 
-	/* auto: ad when offered (it sees accessed pages too), else dirty-log, also when nothing is. */
+	/* auto: ad when offered (it sees accessed pages too), else dirty-ring (its cost follows the pages
+	 * written), else dirty-log, also when nothing is. */
 	assert_int_equal(harvester_auto_mode(dl | ad), HVT_MODE_AD);
+	assert_int_equal(harvester_auto_mode(ring | ad), HVT_MODE_AD);
+	assert_int_equal(harvester_auto_mode(ring), HVT_MODE_DIRTY_RING);
+	assert_int_equal(harvester_auto_mode(ring | dl), HVT_MODE_DIRTY_RING);
 	assert_int_equal(harvester_auto_mode(ad), HVT_MODE_AD);
 	assert_int_equal(harvester_auto_mode(dl), HVT_MODE_DIRTY_LOG);
 	assert_int_equal(harvester_auto_mode(0), HVT_MODE_DIRTY_LOG);
 	assert_int_equal(harvester_auto_mode(HVT_MODE_BIT(31)), HVT_MODE_DIRTY_LOG);
 
 	harvester_list_modes(list, sizeof(list));
-	assert_string_equal(list, "dirty-log and ad");
+	assert_string_equal(list, "dirty-log, ad and dirty-ring");
 	memset(list, 'x', sizeof(list));
 	harvester_list_modes(list, 6); /* cut, still terminated */
 	assert_string_equal(list, "dirty");
@@ -438,6 +445,78 @@ static void test_dirty_log_attach_refused(void **state)
 
 /* ---- ad ---- */
 
+/* ---- dirty-ring ---- */
+
+/* dirty-ring: a listed interval is its entries (a repeat is one page); an entry outside the layout, or a
+ * list longer than the memfd holds, discards the interval; an unlisted one is read as bitmaps. */
+static void test_dirty_ring_list(void **state)
+{
+	struct vmm *v = *state;
+	const struct harvester *h = harvester_for_mode(HVT_MODE_DIRTY_RING);
+	struct hvt_interval iv = {0};
+	struct hvt_err err = {{0}};
+	uint64_t list[3] = {htole64(5), htole64(1ull << 48 | 70), htole64(5)};
+	struct hvt_msg m = {.type = HVT_MSG_HARVESTED};
+	int fd;
+
+	make_layout(&v->s.layout, 1, 128);
+	fd = bitmaps_with(&v->s.layout, 1, 9, 1); /* the bitmaps say slot 1 page 9: a list must not */
+	attach_ok(v, h, hvt_layout_bitmap_bytes(&v->s.layout), dup(fd));
+	assert_int_equal(pwrite(fd, list, sizeof(list), HVT_BITMAP_HEADER_BYTES), (ssize_t)sizeof(list));
+	m.u.harvested = (struct hvt_msg_harvested){
+	    .seq = 1, .generation = 1, .t_end_ns = 1, .t_done_ns = 2, .dirty_pages = 3, .listed = true};
+	send_ok(v->vmm, &m);
+	assert_int_equal(h->harvest(&v->s, &iv, 2000, &err), 0);
+	expect_request(v, 1);
+	assert_true(hvt_pageset_test(&iv.written[0], 5));
+	assert_true(hvt_pageset_test(&iv.written[1], 70));
+	assert_int_equal(hvt_interval_count_pages(iv.written, iv.nslots), 2);
+	hvt_interval_fini(&iv);
+
+	/* Not listed: the interval outgrew the list and came as bitmaps. */
+	uint8_t bit = 1u << (9 % 8);
+
+	assert_int_equal(pwrite(fd, (uint64_t[]){0, 0, 0}, 24, HVT_BITMAP_HEADER_BYTES), 24);
+	assert_int_equal(
+	    pwrite(fd, &bit, 1,
+		   (off_t)(HVT_BITMAP_HEADER_BYTES + hvt_layout_bitmap_offset(&v->s.layout, 1) + 9 / 8)),
+	    1);
+	set_seq_word(fd, hvt_bitmap_seq_done(2));
+	m.u.harvested = (struct hvt_msg_harvested){
+	    .seq = 2, .generation = 1, .t_end_ns = 1, .t_done_ns = 2, .dirty_pages = 1};
+	send_ok(v->vmm, &m);
+	assert_int_equal(h->harvest(&v->s, &iv, 2000, &err), 0);
+	expect_request(v, 2);
+	assert_true(hvt_pageset_test(&iv.written[1], 9));
+	assert_int_equal(hvt_interval_count_pages(iv.written, iv.nslots), 1);
+	hvt_interval_fini(&iv);
+
+	/* Page 128 of a 128-page slot. */
+	list[0] = htole64(1ull << 48 | 128);
+	assert_int_equal(pwrite(fd, list, 8, HVT_BITMAP_HEADER_BYTES), 8);
+	set_seq_word(fd, hvt_bitmap_seq_done(3));
+	m.u.harvested = (struct hvt_msg_harvested){
+	    .seq = 3, .generation = 1, .t_end_ns = 1, .t_done_ns = 2, .dirty_pages = 1, .listed = true};
+	send_ok(v->vmm, &m);
+	assert_int_equal(h->harvest(&v->s, &iv, 2000, &err), -EPROTO);
+	assert_non_null(strstr(err.msg, "names page 128 of slot 1, outside the layout"));
+	assert_null(iv.written);
+
+	/* More entries than the memfd's bitmap bytes / 8. */
+	set_seq_word(fd, hvt_bitmap_seq_done(4));
+	m.u.harvested =
+	    (struct hvt_msg_harvested){.seq = 4,
+				       .generation = 1,
+				       .t_end_ns = 1,
+				       .t_done_ns = 2,
+				       .dirty_pages = hvt_layout_bitmap_bytes(&v->s.layout) / 8 + 1,
+				       .listed = true};
+	send_ok(v->vmm, &m);
+	assert_int_equal(h->harvest(&v->s, &iv, 2000, &err), -EPROTO);
+	assert_non_null(strstr(err.msg, "longer than the memfd holds"));
+	close(fd);
+}
+
 static void test_ad_attach_and_end(void **state)
 {
 	struct vmm *v = *state;
@@ -495,6 +574,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_dirty_log_memfd_shrunk, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_dirty_log_layouts, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_dirty_log_attach_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_dirty_ring_list, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ad_attach_and_end, setup, teardown),
 	};
 

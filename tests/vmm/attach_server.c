@@ -4,6 +4,8 @@
  * "busy". A session thread says hello, takes "attach", pins itself to the requested CPU, arms dirty logging,
  * hands over the bitmap memfd and then answers harvests until the tracer leaves or the guest stops. It
  * disarms dirty logging when it ends, so another tracer can attach later.
+ * With KVM's dirty ring (--dirty-ring) the VM has no dirty bitmaps: it offers mode "dirty-ring" instead,
+ * which answers harvests the same way with the pages reaped from the ring (dirtyring.h).
  * In mode "ad" (offered when KVM has our KVM_AD_HARVEST patch) it hands over the A/D fd instead and only
  * waits: the tracer harvests itself.
  */
@@ -27,6 +29,7 @@
 #include "ad_mode.h"
 #include "attach_server.h"
 #include "dirtylog.h"
+#include "dirtyring.h"
 #include "hvmtrace/attach.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/layout.h"
@@ -217,6 +220,25 @@ static int prepare_dirty_log(struct session *ss, int *fd, uint64_t *t_armed, str
 	return 0;
 }
 
+/* dirty-ring: the same memfd, and the ring's pages collected from now on. */
+static int prepare_dirty_ring(struct session *ss, int *fd, uint64_t *t_armed, struct hvt_err *err)
+{
+	int rc = create_bitmaps(ss, fd, err);
+	uint64_t list_max = ss->bitmap_bytes / 8;
+
+	if (rc)
+		return rc;
+	if (ss->srv->cfg.ring_list_max && ss->srv->cfg.ring_list_max < list_max)
+		list_max = ss->srv->cfg.ring_list_max;
+	if ((rc = dirtyring_arm(ss->srv->vm, &ss->layout, list_max, t_armed, err))) {
+		close(*fd);
+		return rc;
+	}
+	ss->armed = true;
+	ss->t_prev_done_ns = *t_armed;
+	return 0;
+}
+
 /* ad: the A/D fd and nothing armed (bitmap_bytes stays 0); the tracer's first harvest opens the first
  * interval, so t_armed only says when the fd was made. */
 static int prepare_ad(struct session *ss, int *fd, uint64_t *t_armed, struct hvt_err *err)
@@ -269,8 +291,8 @@ static int handshake(struct session *ss)
 		return -EPROTO;
 	}
 	if (m.u.attach.mode == HVT_MODE_NONE || !(s->modes & HVT_MODE_BIT(m.u.attach.mode))) {
-		send_error(ss->sock, "mode", "mode %s is not offered; this VMM offers dirty-log%s",
-			   hvt_mode_name(m.u.attach.mode),
+		send_error(ss->sock, "mode", "mode %s is not offered; this VMM offers %s%s",
+			   hvt_mode_name(m.u.attach.mode), s->vm->ring ? "dirty-ring" : "dirty-log",
 			   (s->modes & HVT_MODE_BIT(HVT_MODE_AD)) ? " and ad" : "");
 		return -EPROTO;
 	}
@@ -284,8 +306,9 @@ static int handshake(struct session *ss)
 	       (int)m.u.attach.tracer_pid, cpu);
 
 	uint64_t t_armed;
-	rc = ss->mode == HVT_MODE_AD ? prepare_ad(ss, &fd, &t_armed, &err)
-				     : prepare_dirty_log(ss, &fd, &t_armed, &err);
+	rc = ss->mode == HVT_MODE_AD           ? prepare_ad(ss, &fd, &t_armed, &err)
+	     : ss->mode == HVT_MODE_DIRTY_RING ? prepare_dirty_ring(ss, &fd, &t_armed, &err)
+					       : prepare_dirty_log(ss, &fd, &t_armed, &err);
 	if (rc) {
 		send_error(ss->sock, "internal", "%s", err.msg);
 		return rc;
@@ -315,6 +338,7 @@ static int harvest(struct session *ss, uint64_t seq, bool final)
 {
 	struct hvt_msg m = {.type = HVT_MSG_HARVESTED};
 	struct dirtylog_result r;
+	struct dirtyring_result rr = {0};
 	struct hvt_err err = {{0}};
 	int rc;
 
@@ -323,7 +347,13 @@ static int harvest(struct session *ss, uint64_t seq, bool final)
 	/* The sequence word brackets our writes (a seqlock): odd while we write, 2 * seq when done. */
 	__atomic_store_n(seq_word, htole64(hvt_bitmap_seq_writing(seq)), __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	rc = dirtylog_harvest(ss->srv->vm, &ss->layout, (char *)ss->map + HVT_BITMAP_HEADER_BYTES, &r, &err);
+	if (ss->mode == HVT_MODE_DIRTY_RING) {
+		rc = dirtyring_harvest(ss->srv->vm, (char *)ss->map + HVT_BITMAP_HEADER_BYTES,
+				       ss->bitmap_bytes, &rr, &err);
+		r = (struct dirtylog_result){rr.t_end_ns, rr.t_done_ns, rr.dirty_pages};
+	} else
+		rc = dirtylog_harvest(ss->srv->vm, &ss->layout, (char *)ss->map + HVT_BITMAP_HEADER_BYTES, &r,
+				      &err);
 	__atomic_store_n(seq_word, htole64(hvt_bitmap_seq_done(seq)), __ATOMIC_RELEASE);
 	if (rc) {
 		send_error(ss->sock, "internal", "%s", err.msg);
@@ -335,14 +365,19 @@ static int harvest(struct session *ss, uint64_t seq, bool final)
 						   .t_end_ns = r.t_end_ns,
 						   .t_done_ns = r.t_done_ns,
 						   .dirty_pages = r.dirty_pages,
-						   .final = final};
+						   .final = final,
+						   .listed = rr.listed,
+						   .ring_full = rr.ring_full};
 	ss->t_prev_done_ns = r.t_done_ns;
 	rc = hvt_msg_send(ss->sock, &m, &err);
 	if (rc)
 		logmsg(ss->srv, "harvested %" PRIu64 ": %s", seq, err.msg);
 	else
-		logmsg(ss->srv, "harvest %" PRIu64 "%s: %" PRIu64 " dirty pages in %.3f ms", seq,
-		       final ? " (final)" : "", r.dirty_pages, (double)(r.t_done_ns - r.t_end_ns) / 1e6);
+		logmsg(ss->srv,
+		       "harvest %" PRIu64 "%s: %" PRIu64 " dirty pages%s in %.3f ms (%" PRIu64
+		       " ring-full exits)",
+		       seq, final ? " (final)" : "", r.dirty_pages, rr.listed ? " listed" : "",
+		       (double)(r.t_done_ns - r.t_end_ns) / 1e6, rr.ring_full);
 	return rc;
 }
 
@@ -470,7 +505,8 @@ static void *session_main(void *arg)
 
 	if (handshake(ss) == 0)
 		serve(ss);
-	if (ss->armed && dirtylog_disarm(s->vm, &err))
+	if (ss->armed &&
+	    (ss->mode == HVT_MODE_DIRTY_RING ? dirtyring_disarm(s->vm, &err) : dirtylog_disarm(s->vm, &err)))
 		fprintf(stderr, "hvmtrace-vmm: %s\n", err.msg);
 	if (ss->map)
 		munmap(ss->map, ss->map_bytes);
@@ -579,7 +615,9 @@ int attach_server_start(struct attach_server **out, struct vm *vm, const struct 
 	pthread_cond_init(&s->cond, NULL);
 	s->wake_fd = eventfd(0, EFD_CLOEXEC);
 	s->stop_fd = eventfd(0, EFD_CLOEXEC);
-	s->modes = HVT_MODE_BIT(HVT_MODE_DIRTY_LOG) | (ad_mode_available(vm) ? HVT_MODE_BIT(HVT_MODE_AD) : 0);
+	/* A VM on the dirty ring has no dirty bitmaps for KVM_GET_DIRTY_LOG to get. */
+	s->modes = HVT_MODE_BIT(vm->ring ? HVT_MODE_DIRTY_RING : HVT_MODE_DIRTY_LOG) |
+		   (ad_mode_available(vm) ? HVT_MODE_BIT(HVT_MODE_AD) : 0);
 	s->listen_fd = hvt_attach_listen(cfg->path, err);
 	if (s->listen_fd < 0 || s->wake_fd < 0 || s->stop_fd < 0) {
 		rc = s->listen_fd < 0 ? hvt_err_prefix(err, s->listen_fd, "--listen: ")

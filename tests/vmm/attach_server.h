@@ -8,6 +8,7 @@
 #define HVMTRACE_VMM_ATTACH_SERVER_H
 
 #include <signal.h>
+#include <stdint.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -21,6 +22,7 @@ struct attach_server_config {
 	int default_cpu; /* --harvest-cpu, -1 if none */
 	pid_t vcpu_tid;
 	bool verbose;
+	uint64_t ring_list_max; /* dirty-ring: most pages handed over as a list; 0: bitmap_bytes / 8 */
 };
 
 int attach_server_start(struct attach_server **out, struct vm *vm, const struct attach_server_config *cfg,

@@ -59,6 +59,12 @@ int cli_parse(int argc, char **argv, struct vmm_options *o)
 			"default host CPU for the harvest thread (a tracer may ask for another)"),
 	    HVT_OPT_CPU(0, "vcpu-cpu", &o->vcpu_cpu, "CPU",
 			"pin the vCPU thread to this host CPU (default: unpinned)"),
+	    HVT_OPT_INT(0, "dirty-ring", &o->dirty_ring, 256, 65536, "N",
+			"run the vCPU on KVM's dirty ring of N entries (a power of two) and offer\n"
+			"mode dirty-ring instead of dirty-log"),
+	    HVT_OPT_INT(0, "ring-list-max", &o->ring_list_max, 1, INT64_MAX, "N",
+			"dirty-ring: hand over at most N pages as a list, more as bitmaps\n"
+			"(default: as many as the bitmaps' bytes / 8)"),
 	    HVT_OPT_FLAG(0, "wait-attach", &o->wait_attach,
 			 "start the guest only once a tracer has attached"),
 	    HVT_OPT_END,
@@ -66,9 +72,10 @@ int cli_parse(int argc, char **argv, struct vmm_options *o)
 	const struct hvt_cmdline cmd = {
 	    .prog = "hvmtrace-vmm",
 	    .synopsis = "[OPTIONS]",
-	    .about = "A tiny KVM VMM for testing hvmtrace: runs a guest payload at CPL3 that writes\n"
-		     "and reads known guest pages phase by phase, logs when each phase ran, and serves\n"
-		     "the attach protocol (dirty-log; also ad when KVM has the KVM_AD_HARVEST patch).",
+	    .about =
+		"A tiny KVM VMM for testing hvmtrace: runs a guest payload at CPL3 that writes\n"
+		"and reads known guest pages phase by phase, logs when each phase ran, and serves\n"
+		"the attach protocol (dirty-log, or dirty-ring with --dirty-ring; also ad when KVM has the KVM_AD_HARVEST patch).",
 	    .options = opts,
 	    .exits = vmm_exits,
 	    .usage_status = VMM_USAGE,
@@ -90,6 +97,15 @@ int cli_parse(int argc, char **argv, struct vmm_options *o)
 	rc = hvt_opts_parse(&cmd, argc, argv);
 	if (rc == HVT_OPTS_RUN && o->wait_attach && !o->listen) {
 		fprintf(stderr, "hvmtrace-vmm: --wait-attach needs --listen SOCKET\n");
+		return VMM_USAGE;
+	}
+	if (rc == HVT_OPTS_RUN && o->dirty_ring & (o->dirty_ring - 1)) {
+		fprintf(stderr, "hvmtrace-vmm: --dirty-ring %llu: not a power of two\n",
+			(unsigned long long)o->dirty_ring);
+		return VMM_USAGE;
+	}
+	if (rc == HVT_OPTS_RUN && o->ring_list_max && !o->dirty_ring) {
+		fprintf(stderr, "hvmtrace-vmm: --ring-list-max needs --dirty-ring\n");
 		return VMM_USAGE;
 	}
 	if (rc == HVT_OPTS_RUN && !o->hold_intervals != !o->follow) {

@@ -18,8 +18,10 @@ struct vmm_options {
 	const char *phase_log;
 	const char *listen;
 	const char *name;
-	int harvest_cpu; /* -1: none */
-	int vcpu_cpu;    /* -1: unpinned */
+	int harvest_cpu;        /* -1: none */
+	int vcpu_cpu;           /* -1: unpinned */
+	uint64_t dirty_ring;    /* ring entries per vCPU; 0: no ring (mode dirty-log) */
+	uint64_t ring_list_max; /* 0: bitmap_bytes / 8 */
 	bool wait_attach;
 	bool guest_if; /* the payload runs with RFLAGS.IF=1 */
 	bool verbose;

@@ -14,6 +14,7 @@
 
 #include "attach_server.h"
 #include "cli.h"
+#include "dirtyring.h"
 #include "guest_abi.h"
 #include "guest_image.h"
 #include "hvmtrace/error.h"
@@ -31,6 +32,14 @@
 static volatile sig_atomic_t stop_requested;
 static struct kvm_run *volatile signal_run;
 
+/* A harvest's kick (dirty ring): the vCPU leaves the guest, flushing the GFNs it buffered into its ring. */
+static void on_kick_signal(int sig)
+{
+	(void)sig;
+	if (signal_run)
+		signal_run->immediate_exit = 1;
+}
+
 /* Makes a KVM_RUN in progress (or about to start) return at once; the loop then sees stop_requested. */
 static void on_stop_signal(int sig)
 {
@@ -45,7 +54,11 @@ static int install_signals(void)
 	struct sigaction sa = {.sa_handler = on_stop_signal};
 
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGINT, &sa, NULL) < 0 || sigaction(SIGTERM, &sa, NULL) < 0)
+	struct sigaction kick = {.sa_handler = on_kick_signal};
+
+	sigemptyset(&kick.sa_mask);
+	if (sigaction(SIGINT, &sa, NULL) < 0 || sigaction(SIGTERM, &sa, NULL) < 0 ||
+	    sigaction(SIGUSR1, &kick, NULL) < 0)
 		return -errno;
 	signal(SIGPIPE, SIG_IGN);
 	return 0;
@@ -84,6 +97,8 @@ static int setup_guest(struct vm *vm, const struct vmm_options *o, struct script
 	if ((rc = vm_create(vm, err)) || (rc = vm_add_slot(vm, 0, o->low_ram, "low", err)) ||
 	    (rc = vm_add_slot(vm, HIGH_GPA, o->high_ram, "high", err)))
 		return rc;
+	if (o->dirty_ring && (rc = dirtyring_enable(vm, (uint32_t)o->dirty_ring, err)))
+		return rc;
 	if ((rc = script_build(s, o->payload, &g, err)))
 		return rc;
 	len = script_encoded_size(s);
@@ -94,6 +109,8 @@ static int setup_guest(struct vm *vm, const struct vmm_options *o, struct script
 	rc = guest_image_build(vm, maps, nmaps, bytes, len, img, err);
 	free(bytes);
 	if (rc || (rc = vm_create_vcpu(vm, err)) || (rc = guest_image_load_cpu(vm, img, o->guest_if, err)))
+		return rc;
+	if (o->dirty_ring && (rc = dirtyring_map(vm, pthread_self(), err)))
 		return rc;
 	return 0;
 }
@@ -152,6 +169,7 @@ int main(int argc, char **argv)
 		    .default_cpu = o.harvest_cpu,
 		    .vcpu_tid = gettid(),
 		    .verbose = o.verbose,
+		    .ring_list_max = o.ring_list_max,
 		};
 
 		block_stop_signals(SIG_BLOCK);
@@ -191,6 +209,7 @@ int main(int argc, char **argv)
 
 		rc = vcpu_run(&vm, &s, &pl, &rc_cfg, &stop_requested, &err);
 	}
+	dirtyring_vcpu_gone(&vm);
 	reason = rc == RUN_FINISHED  ? "guest finished"
 		 : rc == RUN_STOPPED ? "vmm stopped by a signal"
 				     : "guest failed";
@@ -204,6 +223,9 @@ int main(int argc, char **argv)
 	status = rc < 0 ? VMM_FAILED : VMM_OK;
 out:
 	attach_server_finish(srv, reason);
+	if (o.dirty_ring)
+		fprintf(stderr, "hvmtrace-vmm: %llu dirty-ring-full exits\n",
+			(unsigned long long)dirtyring_full_exits(&vm));
 	phaselog_close(&pl);
 	phase_hold_fini(&hold);
 	script_free(&s);

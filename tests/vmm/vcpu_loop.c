@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include "dirtyring.h"
 #include "guest_abi.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/util.h"
@@ -149,6 +150,11 @@ int vcpu_run(struct vm *vm, const struct script *s, struct phaselog *pl, const s
 		int r = ioctl(vm->vcpu_fd, KVM_RUN, 0);
 		uint64_t t_after = hvt_now_ns();
 
+		if (vm->ring) {
+			run->immediate_exit = 0; /* a harvest's kick; a stop is seen at the loop's top */
+			dirtyring_vcpu_exited(vm);
+		}
+
 		if (r < 0) {
 			if (errno == EINTR || errno == EAGAIN)
 				continue; /* a signal: *stop says whether to end */
@@ -173,6 +179,13 @@ int vcpu_run(struct vm *vm, const struct script *s, struct phaselog *pl, const s
 		}
 		case KVM_EXIT_INTR:
 			break;
+		case KVM_EXIT_DIRTY_RING_FULL: {
+			int rc = dirtyring_ring_full(vm, err);
+
+			if (rc)
+				return rc;
+			break;
+		}
 		case KVM_EXIT_SHUTDOWN:
 			return guest_failure(vm, err,
 					     "shutdown (triple fault: an exception at CPL3 with no IDT)");

@@ -12,6 +12,7 @@
 
 #include "hvmtrace/error.h"
 #include "hvmtrace/layout.h"
+#include "dirtyring.h"
 #include "vm.h"
 
 int vm_create(struct vm *vm, struct hvt_err *err)
@@ -40,6 +41,7 @@ int vm_create(struct vm *vm, struct hvt_err *err)
 
 void vm_destroy(struct vm *vm)
 {
+	dirtyring_destroy(vm);
 	if (vm->run)
 		munmap(vm->run, vm->run_size);
 	if (vm->vcpu_fd >= 0)

@@ -9,6 +9,7 @@
 
 struct hvt_err;
 struct hvt_layout;
+struct dirtyring;
 
 #define VM_MAX_SLOTS 4
 
@@ -28,7 +29,8 @@ struct vm {
 	pthread_mutex_t slots_lock;
 	uint32_t nslots;
 	struct vm_slot slots[VM_MAX_SLOTS];
-	uint64_t generation; /* of the layout: grows whenever a slot is added */
+	uint64_t generation;    /* of the layout: grows whenever a slot is added */
+	struct dirtyring *ring; /* KVM's dirty ring, when enabled (dirtyring.h) */
 };
 
 int vm_create(struct vm *vm, struct hvt_err *err);
