@@ -24,8 +24,7 @@ command -v systemd-nspawn >/dev/null || skip "no systemd-nspawn (scripts/install
 [ -f /usr/lib/systemd/system/libvirtd.service ] || skip "no libvirtd.service (scripts/install-deps.sh installs libvirt-daemon-system)"
 [ "$(id -u)" = 0 ] || skip "needs root (systemd-nspawn)"
 
-{ read -r kernel; read -r initrd; } < <(scripts/guest-workloads.sh "$BUILD")
-[ -f "$kernel" ] && [ -f "$initrd" ] || fail "no guest kernel or initramfs (scripts/guest-workloads.sh)"
+guest_linux
 
 # The container's root: its own /etc (this host's accounts, loader cache, alternatives (iptables, for
 # libvirt's network driver) and libvirt configuration, no other service of this host's), /usr from this

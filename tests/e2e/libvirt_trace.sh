@@ -24,8 +24,7 @@ need_libvirt
 QEMU_DIR=$(dirname "$QEMU")
 SIZE=$((32 << 20)) PHASE=6
 
-{ read -r kernel; read -r initrd; } < <(scripts/guest-workloads.sh "$BUILD")
-[ -f "$kernel" ] && [ -f "$initrd" ] || fail "no guest kernel or initramfs (scripts/guest-workloads.sh)"
+guest_linux
 # libvirt relabels the kernel and initrd for QEMU's user: copies, not the cache's files
 mkdir -p "$T/img" "$T/traces" "$T/hvt"
 cp "$kernel" "$T/img/vmlinux" && cp "$initrd" "$T/img/initrd"

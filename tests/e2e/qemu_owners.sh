@@ -15,8 +15,7 @@ need_qemu
 TOOLS_PY=$ROOT/tests/tools
 SIZE=$((32 << 20)) PHASE=5
 
-{ read -r kernel; read -r initrd; } < <(scripts/guest-workloads.sh "$BUILD")
-[ -f "$kernel" ] && [ -f "$initrd" ] || fail "no guest kernel or initramfs (scripts/guest-workloads.sh)"
+guest_linux
 
 timeout 300 "$QEMU" "${QEMU_L[@]}" -M pc -accel tcg -cpu max -m 512M -smp 1 -kernel "$kernel" -initrd "$initrd" \
 	-append "console=ttyS0 quiet panic=-1 hvt.size=$SIZE hvt.phase=$PHASE hvt.owners=1" -no-reboot -nic none \

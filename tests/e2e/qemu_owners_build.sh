@@ -29,8 +29,7 @@ source "$(dirname "$0")/../lib/qemu.bash"
 need_qemu
 [ "$(id -u)" = 0 ] || skip "needs root (the initramfs needs /dev/console)"
 
-{ read -r kernel; read -r initrd; } < <(scripts/guest-workloads.sh "$BUILD")
-[ -f "$kernel" ] && [ -f "$initrd" ] || fail "no guest kernel or initramfs (scripts/guest-workloads.sh)"
+guest_linux
 
 # build NAME "GUEST OPTIONS" CHECK OPTIONS...: one guest run of the build, traced, and its check.
 build() {

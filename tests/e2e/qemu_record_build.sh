@@ -8,8 +8,7 @@ source "$(dirname "$0")/../lib/qemu.bash"
 need_qemu
 [ "$(id -u)" = 0 ] || skip "needs root (the initramfs needs /dev/console)"
 
-{ read -r kernel; read -r initrd; } < <(scripts/guest-workloads.sh "$BUILD")
-[ -f "$kernel" ] && [ -f "$initrd" ] || fail "no guest kernel or initramfs (scripts/guest-workloads.sh)"
+guest_linux
 timeout 300 "$QEMU" "${QEMU_L[@]}" -M pc -accel tcg -cpu max -m 512M -smp 1 -kernel "$kernel" -initrd "$initrd" \
 	-append "console=ttyS0 quiet panic=-1 hvt.run=build hvt.seconds=8 hvt.jobs=4" -no-reboot -nic none \
 	-display none -serial stdio -monitor none -object "hvmtrace,id=t0,path=$T/vm.sock" 2>"$T/qemu.err" </dev/null |

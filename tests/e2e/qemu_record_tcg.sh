@@ -11,8 +11,7 @@ need_qemu
 [ "$(id -u)" = 0 ] || skip "needs root (the initramfs needs /dev/console)"
 SIZE=$((32 << 20)) PHASE=6
 
-{ read -r kernel; read -r initrd; } < <(scripts/guest-workloads.sh "$BUILD")
-[ -f "$kernel" ] && [ -f "$initrd" ] || fail "no guest kernel or initramfs (scripts/guest-workloads.sh)"
+guest_linux
 
 timeout 300 "$QEMU" "${QEMU_L[@]}" -M pc -accel tcg -cpu max -m 512M -smp 1 -kernel "$kernel" -initrd "$initrd" \
 	-append "console=ttyS0 quiet panic=-1 hvt.size=$SIZE hvt.phase=$PHASE" -no-reboot -nic none -display none \

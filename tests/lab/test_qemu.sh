@@ -42,8 +42,7 @@ guest=()
 case ",$scenarios," in *,owners,*)
 	n_checks=$((n_checks + 1)) # npt=1 only
 	# The built-in Linux guest as L2, with SeaBIOS for QEMU's pc machine.
-	{ read -r kernel; read -r initrd; } < <(scripts/guest-workloads.sh "$BUILD")
-	[ -f "$kernel" ] && [ -f "$initrd" ] || fail "no guest kernel or initramfs (scripts/guest-workloads.sh)"
+	guest_linux
 	cp /usr/share/seabios/bios-256k.bin "$T/qemu-data/" || fail "SeaBIOS (Debian package seabios)"
 	mkdir -p "$T/guest" && cp "$kernel" "$T/guest/vmlinux" && cp "$initrd" "$T/guest/initrd.gz" ||
 		fail "the guest's files"

@@ -11,6 +11,13 @@ need_qemu() {
 	QEMU_L=(-L "$dir/optionrom" -L /usr/share/seabios -L /usr/share/qemu) # the last: qboot for microvm
 }
 
+# guest_linux: the built-in Linux guest (scripts/guest-workloads.sh: Debian's kernel, and an initramfs with
+# BUILD's guest programs) as $kernel and $initrd.
+guest_linux() {
+	{ read -r kernel; read -r initrd; } < <("$ROOT/scripts/guest-workloads.sh" "$BUILD")
+	[ -f "$kernel" ] && [ -f "$initrd" ] || fail "no guest kernel or initramfs (scripts/guest-workloads.sh)"
+}
+
 # make_shm: a directory on tmpfs ($SHM, removed at exit) for guest RAM files. Guest RAM in a file on disk
 # makes every first touch of a page a filesystem block allocation (milliseconds), not a payload's write.
 make_shm() {
