@@ -29,7 +29,10 @@ int main(int argc, char **argv)
 	int (*const draw[])(const struct plot_args *) = {plot_heatmap, plot_bw, plot_wss, plot_cdf};
 	static const struct hvt_opt_choice colour_bys[] = {{"owner", 1}, {NULL, 0}};
 	static const struct hvt_opt_choice bys[] = {
-	    {"process", 0}, {"cgroup", 1}, {"kind", 2}, {NULL, 0},
+	    {"process", 0},
+	    {"cgroup", 1},
+	    {"kind", 2},
+	    {NULL, 0},
 	};
 	struct plot_args a = {.width = 1200, .height = 720, .top = 6};
 	int kind = -1, colour_by = 0, by = -1;
@@ -77,7 +80,8 @@ int main(int argc, char **argv)
 		return TRACE_USAGE;
 	}
 	if (kind != PLOT_HEATMAP && colour_by) {
-		fprintf(stderr, "hvmtrace plot: --color-by owner colours a heatmap, not %s\n", kinds[kind].name);
+		fprintf(stderr, "hvmtrace plot: --color-by owner colours a heatmap, not %s\n",
+			kinds[kind].name);
 		return TRACE_USAGE;
 	}
 	if (!colour_by && (by >= 0 || a.owners)) {

@@ -22,10 +22,10 @@
 #include "plot_owners.h"
 
 struct heat {
-	struct hvt_gfn_bins bins; /* a row is a bin; a squeezed gap a band of rows */
-	uint64_t cap;             /* intervals the arrays hold */
-	uint32_t *w, *a;          /* [interval][row]: pages written / accessed */
-	struct plot_owners *own;  /* --color-by owner: the owners of the written pages */
+	struct hvt_gfn_bins bins;       /* a row is a bin; a squeezed gap a band of rows */
+	uint64_t cap;                   /* intervals the arrays hold */
+	uint32_t *w, *a;                /* [interval][row]: pages written / accessed */
+	struct plot_owners *own;        /* --color-by owner: the owners of the written pages */
 	const struct owner_line **line; /* [interval]: its owners (NULL: none written) */
 };
 
@@ -87,7 +87,8 @@ static int bin_interval(void *ctx, const struct trace_series *s, const struct hv
 	if (h->own) {
 		h->line[i] = plot_owners_line(h->own, ir->hdr.seq);
 		if (!h->line[i] && ir->set[0].pages) {
-			fprintf(stderr, "hvmtrace plot: hvmtrace export gave no owners for interval %" PRIu64 "\n",
+			fprintf(stderr,
+				"hvmtrace plot: hvmtrace export gave no owners for interval %" PRIu64 "\n",
 				ir->hdr.seq);
 			return TRACE_USAGE;
 		}
@@ -237,9 +238,10 @@ static cairo_surface_t *render(const struct trace_series *s, const struct heat *
 			else if (wv <= 0 && (h->own || av <= 0))
 				line[c] = 0xffffff; /* by owner: the written pages only */
 			else if (h->own)
-				line[c] = mix(plot_owners_colour(
-						  h->own, dominant(h->own, cnt + ((size_t)c * rows + r) * ns)),
-					      intensity(sc, wf));
+				line[c] =
+				    mix(plot_owners_colour(
+					    h->own, dominant(h->own, cnt + ((size_t)c * rows + r) * ns)),
+					intensity(sc, wf));
 			else if (wf >= af)
 				line[c] = mix(HEAT_WRITTEN, intensity(sc, wf));
 			else
@@ -336,7 +338,8 @@ static void owner_legend(struct plot *p, const struct plot_owners *o, const stru
 		if (!o->slot_pages[k])
 			continue;
 		y += 16;
-		cairo_set_source_rgb(p->cr, (px >> 16) / 255.0, (px >> 8 & 0xff) / 255.0, (px & 0xff) / 255.0);
+		cairo_set_source_rgb(p->cr, (px >> 16) / 255.0, (px >> 8 & 0xff) / 255.0,
+				     (px & 0xff) / 255.0);
 		cairo_rectangle(p->cr, x, y - 5, 14, 10);
 		cairo_fill(p->cr);
 		cairo_set_source_rgb(p->cr, 0, 0, 0);
@@ -471,7 +474,8 @@ int plot_heatmap(const struct plot_args *a)
 		goto fail;
 	plot_describe(&s, &a->sel, sub, sizeof(sub));
 	if (h.own)
-		snprintf(title, sizeof(title), "Pages written over time, by guest-physical address and owner");
+		snprintf(title, sizeof(title),
+			 "Pages written over time, by guest-physical address and owner");
 	else
 		snprintf(title, sizeof(title), "Pages written%s over time, by guest-physical address",
 			 s.meta->accessed_available ? " and accessed" : "");

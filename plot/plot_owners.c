@@ -145,7 +145,8 @@ static int read_line(struct plot_owners *o, const char *text, size_t lineno, str
 		rc = rc ? rc : hvt_json_item_str(&run, 2, 299, &label);
 		rc = rc ? rc : owner_of(o, label, &p->owner);
 		if (rc == -ENOMEM || rc == -E2BIG)
-			rc = hvt_err_set(err, rc, "%s", rc == -E2BIG ? "more than 2^20 owners" : "out of memory");
+			rc = hvt_err_set(err, rc, "%s",
+					 rc == -E2BIG ? "more than 2^20 owners" : "out of memory");
 		if (!rc) {
 			o->pages[p->owner] += p->count;
 			o->npieces++;
@@ -165,7 +166,9 @@ static int by_pages(const void *x, const void *y, void *ctx)
 	const struct plot_owners *o = ctx;
 	uint64_t a = o->pages[*(const uint32_t *)x], b = o->pages[*(const uint32_t *)y];
 
-	return a != b ? (a < b) - (a > b) : (*(const uint32_t *)x > *(const uint32_t *)y) - (*(const uint32_t *)x < *(const uint32_t *)y);
+	return a != b ? (a < b) - (a > b)
+		      : (*(const uint32_t *)x > *(const uint32_t *)y) -
+			    (*(const uint32_t *)x < *(const uint32_t *)y);
 }
 
 static bool is_grey(const char *l)
@@ -202,10 +205,10 @@ static int assign_slots(struct plot_owners *o, unsigned top, const char *by)
 		const char *l = o->label[i];
 
 		if (o->slot[i] == UINT32_MAX)
-			o->slot[i] = hues + (!strcmp(l, "(shared)")		? OWNER_SLOT_SHARED
-					     : !strcmp(l, "(changed owner)")	? OWNER_SLOT_CHANGED
-					     : is_grey(l)			? OWNER_SLOT_NONE
-										: OWNER_SLOT_OTHER);
+			o->slot[i] = hues + (!strcmp(l, "(shared)")          ? OWNER_SLOT_SHARED
+					     : !strcmp(l, "(changed owner)") ? OWNER_SLOT_CHANGED
+					     : is_grey(l)                    ? OWNER_SLOT_NONE
+									     : OWNER_SLOT_OTHER);
 		o->slot_pages[o->slot[i]] += o->pages[i];
 	}
 	for (unsigned e = 0; e < OWNER_SLOTS_EXTRA; e++)
@@ -238,8 +241,9 @@ int plot_owners_load(struct plot_owners *o, const struct plot_args *a, unsigned 
 	*slash = '\0';
 	snprintf(prog, sizeof(prog), "%s/hvmtrace", self);
 	if (access(prog, X_OK)) {
-		fprintf(stderr, "hvmtrace plot: --color-by owner needs hvmtrace beside hvmtrace-plot: %s: %s\n",
-			prog, strerror(errno));
+		fprintf(stderr,
+			"hvmtrace plot: --color-by owner needs hvmtrace beside hvmtrace-plot: %s: %s\n", prog,
+			strerror(errno));
 		return TRACE_USAGE;
 	}
 	export_argv(a, prog, buf, argv);
@@ -309,8 +313,9 @@ struct rgb plot_owners_colour(const struct plot_owners *o, unsigned slot)
 {
 	/* hues apart from each other and from the greys; the greys apart from each other */
 	static const struct rgb hue[PLOT_OWNERS_TOP_MAX] = {
-	    {0.12, 0.47, 0.71}, {0.84, 0.15, 0.16}, {0.17, 0.63, 0.17}, {0.58, 0.40, 0.74}, {1.00, 0.50, 0.05},
-	    {0.55, 0.34, 0.29}, {0.89, 0.47, 0.76}, {0.74, 0.74, 0.13}, {0.09, 0.75, 0.81},
+	    {0.12, 0.47, 0.71}, {0.84, 0.15, 0.16}, {0.17, 0.63, 0.17},
+	    {0.58, 0.40, 0.74}, {1.00, 0.50, 0.05}, {0.55, 0.34, 0.29},
+	    {0.89, 0.47, 0.76}, {0.74, 0.74, 0.13}, {0.09, 0.75, 0.81},
 	};
 	static const struct rgb grey[OWNER_SLOTS_EXTRA] = {
 	    {0.60, 0.60, 0.60}, /* other owners */

@@ -40,7 +40,7 @@ struct plot_owners {
 	size_t npieces, cap_pieces;
 	struct owner_line *line;
 	size_t nlines, cap_lines, cursor;
-	unsigned top;          /* the top writers drawn in hues (slots 0 .. top) */
+	unsigned top; /* the top writers drawn in hues (slots 0 .. top) */
 	uint64_t slot_pages[PLOT_OWNERS_TOP_MAX + OWNER_SLOTS_EXTRA];
 	char slot_label[PLOT_OWNERS_TOP_MAX + OWNER_SLOTS_EXTRA][300];
 };
