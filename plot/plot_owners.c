@@ -53,32 +53,70 @@ static void export_argv(const struct plot_args *a, const char *prog, char buf[3]
 	argv[n] = NULL;
 }
 
+static uint64_t label_hash(const char *l)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+
+	for (; *l; l++)
+		h = (h ^ (unsigned char)*l) * 0x100000001b3ull;
+	return h;
+}
+
+/* Grows the label table (and its hash, at most half full) to hold one more owner. */
+static int make_room(struct plot_owners *o)
+{
+	size_t cap = o->cap_owners ? 2 * o->cap_owners : 64;
+	char **l;
+	uint64_t *p;
+	uint32_t *h;
+
+	if (o->nowners < o->cap_owners)
+		return 0;
+	l = realloc(o->label, cap * sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	o->label = l;
+	p = realloc(o->pages, cap * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	o->pages = p;
+	h = malloc(2 * cap * sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	memset(h, 0xff, 2 * cap * sizeof(*h));
+	for (uint32_t i = 0; i < o->nowners; i++) {
+		size_t k = label_hash(o->label[i]) & (2 * cap - 1);
+
+		while (h[k] != UINT32_MAX)
+			k = (k + 1) & (2 * cap - 1);
+		h[k] = i;
+	}
+	free(o->hash);
+	o->hash = h;
+	o->cap_owners = cap;
+	return 0;
+}
+
+/* The owner named label: found, or added. */
 static int owner_of(struct plot_owners *o, const char *label, uint32_t *id)
 {
-	for (size_t i = 0; i < o->nowners; i++)
-		if (!strcmp(o->label[i], label)) {
-			*id = (uint32_t)i;
-			return 0;
-		}
+	size_t k, mask;
+
 	if (o->nowners >= MAX_OWNERS)
 		return -E2BIG;
-	if (!(o->nowners & (o->nowners + 1)) || !o->nowners) {
-		size_t cap = 2 * o->nowners + 2;
-		char **l = realloc(o->label, cap * sizeof(*l));
-		uint64_t *p;
-
-		if (!l)
-			return -ENOMEM;
-		o->label = l;
-		p = realloc(o->pages, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		o->pages = p;
-	}
+	if (make_room(o))
+		return -ENOMEM;
+	mask = 2 * o->cap_owners - 1;
+	for (k = label_hash(label) & mask; o->hash[k] != UINT32_MAX; k = (k + 1) & mask)
+		if (!strcmp(o->label[o->hash[k]], label)) {
+			*id = o->hash[k];
+			return 0;
+		}
 	o->label[o->nowners] = strdup(label);
 	if (!o->label[o->nowners])
 		return -ENOMEM;
 	o->pages[o->nowners] = 0;
+	o->hash[k] = (uint32_t)o->nowners;
 	*id = (uint32_t)o->nowners++;
 	return 0;
 }
@@ -332,6 +370,7 @@ void plot_owners_fini(struct plot_owners *o)
 	for (size_t i = 0; i < o->nowners; i++)
 		free(o->label[i]);
 	free(o->label);
+	free(o->hash);
 	free(o->pages);
 	free(o->slot);
 	free(o->piece);

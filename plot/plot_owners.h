@@ -35,7 +35,8 @@ struct plot_owners {
 	char **label;    /* each owner as export names it: "array[100]", "(shared)", … */
 	uint64_t *pages; /* pages written by each over the selection */
 	uint32_t *slot;  /* each owner's colour slot */
-	size_t nowners;
+	size_t nowners, cap_owners;
+	uint32_t *hash; /* open addressing over label, UINT32_MAX: empty */
 	struct owner_piece *piece;
 	size_t npieces, cap_pieces;
 	struct owner_line *line;
