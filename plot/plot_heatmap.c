@@ -124,55 +124,90 @@ static double intensity(const struct scale *sc, double v)
 	return 0.15 + 0.85 * fmin(1, fmax(0, t));
 }
 
-/* --color-by owner: cell (column c, row r) counts the written pages of each colour slot in
- * cnt[(c * rows + r) * nslots + slot], over the intervals the column covers. */
-static int count_owners(const struct trace_series *s, const struct heat *h, const struct plot *p, int cols,
-			uint32_t *cnt)
+/* The pixel columns [*c0, *c1) interval i covers (at least one). */
+static void columns(const struct trace_series *s, const struct plot *p, uint64_t i, int cols, int *c0,
+		    int *c1)
 {
-	unsigned ns = plot_owners_nslots(h->own);
-	int rows = (int)h->bins.nbins;
-	uint32_t *rowcnt = malloc((size_t)ns * rows * sizeof(*rowcnt));
+	int a = (int)floor(plot_px(p, s->iv[i].t0) - p->x0), b = (int)ceil(plot_px(p, s->iv[i].t1) - p->x0);
 
-	if (!rowcnt)
-		return -1;
-	for (uint64_t i = 0; i < s->niv; i++) {
-		const struct owner_line *l = h->line[i];
-		int c0 = (int)floor(plot_px(p, s->iv[i].t0) - p->x0),
-		    c1 = (int)ceil(plot_px(p, s->iv[i].t1) - p->x0);
-
-		if (!l)
-			continue;
-		memset(rowcnt, 0, (size_t)ns * rows * sizeof(*rowcnt));
-		for (size_t k = 0; k < l->n; k++) {
-			const struct owner_piece *pc = &h->own->piece[l->p0 + k];
-			struct hvt_run run = {.first = pc->first, .count = pc->count};
-			struct hvt_runs one = {.v = &run, .n = 1, .cap = 1, .pages = pc->count};
-
-			hvt_gfn_bins_add(&h->bins, &one, rowcnt + (size_t)h->own->slot[pc->owner] * rows);
-		}
-		c0 = c0 < 0 ? 0 : c0 >= cols ? cols - 1 : c0;
-		c1 = c1 <= c0 ? c0 + 1 : c1 > cols ? cols : c1;
-		for (int c = c0; c < c1; c++)
-			for (int r = 0; r < rows; r++)
-				for (unsigned k = 0; k < ns; k++)
-					cnt[((size_t)c * rows + r) * ns + k] += rowcnt[(size_t)k * rows + r];
-	}
-	free(rowcnt);
-	return 0;
+	a = a < 0 ? 0 : a >= cols ? cols - 1 : a;
+	*c0 = a;
+	*c1 = b <= a ? a + 1 : b > cols ? cols : b;
 }
 
 /* The slot writing most of a cell's pages (the first of equals); none counted: "no process". */
-static unsigned dominant(const struct plot_owners *o, const uint32_t *cell)
+static unsigned dominant(const struct plot_owners *o, const uint32_t *cnt, int rows, int r)
 {
 	unsigned ns = plot_owners_nslots(o), best = o->top + OWNER_SLOT_NONE;
 	uint32_t most = 0;
 
 	for (unsigned k = 0; k < ns; k++)
-		if (cell[k] > most) {
+		if (cnt[(size_t)k * rows + r] > most) {
 			best = k;
-			most = cell[k];
+			most = cnt[(size_t)k * rows + r];
 		}
 	return best;
+}
+
+/*
+ * --color-by owner: dom[c * rows + r], the slot writing most pages of cell (column c, row r) over the
+ * intervals the column covers. Columns are swept left to right with the pages of each slot per row of one
+ * column at a time (the intervals are in time order, so those covering a column are a range [ia, ib)); a
+ * column covered by the same intervals as the one before it has its counts.
+ */
+static int owners_of_cells(const struct trace_series *s, const struct heat *h, const struct plot *p, int cols,
+			   uint8_t *dom)
+{
+	unsigned ns = plot_owners_nslots(h->own);
+	int rows = (int)h->bins.nbins;
+	uint32_t *cnt = malloc((size_t)ns * rows * sizeof(*cnt));
+	uint8_t *col = malloc(rows);
+	uint64_t ia = 0, ib = 0, pa = UINT64_MAX, pb = UINT64_MAX;
+
+	if (!cnt || !col) {
+		free(cnt);
+		free(col);
+		return -1;
+	}
+	for (int c = 0; c < cols; c++) {
+		int c0, c1;
+
+		for (; ia < s->niv; ia++) {
+			columns(s, p, ia, cols, &c0, &c1);
+			if (c1 > c)
+				break;
+		}
+		for (ib = ib < ia ? ia : ib; ib < s->niv; ib++) {
+			columns(s, p, ib, cols, &c0, &c1);
+			if (c0 > c)
+				break;
+		}
+		if (ia != pa || ib != pb) {
+			memset(cnt, 0, (size_t)ns * rows * sizeof(*cnt));
+			for (uint64_t i = ia; i < ib; i++) {
+				const struct owner_line *l = h->line[i];
+
+				columns(s, p, i, cols, &c0, &c1);
+				for (size_t k = 0; l && c0 <= c && c < c1 && k < l->n; k++) {
+					const struct owner_piece *pc = &h->own->piece[l->p0 + k];
+					struct hvt_run run = {.first = pc->first, .count = pc->count};
+					struct hvt_runs one = {
+					    .v = &run, .n = 1, .cap = 1, .pages = pc->count};
+
+					hvt_gfn_bins_add(&h->bins, &one,
+							 cnt + (size_t)h->own->slot[pc->owner] * rows);
+				}
+			}
+			for (int r = 0; r < rows; r++)
+				col[r] = (uint8_t)dominant(h->own, cnt, rows, r);
+			pa = ia;
+			pb = ib;
+		}
+		memcpy(dom + (size_t)c * rows, col, rows);
+	}
+	free(cnt);
+	free(col);
+	return 0;
 }
 
 /* The picture's pixels: one column per pixel of the area's width, one row per data row. */
@@ -184,21 +219,18 @@ static cairo_surface_t *render(const struct trace_series *s, const struct heat *
 	       *a = calloc((size_t)cols * rows, sizeof(double));
 	unsigned *n = calloc(cols, sizeof(unsigned));
 	uint64_t *ram = calloc(rows, sizeof(uint64_t));
-	unsigned ns = h->own ? plot_owners_nslots(h->own) : 0;
-	uint32_t *cnt = h->own ? calloc((size_t)cols * rows * ns, sizeof(uint32_t)) : NULL;
+	uint8_t *dom = h->own ? malloc((size_t)cols * rows) : NULL;
 	cairo_surface_t *img = cairo_image_surface_create(CAIRO_FORMAT_RGB24, cols, rows);
 	unsigned char *data = cairo_image_surface_get_data(img);
 	int stride = cairo_image_surface_get_stride(img);
 
 	*sc = (struct scale){.lo = 1, .hi = 0}; /* set on every path: the colour bar reads it */
-	if (!w || !a || !n || !ram || (h->own && (!cnt || count_owners(s, h, p, cols, cnt))))
+	if (!w || !a || !n || !ram || (h->own && (!dom || owners_of_cells(s, h, p, cols, dom))))
 		goto out;
 	for (uint64_t i = 0; i < s->niv; i++) {
-		int c0 = (int)floor(plot_px(p, s->iv[i].t0) - p->x0),
-		    c1 = (int)ceil(plot_px(p, s->iv[i].t1) - p->x0);
+		int c0, c1;
 
-		c0 = c0 < 0 ? 0 : c0 >= cols ? cols - 1 : c0;
-		c1 = c1 <= c0 ? c0 + 1 : c1 > cols ? cols : c1;
+		columns(s, p, i, cols, &c0, &c1);
 		for (int c = c0; c < c1; c++) {
 			n[c]++;
 			for (int r = 0; r < rows; r++) {
@@ -238,10 +270,8 @@ static cairo_surface_t *render(const struct trace_series *s, const struct heat *
 			else if (wv <= 0 && (h->own || av <= 0))
 				line[c] = 0xffffff; /* by owner: the written pages only */
 			else if (h->own)
-				line[c] =
-				    mix(plot_owners_colour(
-					    h->own, dominant(h->own, cnt + ((size_t)c * rows + r) * ns)),
-					intensity(sc, wf));
+				line[c] = mix(plot_owners_colour(h->own, dom[(size_t)c * rows + r]),
+					      intensity(sc, wf));
 			else if (wf >= af)
 				line[c] = mix(HEAT_WRITTEN, intensity(sc, wf));
 			else
@@ -250,7 +280,7 @@ static cairo_surface_t *render(const struct trace_series *s, const struct heat *
 	}
 	cairo_surface_mark_dirty(img);
 out:
-	free(cnt);
+	free(dom);
 	free(w);
 	free(a);
 	free(n);
