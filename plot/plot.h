@@ -12,6 +12,10 @@ struct plot_args {
 	struct hvt_operands traces; /* wss and cdf: several runs side by side */
 	struct hvt_selection sel;
 	int width, height;
+	/* heatmap --color-by owner: export's --by and --owners, the top writers given hues */
+	bool color_by_owner;
+	const char *by, *owners;
+	int top;
 };
 
 /* The colours of the heatmap, which its test looks for in the PNG (docs/plots.md). */

@@ -19,11 +19,14 @@
 #include "hvmtrace/trace_input.h"
 #include "hvmtrace/util.h"
 #include "plot.h"
+#include "plot_owners.h"
 
 struct heat {
-	struct hvt_gfn_bins bins; /* a row is a bin; a squeezed gap a band of rows */
-	uint64_t cap;             /* intervals the arrays hold */
-	uint32_t *w, *a;          /* [interval][row]: pages written / accessed */
+	struct hvt_gfn_bins bins;       /* a row is a bin; a squeezed gap a band of rows */
+	uint64_t cap;                   /* intervals the arrays hold */
+	uint32_t *w, *a;                /* [interval][row]: pages written / accessed */
+	struct plot_owners *own;        /* --color-by owner: the owners of the written pages */
+	const struct owner_line **line; /* [interval]: its owners (NULL: none written) */
 };
 
 /* The rows of [s->gfn_first, s->gfn_end) for `height` pixels: each gap squeezed into gap_rows. */
@@ -68,12 +71,28 @@ static int bin_interval(void *ctx, const struct trace_series *s, const struct hv
 		if (!a)
 			return TRACE_OUTPUT_FAILED;
 		h->a = a;
+		if (h->own) {
+			const struct owner_line **line = realloc(h->line, cap * sizeof(*line));
+
+			if (!line)
+				return TRACE_OUTPUT_FAILED;
+			h->line = line;
+		}
 		h->cap = cap;
 	}
 	memset(h->w + i * nrows, 0, nrows * sizeof(*h->w));
 	memset(h->a + i * nrows, 0, nrows * sizeof(*h->a));
 	if (ir->hdr.flags & HVT_IV_WRITTEN)
 		hvt_gfn_bins_add(&h->bins, &ir->set[0], h->w + i * nrows);
+	if (h->own) {
+		h->line[i] = plot_owners_line(h->own, ir->hdr.seq);
+		if (!h->line[i] && ir->set[0].pages) {
+			fprintf(stderr,
+				"hvmtrace plot: hvmtrace export gave no owners for interval %" PRIu64 "\n",
+				ir->hdr.seq);
+			return TRACE_USAGE;
+		}
+	}
 	if (ir->hdr.flags & HVT_IV_ACCESSED)
 		hvt_gfn_bins_add(&h->bins, &ir->set[1], h->a + i * nrows);
 	return 0;
@@ -105,6 +124,92 @@ static double intensity(const struct scale *sc, double v)
 	return 0.15 + 0.85 * fmin(1, fmax(0, t));
 }
 
+/* The pixel columns [*c0, *c1) interval i covers (at least one). */
+static void columns(const struct trace_series *s, const struct plot *p, uint64_t i, int cols, int *c0,
+		    int *c1)
+{
+	int a = (int)floor(plot_px(p, s->iv[i].t0) - p->x0), b = (int)ceil(plot_px(p, s->iv[i].t1) - p->x0);
+
+	a = a < 0 ? 0 : a >= cols ? cols - 1 : a;
+	*c0 = a;
+	*c1 = b <= a ? a + 1 : b > cols ? cols : b;
+}
+
+/* The slot writing most of a cell's pages (the first of equals); none counted: "no process". */
+static unsigned dominant(const struct plot_owners *o, const uint32_t *cnt, int rows, int r)
+{
+	unsigned ns = plot_owners_nslots(o), best = o->top + OWNER_SLOT_NONE;
+	uint32_t most = 0;
+
+	for (unsigned k = 0; k < ns; k++)
+		if (cnt[(size_t)k * rows + r] > most) {
+			best = k;
+			most = cnt[(size_t)k * rows + r];
+		}
+	return best;
+}
+
+/*
+ * --color-by owner: dom[c * rows + r], the slot writing most pages of cell (column c, row r) over the
+ * intervals the column covers. Columns are swept left to right with the pages of each slot per row of one
+ * column at a time (the intervals are in time order, so those covering a column are a range [ia, ib)); a
+ * column covered by the same intervals as the one before it has its counts.
+ */
+static int owners_of_cells(const struct trace_series *s, const struct heat *h, const struct plot *p, int cols,
+			   uint8_t *dom)
+{
+	unsigned ns = plot_owners_nslots(h->own);
+	int rows = (int)h->bins.nbins;
+	uint32_t *cnt = malloc((size_t)ns * rows * sizeof(*cnt));
+	uint8_t *col = malloc(rows);
+	uint64_t ia = 0, ib = 0, pa = UINT64_MAX, pb = UINT64_MAX;
+
+	if (!cnt || !col) {
+		free(cnt);
+		free(col);
+		return -1;
+	}
+	for (int c = 0; c < cols; c++) {
+		int c0, c1;
+
+		for (; ia < s->niv; ia++) {
+			columns(s, p, ia, cols, &c0, &c1);
+			if (c1 > c)
+				break;
+		}
+		for (ib = ib < ia ? ia : ib; ib < s->niv; ib++) {
+			columns(s, p, ib, cols, &c0, &c1);
+			if (c0 > c)
+				break;
+		}
+		if (ia != pa || ib != pb) {
+			memset(cnt, 0, (size_t)ns * rows * sizeof(*cnt));
+			for (uint64_t i = ia; i < ib; i++) {
+				const struct owner_line *l = h->line[i];
+
+				columns(s, p, i, cols, &c0, &c1);
+				for (size_t k = 0; l && c0 <= c && c < c1 && k < l->n; k++) {
+					const struct owner_piece *pc = &h->own->piece[l->p0 + k];
+					struct hvt_run run = {.first = pc->first, .count = pc->count};
+					struct hvt_runs one = {
+					    .v = &run, .n = 1, .cap = 1, .pages = pc->count};
+
+					hvt_gfn_bins_add(&h->bins, &one,
+							 cnt + (size_t)h->own->slot[pc->owner] * rows);
+				}
+			}
+			for (int r = 0; r < rows; r++)
+				col[r] = (uint8_t)dominant(h->own, cnt, rows, r);
+			pa = ia;
+			pb = ib;
+		}
+		memcpy(dom + (size_t)c * rows, col, rows);
+	}
+	free(cnt);
+	free(col);
+	return 0;
+}
+
 /* The picture's pixels: one column per pixel of the area's width, one row per data row. */
 static cairo_surface_t *render(const struct trace_series *s, const struct heat *h, const struct plot *p,
 			       struct scale *sc)
@@ -114,19 +219,18 @@ static cairo_surface_t *render(const struct trace_series *s, const struct heat *
 	       *a = calloc((size_t)cols * rows, sizeof(double));
 	unsigned *n = calloc(cols, sizeof(unsigned));
 	uint64_t *ram = calloc(rows, sizeof(uint64_t));
+	uint8_t *dom = h->own ? malloc((size_t)cols * rows) : NULL;
 	cairo_surface_t *img = cairo_image_surface_create(CAIRO_FORMAT_RGB24, cols, rows);
 	unsigned char *data = cairo_image_surface_get_data(img);
 	int stride = cairo_image_surface_get_stride(img);
 
 	*sc = (struct scale){.lo = 1, .hi = 0}; /* set on every path: the colour bar reads it */
-	if (!w || !a || !n || !ram)
+	if (!w || !a || !n || !ram || (h->own && (!dom || owners_of_cells(s, h, p, cols, dom))))
 		goto out;
 	for (uint64_t i = 0; i < s->niv; i++) {
-		int c0 = (int)floor(plot_px(p, s->iv[i].t0) - p->x0),
-		    c1 = (int)ceil(plot_px(p, s->iv[i].t1) - p->x0);
+		int c0, c1;
 
-		c0 = c0 < 0 ? 0 : c0 >= cols ? cols - 1 : c0;
-		c1 = c1 <= c0 ? c0 + 1 : c1 > cols ? cols : c1;
+		columns(s, p, i, cols, &c0, &c1);
 		for (int c = c0; c < c1; c++) {
 			n[c]++;
 			for (int r = 0; r < rows; r++) {
@@ -140,7 +244,7 @@ static cairo_surface_t *render(const struct trace_series *s, const struct heat *
 		for (int r = 0; r < rows; r++) {
 			double den = (double)n[c] * ram[r], wv = w[(size_t)c * rows + r],
 			       av = a[(size_t)c * rows + r];
-			double v = den > 0 ? fmin(1, fmax(wv, av - wv) / den) : 0;
+			double v = den > 0 ? fmin(1, fmax(wv, h->own ? 0 : av - wv) / den) : 0;
 
 			if (v > 0) {
 				sc->lo = fmin(sc->lo, v);
@@ -163,8 +267,11 @@ static cairo_surface_t *render(const struct trace_series *s, const struct heat *
 
 			if (!ram[r])
 				line[c] = ((c + r) / 3) % 2 ? 0xd8d8d8 : 0xf0f0f0; /* hatched: no RAM here */
-			else if (wv <= 0 && av <= 0)
-				line[c] = 0xffffff;
+			else if (wv <= 0 && (h->own || av <= 0))
+				line[c] = 0xffffff; /* by owner: the written pages only */
+			else if (h->own)
+				line[c] = mix(plot_owners_colour(h->own, dom[(size_t)c * rows + r]),
+					      intensity(sc, wf));
 			else if (wf >= af)
 				line[c] = mix(HEAT_WRITTEN, intensity(sc, wf));
 			else
@@ -173,6 +280,7 @@ static cairo_surface_t *render(const struct trace_series *s, const struct heat *
 	}
 	cairo_surface_mark_dirty(img);
 out:
+	free(dom);
 	free(w);
 	free(a);
 	free(n);
@@ -242,6 +350,48 @@ static void colour_bar(struct plot *p, struct scale *sc, bool accessed)
 	cairo_set_source_rgb(p->cr, 0.3, 0.3, 0.3);
 	plot_text(p, p->width - 6, top - 22, 10, "share of a row's pages", 1, 0.5);
 	plot_text(p, p->width - 6, top - 10, 10, sc->log ? "(log scale)" : "(linear scale)", 1, 0.5);
+}
+
+/* --color-by owner, in place of the colour bar: each colour slot with pages, its colour at full
+ * lightness and its pages; then the lightness scale in words. */
+static void owner_legend(struct plot *p, const struct plot_owners *o, const struct scale *sc)
+{
+	double x = p->x1 + 190, y = p->y0 + 8;
+	char buf[360], lo[32], hi[32];
+
+	cairo_set_source_rgb(p->cr, 0, 0, 0);
+	plot_text(p, x, y, 11, "owners (pages written)", 0, 0.5);
+	for (unsigned k = 0; k < plot_owners_nslots(o); k++) {
+		struct rgb c = plot_owners_colour(o, k);
+		uint32_t px = mix(c, 1);
+
+		if (!o->slot_pages[k])
+			continue;
+		y += 16;
+		cairo_set_source_rgb(p->cr, (px >> 16) / 255.0, (px >> 8 & 0xff) / 255.0,
+				     (px & 0xff) / 255.0);
+		cairo_rectangle(p->cr, x, y - 5, 14, 10);
+		cairo_fill(p->cr);
+		cairo_set_source_rgb(p->cr, 0, 0, 0);
+		snprintf(buf, sizeof(buf), "%.40s  %" PRIu64, o->slot_label[k], o->slot_pages[k]);
+		plot_text(p, x + 20, y, 10, buf, 0, 0.5);
+	}
+	fmt_share(sc->lo, lo, sizeof(lo));
+	fmt_share(sc->hi, hi, sizeof(hi));
+	snprintf(buf, sizeof(buf), "pale to full: %s to %s of a", lo, hi);
+	cairo_set_source_rgb(p->cr, 0.3, 0.3, 0.3);
+	plot_text(p, x, y + 28, 10, buf, 0, 0.5);
+	snprintf(buf, sizeof(buf), "row's pages written (%s scale)", sc->log ? "log" : "linear");
+	plot_text(p, x, y + 40, 10, buf, 0, 0.5);
+}
+
+/* For a reader of the picture (and its test): "owner #rrggbb PAGES LABEL", a line for each. */
+static void print_owners(const struct plot_owners *o)
+{
+	for (unsigned k = 0; k < plot_owners_nslots(o); k++)
+		if (o->slot_pages[k])
+			printf("owner #%06" PRIx32 " %" PRIu64 " %s\n", mix(plot_owners_colour(o, k), 1),
+			       o->slot_pages[k], o->slot_label[k]);
 }
 
 /* Memslot boundaries as dashed lines, named right of the area; squeezed gaps named in their band. */
@@ -325,6 +475,7 @@ int plot_heatmap(const struct plot_args *a)
 {
 	struct trace_series s;
 	struct heat h = {0};
+	struct plot_owners own;
 	struct plot p;
 	cairo_surface_t *img;
 	struct scale sc;
@@ -332,8 +483,17 @@ int plot_heatmap(const struct plot_args *a)
 	char sub[384], title[160], axis[64], segs[HVT_BINS_MAX_SEGS * 48] = "";
 	int rc, height;
 
-	if (plot_open(&p, "plot", a->out, a->width, a->height, 270))
+	if (a->color_by_owner) {
+		rc = plot_owners_load(&own, a, (unsigned)a->top);
+		if (rc)
+			return rc;
+		h.own = &own;
+	}
+	if (plot_open(&p, "plot", a->out, a->width, a->height, h.own ? 460 : 270)) {
+		if (h.own)
+			plot_owners_fini(&own);
 		return TRACE_USAGE;
+	}
 	height = (int)(p.y1 - p.y0);
 	rc = trace_series_open(&s, "plot", a->trace, &a->sel);
 	if (rc)
@@ -343,9 +503,20 @@ int plot_heatmap(const struct plot_args *a)
 	if (rc && rc != TRACE_INCOMPLETE)
 		goto fail;
 	plot_describe(&s, &a->sel, sub, sizeof(sub));
-	snprintf(title, sizeof(title), "Pages written%s over time, by guest-physical address",
-		 s.meta->accessed_available ? " and accessed" : "");
+	if (h.own)
+		snprintf(title, sizeof(title),
+			 "Pages written over time, by guest-physical address and owner");
+	else
+		snprintf(title, sizeof(title), "Pages written%s over time, by guest-physical address",
+			 s.meta->accessed_available ? " and accessed" : "");
 	plot_title(&p, title, sub);
+	if (h.own) {
+		char from[300];
+
+		snprintf(from, sizeof(from), "by %s, owners from %s", a->by,
+			 a->owners ? a->owners : "the trace's snapshots");
+		plot_text(&p, p.width / 2.0, 58, 11, from, 0.5, 0.5);
+	}
 	p.lo_x = s.iv[0].t0;
 	p.hi_x = s.iv[s.niv - 1].t1;
 	img = render(&s, &h, &p, &sc);
@@ -369,13 +540,21 @@ int plot_heatmap(const struct plot_args *a)
 	plot_text(&p, 0, 0, 12, axis, 0.5, 0.5);
 	cairo_restore(p.cr);
 	mark_slots(&p, &s, &h);
-	colour_bar(&p, &sc, s.meta->accessed_available);
-	plot_legend(&p, HEAT_WRITTEN, -1, "written");
-	if (s.meta->accessed_available)
-		plot_legend(&p, HEAT_ACCESSED, -1, "accessed, not written");
-	snprintf(sub, sizeof(sub),
-		 "one row = %" PRIu64 " page%s; colour: the share of them, on the bar's scale",
-		 h.bins.pages_per_bin, h.bins.pages_per_bin == 1 ? "" : "s");
+	if (h.own) {
+		owner_legend(&p, h.own, &sc);
+		snprintf(sub, sizeof(sub),
+			 "one row = %" PRIu64 " page%s; hue: the owner writing most of them, lightness: the "
+			 "share written",
+			 h.bins.pages_per_bin, h.bins.pages_per_bin == 1 ? "" : "s");
+	} else {
+		colour_bar(&p, &sc, s.meta->accessed_available);
+		plot_legend(&p, HEAT_WRITTEN, -1, "written");
+		if (s.meta->accessed_available)
+			plot_legend(&p, HEAT_ACCESSED, -1, "accessed, not written");
+		snprintf(sub, sizeof(sub),
+			 "one row = %" PRIu64 " page%s; colour: the share of them, on the bar's scale",
+			 h.bins.pages_per_bin, h.bins.pages_per_bin == 1 ? "" : "s");
+	}
 	cairo_set_source_rgb(p.cr, 0.3, 0.3, 0.3);
 	plot_text(&p, p.width - 6, p.y1 + 52, 10, sub, 1, 0.5);
 	for (unsigned i = 0; i < h.bins.nseg; i++)
@@ -394,10 +573,15 @@ int plot_heatmap(const struct plot_args *a)
 		       a->out, a->width, a->height, (int)p.x0, (int)p.y0, (int)(p.x1 - p.x0), height,
 		       h.bins.nbins, h.bins.pages_per_bin, segs, s.iv[0].t0, s.iv[s.niv - 1].t1, sc.bar_x,
 		       sc.bar_y, sc.bar_h, sc.lo, sc.hi, sc.log ? "log" : "linear");
+		if (h.own)
+			print_owners(h.own);
 	}
 	trace_series_fini(&s);
 	free(h.w);
 	free(h.a);
+	free(h.line);
+	if (h.own)
+		plot_owners_fini(h.own);
 	return rc;
 fail:
 	trace_series_fini(&s);
@@ -407,5 +591,8 @@ fail:
 	remove(a->out);
 	free(h.w);
 	free(h.a);
+	free(h.line);
+	if (h.own)
+		plot_owners_fini(h.own);
 	return rc;
 }

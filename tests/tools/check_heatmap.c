@@ -6,7 +6,8 @@
  * pixel whose row holds only pages of the band and whose column lies inside [T0, T1] (one column of margin)
  * must have the --colour; with --outside, no pixel of those columns whose row holds none of the band's pages
  * (one row of margin) may have it (give one band then); --colour any prints the colour at each band's centre
- * instead ("band 1: #rrggbb"). Without --band it checks the dimensions only.
+ * instead ("band 1: #rrggbb"); --colour #rrggbb: that colour exactly. Without --band it checks the
+ * dimensions only.
  * Prints the pixels checked; exit 0 when all holds, 1 if not, 2 on bad input.
  */
 #include <cairo.h>
@@ -119,7 +120,8 @@ int main(int argc, char **argv)
 	    HVT_OPT_INT(0, "height", &height, 1, 100000, "PX", "the picture's expected height",
 			.required = true),
 	    HVT_OPT_CALLBACK(0, "band", NULL, band_arg, "FIRST-LAST@T0-T1", "pages and times (repeatable)"),
-	    HVT_OPT_STRING(0, "colour", &colour, "written|accessed|white|any", "their expected colour"),
+	    HVT_OPT_STRING(0, "colour", &colour, "written|accessed|white|any|#rrggbb",
+			   "their expected colour"),
 	    HVT_OPT_FLAG(0, "outside", &outside, "also: rows without band pages must not have that colour"),
 	    HVT_OPT_END,
 	};
@@ -139,7 +141,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/* The colours of plot/plot.h at full intensity (mix() rounds each channel). */
-	want = !strcmp(colour, "written") ? 0xcc1a1a : !strcmp(colour, "accessed") ? 0x2666cc : 0xffffff;
+	want = colour[0] == '#'              ? (uint32_t)strtoul(colour + 1, NULL, 16)
+	       : !strcmp(colour, "written")  ? 0xcc1a1a
+	       : !strcmp(colour, "accessed") ? 0x2666cc
+					     : 0xffffff;
 	img = cairo_image_surface_create_from_png(png);
 	if (cairo_surface_status(img)) {
 		fprintf(stderr, "check_heatmap: %s: %s\n", png,

@@ -12,6 +12,8 @@
  * and write bytes = 4096 × written pages per interval (a model: each touched page moved once), channel c
  * taking c + 1 shares of them; --channel-ids names them (default s0.mc0.ch0, s0.mc0.ch1, ...) and
  * --channel-source says what counted them (a generation name such as "skx", as record writes it).
+ * --owners SEQ:FILE,...: after interval SEQ (0: before the first), an OWNERS record of the snapshot in FILE
+ * (hvmtrace-guest's format), received at that interval's end (the first's start for 0).
  * --stride-written N: every interval also writes every Nth page of a and every N²th page of b (densities 1/N
  * and 1/N², for the heatmap's colour scale). It prints the arrays' GFN runs and the intervals of each phase:
  *
@@ -137,6 +139,42 @@ static void set_gfns(struct hvt_pageset *sets, const struct hvt_layout *l, uint6
 	}
 }
 
+/* --owners: the OWNERS records written after interval `after` (they are written in the list's order). */
+static int write_owners(struct hvt_trace_writer *w, const char *list, uint64_t after, uint64_t at_ns)
+{
+	char *copy = strdup(list), *save = NULL;
+	int rc = 0;
+
+	for (char *item = strtok_r(copy, ",", &save); item && !rc; item = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(item, ':'), *end;
+		unsigned long long seq = strtoull(item, &end, 10);
+		struct hvt_err err = {{0}};
+		FILE *f;
+		uint8_t buf[1 << 16];
+		size_t n;
+
+		if (!colon || end != colon) {
+			fprintf(stderr, "synth_arrays: --owners %s: not SEQ:FILE\n", item);
+			rc = 2;
+			break;
+		}
+		if (seq != after)
+			continue;
+		f = fopen(colon + 1, "rb");
+		if (!f) {
+			fprintf(stderr, "synth_arrays: --owners: cannot open %s\n", colon + 1);
+			rc = 2;
+			break;
+		}
+		n = fread(buf, 1, sizeof(buf), f);
+		fclose(f);
+		if (hvt_trace_write_owners(w, at_ns, buf, n, &err))
+			rc = die(colon + 1, &err);
+	}
+	free(copy);
+	return rc;
+}
+
 /* The GFN of the k-th page of RAM (RAM laid out slot after slot). */
 static uint64_t ram_gfn(const struct hvt_layout *l, uint64_t k)
 {
@@ -155,7 +193,7 @@ int main(int argc, char **argv)
 	uint64_t memory = GIB, extent = GIB, array = 0, interval_ns = 1000000000, noise_w = 256,
 		 noise_a = 2048, seed = 1, stride = 0;
 	int intervals = 60, channels = 0;
-	const char *out = NULL, *mode = "ad", *vm_name = "synthetic", *ids = NULL;
+	const char *out = NULL, *mode = "ad", *vm_name = "synthetic", *ids = NULL, *owners = "";
 	const struct hvt_option opts[] = {
 	    HVT_OPT_PATH('o', "output", &out, "FILE", "the trace to write", .required = true),
 	    HVT_OPT_SIZE(0, "memory", &memory, 64 << 20, 1ull << 42, 2 << 20, "SIZE",
@@ -177,6 +215,7 @@ int main(int argc, char **argv)
 			"also write every Nth page of a and every N^2th of b (default 0: none)"),
 	    HVT_OPT_STRING(0, "vm-name", &vm_name, "NAME",
 			   "the VM's name in the metadata (default synthetic)"),
+	    HVT_OPT_STRING(0, "owners", &owners, "SEQ:FILE,...", "owners snapshots after these intervals"),
 	    HVT_OPT_INT(0, "seed", &seed, 0, INT64_MAX, "N", "seed of the random pages (default 1)"),
 	    HVT_OPT_END,
 	};
@@ -221,6 +260,8 @@ int main(int argc, char **argv)
 	printf("phase copy 1 %d\nphase add %d %d\n", intervals / 2, intervals / 2 + 1, intervals);
 	if (hvt_trace_create(&w, out, &meta, &err) || hvt_trace_write_layout(w, &l, &err))
 		return die(out, &err);
+	if ((rc = write_owners(w, owners, 0, 1000000000ull)))
+		return rc;
 	for (int i = 0; i < intervals; i++) {
 		uint32_t flags = HVT_IV_WRITTEN | (ad ? HVT_IV_ACCESSED | HVT_IV_WNA_COUNTED : 0) |
 				 (channels ? HVT_IV_BANDWIDTH : 0);
@@ -269,6 +310,8 @@ int main(int argc, char **argv)
 		}
 		if (hvt_trace_write_interval(w, &iv, &err))
 			return die(out, &err);
+		if ((rc = write_owners(w, owners, i + 1, iv.t_end_ns)))
+			return rc;
 		hvt_interval_fini(&iv);
 	}
 	if (hvt_trace_close(w, &err))
