@@ -22,8 +22,23 @@ phases_case() {
 		--jsonl "$d/rec.jsonl" 2>"$d/record.err" &
 	local rec=$!
 	wait_contains "$d/record.err" "attached to VM" $rec
-	"$TOOLS/qemu_phases" run --ram "$ram" --low-ram 3G --high-ram 1G --payload phases4 --hold "$2" \
-		--hold-intervals "$3" --follow "$d/rec.jsonl" --phase-log "$d/phases.jsonl" --pid "$qemu" || fail "the phase payload did not run: $(cat "$d/qemu.err")"
+	if ! "$TOOLS/qemu_phases" run --ram "$ram" --low-ram 3G --high-ram 1G --payload phases4 --hold "$2" \
+		--hold-intervals "$3" --follow "$d/rec.jsonl" --phase-log "$d/phases.jsonl" --pid "$qemu" >"$d/phases.out" 2>&1; then
+		cat "$d/phases.out"
+		grep -q "passes take longer than an interval" "$d/phases.out" || fail "the phase payload did not run: $(cat "$d/qemu.err")"
+		# No whole pass fitted inside any interval of a phase (each pass write-faults on the pages every
+		# harvest protects again, and the vCPU shares the machine): nothing can be held to the phase log
+		# interval by interval at this interval, and nothing says the tracer is wrong. The case says so and
+		# the others still count, as record_10ms does.
+		"$TOOLS/qmp" "$d/qmp.sock" '{"execute":"quit"}' >/dev/null
+		wait $rec
+		wait $qemu
+		rm -f "$ram"
+		NOT_CHECKED+=("$1 ($(grep 'passes take longer than an interval' "$d/phases.out" | sed 's/.*(need [0-9]*); //' | head -n 1))")
+		echo "not checked: ${NOT_CHECKED[-1]}"
+		return
+	fi
+	cat "$d/phases.out"
 	"$TOOLS/qmp" "$d/qmp.sock" '{"execute":"quit"}' >/dev/null
 	wait $rec || fail "record failed: $(cat "$d/record.err")"
 	wait $qemu
@@ -37,5 +52,8 @@ phases_case() {
 	rm -f "$ram"
 }
 
+NOT_CHECKED=()
 phases_case 1s 3.5s 2
 phases_case 100ms 1s 5
+[ ${#NOT_CHECKED[@]} -lt 2 ] || skip "no case could be checked on this machine now: ${NOT_CHECKED[*]}"
+[ ${#NOT_CHECKED[@]} -eq 0 ] || echo "ok, but not checked: ${NOT_CHECKED[*]}"
