@@ -12,7 +12,7 @@
  * code, and its page tables through the CPU's walks), its script's pages, the command page (read) and the
  * ack page (where it also leaves the image's layout for the driver: phases_abi.h).
  *
- * The guest never enables interrupts and should take no exception, but if one reaches it anyway (a stray
+ * The guest never enables interrupts (phases_if.S does) and should take no exception, but if one reaches it anyway (a stray
  * interrupt, or a fault from memory that changed under it), an IDT catches every vector: the handler
  * leaves the CPU's frame and CR2 in the ack page, reports the vector there (PHASES_ACK_FAULT) and halts,
  * so the driver can say what happened instead of seeing the VM shut down on a triple fault.
@@ -28,6 +28,9 @@
 #define SEL_USER_CODE   (0x20 | 3)
 #define SEL_TSS         0x28
 #define ACK_OFFSET      (PHASES_ACK_GPA - PHASES_CMD_GPA)
+#ifndef PHASES_CPL3_RFLAGS
+#define PHASES_CPL3_RFLAGS 0x2
+#endif
 
 	/* The ack: phase << 48 | passes, one store. */
 	.macro	ack phase
@@ -67,10 +70,10 @@ long_mode:
 	lidt	idt_desc
 	movw	$SEL_TSS, %ax
 	ltr	%ax
-	/* iretq to CPL3: RFLAGS 0x2 (IF and IOPL 0), no stack needed there. */
+	/* iretq to CPL3: RFLAGS 0x2 (IF and IOPL 0; phases_if.S sets IF), no stack needed there. */
 	pushq	$SEL_USER_DATA
 	pushq	$0
-	pushq	$0x2
+	pushq	$PHASES_CPL3_RFLAGS
 	pushq	$SEL_USER_CODE
 	pushq	$cpl3_entry
 	movq	$PHASES_SCRIPT_GPA, %rdi

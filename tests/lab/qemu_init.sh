@@ -11,14 +11,24 @@
 # read-mostly, an accessed-set phase boundary within one interval of the copy→add switch). Each phase
 # lasts its hold and until the tracer has harvested MIN_INSIDE whole intervals inside it (qemu_phases
 # follows the tracer's JSON Lines); the waits for QEMU and the guest end when QEMU exits. Results on the
-# serial console: "CHECK qemu [array ]mode=M npt=N interval=I PASS|FAIL …", then "LAB-RESULT PASS|FAIL".
+# serial console: "CHECK qemu [array ]mode=M npt=N interval=I PASS|FAIL …" (ept= on Intel), then
+# "LAB-RESULT PASS|FAIL". The Intel tier (tests/lab/test_intel_qemu.sh) runs it with kvm_intel ept=1/0 on one
+# CPU: the vCPU thread and the tracer share it (TRACER_CPU, l1_prelude.sh).
 . /lab/l1_prelude.sh
 . /lab/l1_scenario.sh
 
 # labqemumodes=ad,dirty-log on the kernel command line picks the modes (default: ad);
-# labqemuscenarios=phases,array,owners the scenarios (default: phases and array).
+# labqemuscenarios=phases,array,owners the scenarios (default: phases and array); labintervals=1s,100ms the
+# phases scenarios' intervals (default both); labtdp=1,0 the MMU settings (l1_prelude.sh).
 modes=$(sed -n 's/.*labqemumodes=\([a-z,-]*\).*/\1/p' /proc/cmdline | tr , ' ')
 scenarios=$(sed -n 's/.*labqemuscenarios=\([a-z,]*\).*/\1/p' /proc/cmdline | tr , ' ')
+intervals=$(sed -n 's/.*labintervals=\([0-9a-z,]*\).*/\1/p' /proc/cmdline | tr , ' ')
+# The Intel tier's L2 runs with IF=1 (phases_if.elf): Bochs 2.7 gives L1 no external-interrupt exit while L2
+# runs with IF=0, and the payload spins without exits while it waits for the driver, so L1 starved (seen:
+# no VM exit for minutes after the guest's first page faults; docs/lab.md §6). microvm without its PIT and
+# PIC, so that no interrupt is raised for it (the PIT's first count would reach it as vector 0).
+PHASES_ELF=/lab/phases.elf MICROVM=microvm
+[ "$KVM_VENDOR" = kvm_amd ] || PHASES_ELF=/lab/phases_if.elf MICROVM=microvm,pit=off,pic=off
 
 # run_one MODE NPT INTERVAL HOLD MIN_INSIDE [PAYLOAD [PAYLOAD OPTIONS...]] (default phases4)
 run_one() {
@@ -35,18 +45,18 @@ run_one() {
 	[ $# -gt 6 ] && popts="$popts $(shift 6; echo "$@")"
 	# shellcheck disable=SC2086
 	qemu_phases prepare --ram "$ram" $popts || ok=0
-	taskset -c 0 timeout 200 qemu-system-x86_64 -L /lab/qemu-data -M microvm -accel kvm -cpu qemu64 -m 4G \
+	taskset -c 0 timeout 200 qemu-system-x86_64 -L /lab/qemu-data -M $MICROVM -accel kvm -cpu qemu64 -m 4G \
 		-object "memory-backend-file,id=ram,size=4G,mem-path=$ram,share=on" -machine memory-backend=ram \
-		-kernel /lab/phases.elf -no-reboot -nodefaults -display none \
+		-kernel $PHASES_ELF -no-reboot -nodefaults -display none \
 		-qmp "unix:$d/qmp.sock,server=on,wait=off" -object "hvmtrace,id=tr0,path=$d/vm.sock" \
 		>"$d/qemu.err" 2>&1 &
 	qemu=$!
-	echo "lab: mode=$1 npt=$2 interval=$3: QEMU started"
+	echo "lab: mode=$1 $MMU=$2 interval=$3: QEMU started"
 	l1_wait $qemu [ -S "$d/vm.sock" ] && l1_wait $qemu [ -S "$d/qmp.sock" ] || ok=0
 	qemu_phases ready --ram "$ram" --pid $qemu >"$d/driver.err" 2>&1 || ok=0
-	echo "lab: mode=$1 npt=$2 interval=$3: guest ready ($(tr -d '\n' <"$d/driver.err"))"
-	timeout 200 hvmtrace record --attach "$d/vm.sock" --mode "$1" --cpu 1 --interval "$3" -o "$d/t.hvt" \
-		--jsonl "$d/rec.jsonl" 2>"$d/record.err" &
+	echo "lab: mode=$1 $MMU=$2 interval=$3: guest ready ($(tr -d '\n' <"$d/driver.err"))"
+	timeout 200 hvmtrace record --attach "$d/vm.sock" --mode "$1" --cpu "$TRACER_CPU" --interval "$3" \
+		-o "$d/t.hvt" --jsonl "$d/rec.jsonl" 2>"$d/record.err" &
 	rec=$!
 	l1_wait $rec grep -q 'attached to VM' "$d/record.err" || ok=0
 	# shellcheck disable=SC2086
@@ -76,7 +86,7 @@ run_one() {
 # checked as in run_one, then report's classes (over the intervals inside the phases) and phases.
 run_array() {
 	run_one ad "$1" 1s 4s 4 array --array-size 8M
-	echo "lab: array npt=$1: check_phases: $(tail -n 1 "$d/check.out")"
+	echo "lab: array $MMU=$1: check_phases: $(tail -n 1 "$d/check.out")"
 	[ "$check" = 0 ] || return
 	files="$files report.err"
 	if hvmtrace report --json "$d/t.hvt" >"$d/all.json" 2>"$d/report.err" &&
@@ -85,7 +95,7 @@ run_array() {
 			2>>"$d/report.err" &&
 		check_array_report check --phase-log "$d/phases.jsonl" --trace "$d/t.hvt" --report "$d/all.json" \
 			--pages "$d/pages.json" >>"$d/check.out" 2>>"$d/report.err"; then
-		echo "lab: array npt=$1: report --pages --from ${range% *} --to ${range#* }"
+		echo "lab: array $MMU=$1: report --pages --from ${range% *} --to ${range#* }"
 	else
 		check=1
 	fi
@@ -121,8 +131,8 @@ run_owners() {
 	qemu=$!
 	echo "lab: owners npt=$1: QEMU started"
 	l1_wait $qemu [ -S "$d/vm.sock" ] && l1_wait $qemu [ -S "$d/owners.sock" ] || ok=0
-	timeout 600 hvmtrace record --attach "$d/vm.sock" --owners-port "$d/owners.sock" --mode ad --cpu 1 \
-		--interval 1s -o "$d/t.hvt" --jsonl "$d/rec.jsonl" 2>"$d/record.err" || ok=0
+	timeout 600 hvmtrace record --attach "$d/vm.sock" --owners-port "$d/owners.sock" --mode ad \
+		--cpu "$TRACER_CPU" --interval 1s -o "$d/t.hvt" --jsonl "$d/rec.jsonl" 2>"$d/record.err" || ok=0
 	wait "$qemu"
 	# stamp_lines ends at the fifo's end; a QEMU that died before opening it leaves it waiting.
 	for _ in $(seq 50); do kill -0 $stamp 2>/dev/null || break; sleep 0.1; done
@@ -163,22 +173,25 @@ run_owners() {
 	sed -n '/^copy interval/s|^|lab: owners npt='"$1"': |p' "$d/check.out"
 }
 
-for npt in 1 0; do
+for npt in $LAB_TDP; do
 	load_kvm $npt || continue
 	case " ${scenarios:-phases array} " in *" phases "*)
 		for mode in ${modes:-ad}; do
-			scenario "qemu mode=$mode npt=$npt interval=1s" run_one "$mode" $npt 1s 3.5s 2
-			scenario "qemu mode=$mode npt=$npt interval=100ms" run_one "$mode" $npt 100ms 1.2s 4
+			for i in ${intervals:-1s 100ms}; do
+				if [ "$i" = 1s ]; then hold="3.5s 2"; else hold="1.2s 4"; fi
+				# shellcheck disable=SC2086
+				scenario "qemu mode=$mode $MMU=$npt interval=$i" run_one "$mode" $npt $i $hold
+			done
 		done
 		;;
 	esac
 	case " ${scenarios:-phases array} " in *" array "*)
-		scenario "qemu array mode=ad npt=$npt interval=1s" run_array $npt
+		scenario "qemu array mode=ad $MMU=$npt interval=1s" run_array $npt
 		;;
 	esac
 	# The Linux L2 with npt=1 only: under the shadow MMU (npt=0) it printed nothing for 300 s (docs/lab.md).
 	case " ${scenarios:-phases array} " in *" owners "*)
-		[ $npt = 0 ] || scenario "qemu owners mode=ad npt=$npt interval=1s" run_owners $npt
+		[ $npt = 0 ] || scenario "qemu owners mode=ad $MMU=$npt interval=1s" run_owners $npt
 		;;
 	esac
 	unload_kvm

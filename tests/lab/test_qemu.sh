@@ -13,15 +13,29 @@
 # attributed to the array process (docs/attribution.md).
 # The L1 side is tests/lab/qemu_init.sh. LAB_KERNELS="6.1" runs one kernel; LAB_QEMU_MODES="ad,dirty-log"
 # adds QEMU's dirty-log mode to the phases scenarios; LAB_QEMU_SCENARIOS="array" (or "phases", or a list)
-# runs only those.
+# runs only those; LAB_TDP="1" one MMU setting, LAB_INTERVALS="1s" one interval of the phases scenarios.
+# tests/lab/test_intel_qemu.sh sources this file for the Intel tier (L0: Bochs), with shorter defaults.
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/qemu.bash"
-LAB_VENDOR=amd # the AMD tier (L0: QEMU TCG); tests/lab/test_intel_*.sh are the Intel one
+# Run as itself: the AMD tier (L0: QEMU TCG). Sourced: the sourcing test's LAB_VENDOR.
+[ "${BASH_SOURCE[0]}" != "$0" ] || LAB_VENDOR=amd
 source "$(dirname "$0")/../lib/lab.bash"
+if [ "$LAB_VENDOR" = intel ]; then
+	kernels=${LAB_KERNELS:-6.12} tdp=${LAB_TDP:-1} intervals=${LAB_INTERVALS:-1s}
+	scenarios=${LAB_QEMU_SCENARIOS:-phases}
+	guest=(-f "$ROOT/$BUILD/guest/phases_if.elf:/lab/phases_if.elf") # L2 with IF=1 (qemu_init.sh)
+	case ",$scenarios,${LAB_QEMU_MODES:-ad}," in *,owners,* | *,dirty-log,*)
+		fail "LAB_QEMU_SCENARIOS=owners and LAB_QEMU_MODES=dirty-log: the AMD tier only (not tried under Bochs)" ;;
+	esac
+else
+	kernels=${LAB_KERNELS:-6.1 6.12} tdp=${LAB_TDP:-1 0} intervals=${LAB_INTERVALS:-1s 100ms}
+	scenarios=${LAB_QEMU_SCENARIOS:-phases,array}
+	guest=()
+fi
 
 need_qemu # the QEMU under test, which runs in L1
 for p in bin/hvmtrace tests/tools/check_phases tests/tools/check_array_report tests/tools/qemu_phases tests/tools/qmp \
-	guest/phases.elf; do
+	guest/phases.elf guest/phases_if.elf; do
 	[ -e "$ROOT/$BUILD/$p" ] || fail "$BUILD/$p not built"
 done
 [ -f /usr/share/qemu/qboot.rom ] || skip "/usr/share/qemu/qboot.rom missing (Debian package qemu-system-data)"
@@ -33,25 +47,24 @@ mkdir -p "$T/qemu-data"
 cp "$(dirname "$QEMU")"/optionrom/*.bin "$T/qemu-data/" && cp /usr/share/qemu/qboot.rom "$T/qemu-data/bios-microvm.bin" ||
 	fail "QEMU's data files"
 
-scenarios=${LAB_QEMU_SCENARIOS:-phases,array}
 n_modes=$(echo "${LAB_QEMU_MODES:-ad}" | tr , '\n' | grep -c .)
+n_tdp=$(wc -w <<<"$tdp")
 n_checks=0
-case ",$scenarios," in *,phases,*) n_checks=$((4 * n_modes)) ;; esac
-case ",$scenarios," in *,array,*) n_checks=$((n_checks + 2)) ;; esac
-guest=()
+case ",$scenarios," in *,phases,*) n_checks=$((n_tdp * $(wc -w <<<"$intervals") * n_modes)) ;; esac
+case ",$scenarios," in *,array,*) n_checks=$((n_checks + n_tdp)) ;; esac
 case ",$scenarios," in *,owners,*)
-	n_checks=$((n_checks + 1)) # npt=1 only
+	case " $tdp " in *" 1 "*) n_checks=$((n_checks + 1)) ;; esac # npt=1 only
 	# The built-in Linux guest as L2, with SeaBIOS for QEMU's pc machine.
 	guest_linux
 	cp /usr/share/seabios/bios-256k.bin "$T/qemu-data/" || fail "SeaBIOS (Debian package seabios)"
 	mkdir -p "$T/guest" && cp "$kernel" "$T/guest/vmlinux" && cp "$initrd" "$T/guest/initrd.gz" ||
 		fail "the guest's files"
-	guest=(-f "$T/guest:/lab/guest" -b "$ROOT/$BUILD/tests/tools/check_array:/bin/check_array"
+	guest+=(-f "$T/guest:/lab/guest" -b "$ROOT/$BUILD/tests/tools/check_array:/bin/check_array"
 		-b "$ROOT/$BUILD/tests/tools/stamp_lines:/bin/stamp_lines")
 	;;
 esac
 [ "$n_checks" -gt 0 ] || fail "LAB_QEMU_SCENARIOS=$scenarios: names none of phases, array, owners"
-for k in ${LAB_KERNELS:-6.1 6.12}; do
+for k in $kernels; do
 	lab_prepare "$k"
 	ir=$(scripts/mkinitramfs.sh -q \
 		-b "$T/qemu-system-x86_64:/bin/qemu-system-x86_64" -f "$T/qemu-data:/lab/qemu-data" \
@@ -61,6 +74,7 @@ for k in ${LAB_KERNELS:-6.1 6.12}; do
 		-b "$ROOT/$BUILD/tests/tools/qemu_phases:/bin/qemu_phases" \
 		-b "$ROOT/$BUILD/tests/tools/qmp:/bin/qmp" -f "$ROOT/$BUILD/guest/phases.elf:/lab/phases.elf" \
 		"${guest[@]}" "${LAB_KVM_FILES[@]}" tests/lab/qemu_init.sh) || fail "initramfs for $k"
-	lab_boot "$k" "$ir" 3072 "labqemumodes=${LAB_QEMU_MODES:-ad} labqemuscenarios=$scenarios"
+	lab_boot "$k" "$ir" 3072 "labqemumodes=${LAB_QEMU_MODES:-ad} labqemuscenarios=$scenarios \
+labtdp=${tdp// /,} labintervals=${intervals// /,}"
 	lab_expect "$k" "^CHECK qemu .* PASS" "$n_checks" "qemu scenarios passed"
 done
