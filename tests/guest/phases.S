@@ -70,6 +70,12 @@ long_mode:
 	lidt	idt_desc
 	movw	$SEL_TSS, %ax
 	ltr	%ax
+#if PHASES_CPL3_RFLAGS & 0x200
+	/* IF will be set: mask both 8259s, which the firmware may have left unmasked (SeaBIOS's timer tick). */
+	movb	$0xff, %al
+	outb	%al, $0x21
+	outb	%al, $0xa1
+#endif
 	/* iretq to CPL3: RFLAGS 0x2 (IF and IOPL 0; phases_if.S sets IF), no stack needed there. */
 	pushq	$SEL_USER_DATA
 	pushq	$0
