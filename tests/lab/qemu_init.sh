@@ -26,7 +26,7 @@ intervals=$(sed -n 's/.*labintervals=\([0-9a-z,]*\).*/\1/p' /proc/cmdline | tr ,
 # The Intel tier's L2 runs with IF=1 (phases_if.elf): Bochs 2.7 gives L1 no external-interrupt exit while L2
 # runs with IF=0, and the payload spins without exits while it waits for the driver, so L1 starved (seen:
 # no VM exit for minutes after the guest's first page faults; docs/lab.md §6). microvm without its PIT and
-# PIC, so that no interrupt is raised for it (the PIT's first count would reach it as vector 0).
+# PIC, so that no interrupt is raised for it (phases_if.elf masks the 8259s too, for the pc machine).
 PHASES_ELF=/lab/phases.elf MICROVM=microvm
 [ "$KVM_VENDOR" = kvm_amd ] || PHASES_ELF=/lab/phases_if.elf MICROVM=microvm,pit=off,pic=off
 
