@@ -10,7 +10,9 @@
 # 2 whole intervals inside it. check_phases holds written AND accessed sets to the phase log as in
 # qemu_init.sh; intervals before the first phase (the tracer attached when the domain started, before
 # SeaBIOS and the loader ran) are not held (--from-first-phase). With kvm_amd npt=1 and npt=0, at 1 s.
-# Results: "CHECK libvirt npt=N interval=1s PASS|FAIL …", then "LAB-RESULT PASS|FAIL".
+# Results: "CHECK libvirt npt=N interval=1s PASS|FAIL …" (ept= on Intel), then "LAB-RESULT PASS|FAIL".
+# On Intel (kvm_intel, one CPU: the tracer shares it, TRACER_CPU) L2 is phases_if.elf, the payload with IF=1
+# and the 8259s masked: Bochs gives no interrupt exit while L2 runs with IF=0 (qemu_init.sh).
 . /lab/l1_prelude.sh
 . /lab/l1_scenario.sh
 
@@ -22,7 +24,9 @@ echo 'stdio_handler = "file"' >>/etc/libvirt/qemu.conf
 cp /lab/qemu-hook /etc/libvirt/hooks/qemu.d/hvmtrace && chmod 0755 /etc/libvirt/hooks/qemu.d/hvmtrace
 # the daemon hook, so that virt-xml --check finds the daemon has loaded the hooks (docs/libvirt.md §4.1)
 cp /lab/daemon-hook /etc/libvirt/hooks/daemon.d/hvmtrace && chmod 0755 /etc/libvirt/hooks/daemon.d/hvmtrace
-cp /lab/phases.elf /lab/img/phases.elf # libvirt relabels the kernel for QEMU's user
+PHASES_ELF=/lab/phases.elf
+[ "$KVM_VENDOR" = kvm_amd ] || PHASES_ELF=/lab/phases_if.elf
+cp $PHASES_ELF /lab/img/phases.elf # libvirt relabels the kernel for QEMU's user
 grep -i "^ *8.*: Reserved" /proc/iomem | sed 's/^ */lab: iomem: /'
 
 VIRSH="virsh -q -c qemu:///system"
@@ -67,19 +71,20 @@ run_one() {
 	t0=$(cut -d' ' -f1 /proc/uptime)
 	ok=1 check=2
 	files="virsh.err qemu.log status maps record.err driver.err libvirtd.log"
-	# What udev does on Debian, each time kvm-amd makes /dev/kvm: group kvm (libvirt-qemu's group), 0660.
+	# What udev does on Debian, each time kvm-amd or kvm-intel makes /dev/kvm: group kvm (libvirt-qemu's group), 0660.
 	chgrp kvm /dev/kvm && chmod 0660 /dev/kvm || ok=0
-	start_libvirtd || { ok=0; echo "lab: npt=$1: libvirtd did not start: $(tail -n 3 /tmp/libvirtd.out)"; }
+	start_libvirtd || { ok=0; echo "lab: $MMU=$1: libvirtd did not start: $(tail -n 3 /tmp/libvirtd.out)"; }
+	echo "lab: $MMU=$1: libvirtd up after $(awk -v a="$t0" '{ printf "%.1f", $1 - a }' /proc/uptime) s of L1"
 	[ -e /etc/libvirt/qemu/lab.xml ] || define_domain || ok=0
 	phases prepare --payload phases4 >"$d/driver.err" 2>&1 || ok=0
 	$VIRSH start lab >>"$d/virsh.err" 2>&1 || ok=0
 	qpid=$(cat /run/libvirt/qemu/lab.pid 2>/dev/null)
 	if [ -n "$qpid" ]; then
-		echo "lab: npt=$1: domain started, QEMU pid $qpid"
+		echo "lab: $MMU=$1: domain started, QEMU pid $qpid, $(awk -v a="$t0" '{ printf "%.1f", $1 - a }' /proc/uptime) s"
 		run_domain "$1"
 	else
 		ok=0
-		echo "lab: npt=$1: virsh start failed: $(tail -n 3 "$d/virsh.err" | tr '\n' ' ')"
+		echo "lab: $MMU=$1: virsh start failed: $(tail -n 3 "$d/virsh.err" | tr '\n' ' ')"
 	fi
 	cp /lab/traces/lab.log "$d/record.err" 2>/dev/null
 	cp /var/log/libvirt/qemu/lab.log "$d/qemu.log" 2>/dev/null
@@ -96,17 +101,17 @@ run_domain() {
 	uid=$(awk -F: '$1 == "libvirt-qemu" { print $3 }' /etc/passwd)
 	[ "$(awk '/^Uid/ { print $2, $3, $4, $5 }' "$d/status")" = "$uid $uid $uid $uid" ] || ok=0
 	[ "$(awk '/^CapEff/ { print $2 }' "$d/status")" = 0000000000000000 ] || ok=0
-	echo "lab: npt=$1: QEMU $(tr '\t\n' '  ' <"$d/status")"
+	echo "lab: $MMU=$1: QEMU $(tr '\t\n' '  ' <"$d/status")"
 	# Its guest RAM is the reservation through /dev/mem, which only the helper opened for it.
 	# (its log, appended to at each start, says so once the fds have gone: maybe after virsh start returned)
 	l1_wait "$qpid" grep -q 'fds handed over' /lab/traces/lab.log || ok=0
 	grep -E " 80000000 [0-9a-f:]+ [0-9]+ +/dev/mem$" "/proc/$qpid/maps" >"$d/maps" || ok=0
-	echo "lab: npt=$1: QEMU maps $(awk '{ print $1, $3, $6 }' "$d/maps" | head -n 1); $(grep 'devmem helper' /lab/traces/lab.log | tail -n 1)"
+	echo "lab: $MMU=$1: QEMU maps $(awk '{ print $1, $3, $6 }' "$d/maps" | head -n 1); $(grep 'devmem helper' /lab/traces/lab.log | tail -n 1)"
 	phases ready --pid "$qpid" >>"$d/driver.err" 2>&1 || ok=0
 	l1_wait "$qpid" sh -c 'ls /lab/traces/lab-*.jsonl' >/dev/null 2>&1 || ok=0
 	jsonl=$(ls /lab/traces/lab-*.jsonl 2>/dev/null | head -n 1)
 	l1_wait "$qpid" grep -q 'attached to VM' /lab/traces/lab.log || ok=0
-	echo "lab: npt=$1: guest ready, tracer $(grep -o 'in [a-z-]* mode' /lab/traces/lab.log | tail -n 1)"
+	echo "lab: $MMU=$1: guest ready, tracer $(grep -o 'in [a-z-]* mode' /lab/traces/lab.log | tail -n 1)"
 	phases run --payload phases4 --hold 3.5s --hold-intervals 2 --follow "$jsonl" --phase-log "$d/phases.jsonl" \
 		--pid "$qpid" >>"$d/driver.err" 2>&1 || ok=0
 	$VIRSH destroy lab >>"$d/virsh.err" 2>&1 || ok=0
@@ -125,8 +130,8 @@ run_domain() {
 # (the CPU, chanmap and iomem it checks are L1's), its --check, virsh define.
 define_domain() {
 	plain_domain >/lab/plain.xml
-	hvmtrace virt-xml /lab/plain.xml -o /lab/lab.xml --emulator /lab/qemu/qemu-system-x86_64 --cpu 1 \
-		--interval 1s --mode ad --bandwidth off --jsonl on --output-dir /lab/traces \
+	hvmtrace virt-xml /lab/plain.xml -o /lab/lab.xml --emulator /lab/qemu/qemu-system-x86_64 \
+		--cpu "$TRACER_CPU" --interval 1s --mode ad --bandwidth off --jsonl on --output-dir /lab/traces \
 		--chanmap /lab/chanmap.json --channels s0.mc0.ch0 2>>"$d/virsh.err" &&
 		hvmtrace virt-xml --check /lab/lab.xml 2>>"$d/virsh.err" &&
 		$VIRSH define /lab/lab.xml >/dev/null 2>>"$d/virsh.err" &&
@@ -145,9 +150,9 @@ cat >/lab/chanmap.json <<'EOC'
  "interleaved": [], "advice": ""}
 EOC
 
-for npt in 1 0; do
+for npt in $LAB_TDP; do
 	load_kvm $npt || continue
-	scenario "libvirt npt=$npt interval=1s" run_one $npt
+	scenario "libvirt $MMU=$npt interval=1s" run_one $npt
 	unload_kvm
 done
 lab_end
