@@ -96,7 +96,8 @@ lab_start_qemu() {
 LAB_BOCHS_IPS=100000000
 
 # lab_start_bochs K INITRAMFS MEM_MIB [APPEND]: starts the Intel tier's L0 in the background, its pid in
-# LAB_PID: Bochs 2.7 (Debian's), cpu model corei7_skylake_x (VMX with EPT, EPT A/D, PML), one CPU, booting a
+# LAB_PID: Bochs 2.7 (Debian's), cpu model corei7_skylake_x (VMX with EPT, EPT A/D, PML), one CPU (LAB_BOCHS_CPUS
+# for more: the libvirt route's virt-xml wants a CPU for the tracer beside the vCPUs; docs/lab.md §6), booting a
 # CD image of the kernel, the initramfs and the command line (scripts/lab-iso.sh, cached). Debian's Bochs
 # has no headless display: rfb that waits for no viewer. It is built with its debugger, which -rc tells to
 # run and then quit. L1's ACPI power-off is a PANIC to Bochs, which panic: action=fatal turns into an exit.
@@ -116,7 +117,7 @@ config_interface: textconfig
 display_library: rfb, options="timeout=0"
 romimage: file=/usr/share/bochs/BIOS-bochs-latest
 vgaromimage: file=/usr/share/vgabios/vgabios.bin
-cpu: model=corei7_skylake_x, count=1, ips=$LAB_BOCHS_IPS, reset_on_triple_fault=0, ignore_bad_msrs=1
+cpu: model=corei7_skylake_x, count=${LAB_BOCHS_CPUS:-1}, ips=$LAB_BOCHS_IPS, reset_on_triple_fault=0, ignore_bad_msrs=1
 memory: guest=$3, host=$host_mib
 pci: enabled=1, chipset=i440fx
 ata0: enabled=1, ioaddr1=0x1f0, ioaddr2=0x3f0, irq=14
