@@ -149,7 +149,8 @@ $(BUILD)/guest/%: tests/guest/%.c
 # make qemu builds (cached), like every AMD lab test, and runs ad_check (tests/lab/run.sh) and lab_qemu's
 # owners scenario (a Linux L2 with the guest agent in mode ad, docs/attribution.md); intel boots L1
 # under Bochs and runs the Intel matrix (docs/lab.md): ad_check and the record scenario, ept=1 and ept=0,
-# 1 s and 100 ms, both kernels, and patched QEMU's phases scenario (lab/test_intel_qemu) at 1 s.
+# 1 s and 100 ms, both kernels, patched QEMU's phases scenario (lab/test_intel_qemu) at 1 s, and the libvirt
+# route (lab/test_intel_libvirt) on 6.12 with ept=1.
 LAB_VENDOR ?= amd intel
 KVER ?= $(shell uname -r)
 .PHONY: kvm-modules lab
@@ -175,6 +176,7 @@ ifneq ($(filter intel,$(LAB_VENDOR)),)
 		tests/lab/test_intel_record.sh
 	scripts/build-qemu.sh >/dev/null
 	LAB_INTEL_QEMU=1 LAB_KERNELS="6.1 6.12" LAB_TDP="1 0" BUILD=$(BUILD) tests/lab/test_intel_qemu.sh
+	LAB_INTEL_LIBVIRT=1 LAB_KERNELS=6.12 BUILD=$(BUILD) tests/lab/test_intel_libvirt.sh
 endif
 
 # libFuzzer harnesses (tests/fuzz/fuzz_*.c; docs/reliability.md, "Fuzzing"), built with clang, ASan and UBSan

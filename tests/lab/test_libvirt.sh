@@ -6,8 +6,8 @@
 # in mode ad, and check_phases holds the PVH phase payload's written and accessed sets to its phase log,
 # page by page, with kvm_amd npt=1 and npt=0. The L1 side is tests/lab/libvirt_init.sh; libvirt's files
 # come from this host's packages (scripts/lab-libvirt-root.sh, cached). LAB_KERNELS="6.1" runs one kernel,
-# LAB_TDP="1" one MMU setting. Sourced by a test that sets LAB_VENDOR=intel, it runs under Bochs (kvm_intel;
-# 6.12 and ept=1 by default): tried once, not a test of the Intel tier (docs/lab.md §6 says how far it got).
+# LAB_TDP="1" one MMU setting. tests/lab/test_intel_libvirt.sh sources this file for the Intel tier (L0:
+# Bochs, kvm_intel; 6.12 and ept=1 by default).
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/qemu.bash"
 # Run as itself: the AMD tier (L0: QEMU TCG). Sourced: the sourcing test's LAB_VENDOR.
