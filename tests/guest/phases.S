@@ -12,10 +12,10 @@
  * code, and its page tables through the CPU's walks), its script's pages, the command page (read) and the
  * ack page (where it also leaves the image's layout for the driver: phases_abi.h).
  *
- * The guest never enables interrupts (phases_if.S does) and should take no exception, but if one reaches it anyway (a stray
- * interrupt, or a fault from memory that changed under it), an IDT catches every vector: the handler
- * leaves the CPU's frame and CR2 in the ack page, reports the vector there (PHASES_ACK_FAULT) and halts,
- * so the driver can say what happened instead of seeing the VM shut down on a triple fault.
+ * The guest never enables interrupts (phases_if.S does) and should take no exception, but if one reaches it
+ * anyway (a stray interrupt, or a fault from memory that changed under it), an IDT catches every vector:
+ * the handler leaves the CPU's frame and CR2 in the ack page, reports the vector there (PHASES_ACK_FAULT)
+ * and halts, so the driver can say what happened instead of seeing the VM shut down on a triple fault.
  */
 #include "guest_abi.h"
 #include "phases_abi.h"

@@ -11,7 +11,7 @@
 # qemu_init.sh; intervals before the first phase (the tracer attached when the domain started, before
 # SeaBIOS and the loader ran) are not held (--from-first-phase). With kvm_amd npt=1 and npt=0, at 1 s.
 # Results: "CHECK libvirt npt=N interval=1s PASS|FAIL …" (ept= on Intel), then "LAB-RESULT PASS|FAIL".
-# On Intel (kvm_intel, one CPU: the tracer shares it, TRACER_CPU) L2 is phases_if.elf, the payload with IF=1
+# On Intel (kvm_intel, ept=; the tracer on TRACER_CPU, L1's last) L2 is phases_if.elf, the payload with IF=1
 # and the 8259s masked: Bochs gives no interrupt exit while L2 runs with IF=0 (qemu_init.sh).
 . /lab/l1_prelude.sh
 . /lab/l1_scenario.sh
@@ -71,7 +71,8 @@ run_one() {
 	t0=$(cut -d' ' -f1 /proc/uptime)
 	ok=1 check=2
 	files="virsh.err qemu.log status maps record.err driver.err libvirtd.log"
-	# What udev does on Debian, each time kvm-amd or kvm-intel makes /dev/kvm: group kvm (libvirt-qemu's group), 0660.
+	# What udev does on Debian, each time kvm-amd or kvm-intel makes /dev/kvm: group kvm (libvirt-qemu's
+	# group), 0660.
 	chgrp kvm /dev/kvm && chmod 0660 /dev/kvm || ok=0
 	start_libvirtd || { ok=0; echo "lab: $MMU=$1: libvirtd did not start: $(tail -n 3 /tmp/libvirtd.out)"; }
 	echo "lab: $MMU=$1: libvirtd up after $(awk -v a="$t0" '{ printf "%.1f", $1 - a }' /proc/uptime) s of L1"
@@ -80,7 +81,8 @@ run_one() {
 	$VIRSH start lab >>"$d/virsh.err" 2>&1 || ok=0
 	qpid=$(cat /run/libvirt/qemu/lab.pid 2>/dev/null)
 	if [ -n "$qpid" ]; then
-		echo "lab: $MMU=$1: domain started, QEMU pid $qpid, $(awk -v a="$t0" '{ printf "%.1f", $1 - a }' /proc/uptime) s"
+		echo "lab: $MMU=$1: domain started, QEMU pid $qpid, after $(awk -v a="$t0" \
+			'{ printf "%.1f", $1 - a }' /proc/uptime) s of L1"
 		run_domain "$1"
 	else
 		ok=0
