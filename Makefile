@@ -175,7 +175,7 @@ ifneq ($(filter intel,$(LAB_VENDOR)),)
 	LAB_KERNELS="6.1 6.12" LAB_TDP="1 0" LAB_INTERVALS="1s 100ms" LAB_EPTAD0=1 BUILD=$(BUILD) \
 		tests/lab/test_intel_record.sh
 	scripts/build-qemu.sh >/dev/null
-	LAB_INTEL_QEMU=1 LAB_KERNELS="6.1 6.12" LAB_TDP="1 0" BUILD=$(BUILD) tests/lab/test_intel_qemu.sh
+	LAB_KERNELS="6.1 6.12" LAB_TDP="1 0" BUILD=$(BUILD) tests/lab/test_intel_qemu.sh
 	LAB_INTEL_LIBVIRT=1 LAB_KERNELS=6.12 BUILD=$(BUILD) tests/lab/test_intel_libvirt.sh
 endif
 
