@@ -15,5 +15,6 @@ if [ "${LAB_INTEL_LIBVIRT:-0}" != 1 ]; then # a skip (exit 77, the reason last),
 	echo "the libvirt route under Bochs takes about 10 minutes: LAB_INTEL_LIBVIRT=1 runs it (make lab does)"
 	exit 77
 fi
+# shellcheck disable=SC2034 # read by the sourced test_libvirt.sh and lab.bash
 LAB_VENDOR=intel LAB_BOCHS_CPUS=${LAB_BOCHS_CPUS:-2}
 source "$(dirname "$0")/test_libvirt.sh"

@@ -10,5 +10,6 @@
 # of L1 time), 448 s beside two other Bochs labs. LAB_KERNELS (default 6.12), LAB_TDP (kvm_intel ept
 # settings, default 1), LAB_INTERVALS (default 1s), LAB_QEMU_SCENARIOS (default phases; array adds the array
 # payload and its analyses). make lab runs both kernels, ept=1 and ept=0, at 1 s.
+# shellcheck disable=SC2034 # read by the sourced test_qemu.sh and lab.bash
 LAB_VENDOR=intel
 source "$(dirname "$0")/test_qemu.sh"
