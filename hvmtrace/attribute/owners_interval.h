@@ -65,4 +65,8 @@ const struct owners_map *owners_interval_map(struct owners_interval *v, uint64_t
 /* "array[100]*", "anon", "/user.slice", "(shared)", "(changed owner)", "(no process)" ... */
 void owners_row_label(const struct owners_interval *v, uint32_t owner, char *buf, size_t len);
 
+/* Orders rows order[0..n) as every owner view ranks writers: most written page-intervals in total[row][0]
+ * first, then most accessed (total[row][1]), then by row, so that ties read the same in every view. */
+void owners_rank_writers(uint32_t *order, size_t n, const uint64_t (*total)[2]);
+
 #endif

@@ -178,20 +178,6 @@ static int label_index(struct html_owners *h, int32_t *label_of, size_t slot, st
 	return label_of[slot];
 }
 
-static const struct html_owners *sort_h;
-
-static int cmp_writer(const void *a, const void *b)
-{
-	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-	const uint64_t *p = sort_h->total[i], *q = sort_h->total[j];
-
-	if (p[0] != q[0])
-		return p[0] < q[0] ? 1 : -1;
-	if (p[1] != q[1])
-		return p[1] < q[1] ? 1 : -1;
-	return i < j ? -1 : i > j;
-}
-
 static void add_run(struct json_object *runs, uint64_t first, uint64_t n, int label, uint32_t pages)
 {
 	struct json_object *r = json_object_new_array();
@@ -261,8 +247,7 @@ struct json_object *html_owners_json(struct html_owners *h, const struct trace_s
 	for (size_t i = 0; i < h->v.nrows; i++)
 		if (h->v.rows[i].type == h->by && (h->total[i][0] || h->total[i][1]))
 			order[nord++] = (uint32_t)i;
-	sort_h = h;
-	qsort(order, nord, sizeof(*order), cmp_writer);
+	owners_rank_writers(order, nord, h->total);
 	nord = nord < LEGEND_MAX ? nord : LEGEND_MAX;
 	for (size_t i = 0; i < nord + SLOT_SPECIAL; i++) {
 		size_t slot = i < nord ? order[i] : h->v.nrows + (i - nord);

@@ -133,20 +133,6 @@ static int class_run(void *ctx, uint64_t first, uint64_t count, enum hvt_page_cl
 	return 0;
 }
 
-static const struct report_owners *sort_x;
-
-static int cmp_writer(const void *a, const void *b)
-{
-	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-	const uint64_t *p = sort_x->total[i], *q = sort_x->total[j];
-
-	if (p[0] != q[0])
-		return p[0] < q[0] ? 1 : -1;
-	if (p[1] != q[1])
-		return p[1] < q[1] ? 1 : -1;
-	return i < j ? -1 : i > j;
-}
-
 static int alloc(struct report_owners *x, uint64_t n)
 {
 	size_t s = x->nslots = x->v.nrows + SLOT_SPECIAL;
@@ -208,8 +194,7 @@ int report_owners_compute(struct report *rp)
 	for (size_t i = 0; i < x->v.nrows; i++)
 		if (x->v.rows[i].type == rp->o.by)
 			x->order[x->nord++] = (uint32_t)i;
-	sort_x = x;
-	qsort(x->order, x->nord, sizeof(*x->order), cmp_writer);
+	owners_rank_writers(x->order, x->nord, x->total);
 	return 0;
 oom:
 	fprintf(stderr, "hvmtrace report: out of memory counting pages by owner\n");
