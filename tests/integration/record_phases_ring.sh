@@ -27,7 +27,7 @@ grep -q "dirty pages listed" "$T/vmm.out" || fail "no interval was handed over a
 echo "ok 1s: $(wc -l <"$T/rec.jsonl") intervals, $full ring-full exits"
 
 # The same while the vCPU thread is kicked every 200 us, as a harvest kicks it once an interval: a kick
-# that lands while that thread resets the ring after a ring-full exit made KVM (6.16 and later) leave the
+# that lands while that thread resets the ring after a ring-full exit made KVM (recent Linux, 6.18 here) leave the
 # pages of the batch it was resetting writable and unlogged (tests/vmm/dirtyring.c); without the guard,
 # pages went missing from every such run here, more with each interval.
 python3 "$ROOT/tests/tools/kick_storm.py" "$T/vmm.sock" 200 >"$T/storm.out" 2>&1 &

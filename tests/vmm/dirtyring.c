@@ -181,7 +181,7 @@ uint64_t dirtyring_full_exits(const struct vm *vm)
 
 /*
  * Runs on the vCPU thread, which a harvest kicks with KICK_SIGNAL. KVM_RESET_DIRTY_RINGS stops at a pending
- * signal (kvm_dirty_ring_reset(), virt/kvm/dirty_ring.c, since Linux 6.16), after it has marked the
+ * signal (kvm_dirty_ring_reset(), virt/kvm/dirty_ring.c, in recent Linux: 6.18 here), after it has marked the
  * entries of its current batch reset but before it write-protects their pages, and the ioctl still
  * succeeds: those pages stay writable and their next writes reach no ring (seen here as one page missing
  * from two whole intervals). So the kick waits, blocked, until the reset is done.
