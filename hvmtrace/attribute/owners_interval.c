@@ -258,3 +258,19 @@ void owners_rank_writers(uint32_t *order, size_t n, const uint64_t (*total)[2])
 {
 	qsort_r(order, n, sizeof(*order), cmp_writer, (void *)total);
 }
+
+size_t owners_slot_of(size_t nrows, uint32_t owner)
+{
+	return owner < nrows             ? owner
+	       : owner == OWNERS_SHARED  ? nrows + OWNERS_SLOT_SHARED
+	       : owner == OWNERS_CHANGED ? nrows + OWNERS_SLOT_CHANGED
+					 : nrows + OWNERS_SLOT_NONE;
+}
+
+uint32_t owners_owner_of_slot(size_t nrows, size_t slot)
+{
+	return slot < nrows                          ? (uint32_t)slot
+	       : slot == nrows + OWNERS_SLOT_SHARED  ? OWNERS_SHARED
+	       : slot == nrows + OWNERS_SLOT_CHANGED ? OWNERS_CHANGED
+						     : OWNERS_NONE;
+}
