@@ -27,7 +27,9 @@ run_one() {
 		--phase-log "$d/phases.jsonl" --vcpu-cpu 0 $GUEST_IF >"$d/vmm.out" 2>&1 &
 	vmm=$!
 	ok=1
-	l1_wait $vmm [ -S "$d/vmm.sock" ] || ok=0
+	# Listening, not just bound: the socket exists from bind() on, and a connect() before listen() is
+	# refused (seen once: record refused, the VMM waiting for it until its timeout).
+	l1_wait $vmm grep -q "listening on" "$d/vmm.out" || ok=0
 	timeout 200 hvmtrace record --attach "$d/vmm.sock" --cpu "$TRACER_CPU" --interval "$2" -o "$d/t.hvt" \
 		--jsonl "$d/rec.jsonl" 2>"$d/record.err" || ok=0
 	wait "$vmm" || ok=0
