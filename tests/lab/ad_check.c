@@ -21,7 +21,10 @@
  *   --bench MIB   time harvests of an MIB-sized slot, 4 KiB and 2 MiB mappings, 1 % and 100 % of its pages
  *                 touched, pruned and full walk, next to the copy of the two bitmaps at L1's memcpy
  *                 bandwidth (figures, not checks: "LAB_AD ..." lines, bench/lab_harvest.sh)
- * Output: "CHECK name PASS|FAIL detail" lines, "BENCH"/"LAB_AD" lines, and a final "AD_CHECK PASS|FAIL".
+ * The plain scenario (no option) also reports, as EVIDENCE, what a harvest says of the page directory of a
+ * second L2 that runs with paging on (run_page_table_evidence).
+ * Output: "CHECK name PASS|FAIL detail" lines, "EVIDENCE" lines, "BENCH"/"LAB_AD" lines, and a final
+ * "AD_CHECK PASS|FAIL".
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -356,6 +359,57 @@ static void run_exactness(struct lab_vm *v, struct harvest_client *c, uint64_t n
 	printf(
 	    "EVIDENCE noflush_hot_pages_reported=%llu of 4 (4 = the lab's emulated TLB kept no stale translation across the harvest: each interval here starts with a new VM entry, and the emulator's nested paging (TCG's, Bochs's) does not keep guest translations across it, so a missing flush cannot show)\n",
 	    (unsigned long long)__builtin_popcountll(r->dirty[(FIRST_DATA + 300) / 64]));
+}
+
+static bool bit(const uint64_t *bm, uint64_t gfn)
+{
+	return bm[gfn / 64] >> (gfn % 64) & 1;
+}
+
+/*
+ * What a harvest reports for the guest's own page-table page (evidence, not a check: it differs by MMU and
+ * vendor, docs/kvm-ad.md "Pages without a guest access"). A second VM whose L2 runs with paging on: one page
+ * directory at PD_GFN with a single 4 MiB identity mapping, its A and D already set, so that the guest's
+ * CPU only reads it. After a clearing harvest the guest reads 16 pages again; the harvest's TLB flush makes
+ * its CPU walk the page directory again. EPT with A/D (EPTP bit 6) and NPT treat that walk as a write; the
+ * shadow MMU's hardware walks KVM's tables, not the guest's; EPT without A/D sees a read.
+ */
+#define PD_GFN 2
+static void run_page_table_evidence(void)
+{
+	struct lab_vm v;
+	struct harvest_client c;
+	const struct harvest_reply *r;
+	struct kvm_sregs sregs;
+	uint64_t npages = 1024, code = CODE_GPA / PAGE; /* the 4 MiB the one PDE maps */
+	uint32_t pde = 0xe3;                            /* base 0; P, RW, A, D, PS */
+
+	vm_setup(&v, npages * PAGE, false, -1);
+	memcpy(v.mem + PD_GFN * PAGE, &pde, sizeof(pde));
+	if (ioctl(v.vcpu, KVM_GET_SREGS, &sregs))
+		die("KVM_GET_SREGS");
+	sregs.cr3 = PD_GFN * PAGE;
+	sregs.cr4 |= 1u << 4;  /* PSE: 4 MiB pages */
+	sregs.cr0 |= 1u << 31; /* PG */
+	if (ioctl(v.vcpu, KVM_SET_SREGS, &sregs))
+		die("KVM_SET_SREGS paging");
+	harvester_start(&c, &v);
+	guest_touch(&v, FIRST_DATA, 16, false); /* maps the pages: KVM pre-sets A/D, so clear first */
+	harvest(&c, npages, 0);
+	guest_touch(&v, FIRST_DATA, 16, false);
+	r = harvest(&c, npages, 0);
+	uint64_t reads_a = 0, reads_d = 0;
+
+	for (uint64_t g = FIRST_DATA; g < FIRST_DATA + 16; g++) {
+		reads_a += bit(r->accessed, g);
+		reads_d += bit(r->dirty, g);
+	}
+	printf("EVIDENCE page_table_page accessed=%d written=%d code_page accessed=%d written=%d read_pages "
+	       "accessed=%llu written=%llu of 16 (the guest only read; its page directory's A and D were set "
+	       "beforehand, so its CPU wrote nothing there)\n",
+	       bit(r->accessed, PD_GFN), bit(r->dirty, PD_GFN), bit(r->accessed, code), bit(r->dirty, code),
+	       (unsigned long long)reads_a, (unsigned long long)reads_d);
+	harvester_stop(&c);
 }
 
 static void run_huge(struct lab_vm *v, struct harvest_client *c, uint64_t npages)
@@ -782,6 +836,8 @@ int main(int argc, char **argv)
 		run_prune_concurrent(&v, &c, npages, 40);
 	}
 	harvester_stop(&c);
+	if (!huge && !walk_flags && devmem < 0 && !dirty_log)
+		run_page_table_evidence();
 	if (bench_mib) {
 		double bw = copy_bandwidth(bench_mib << 20);
 
