@@ -24,6 +24,7 @@
 
 #define CHUNK          SWEEP_CHUNK_PAD /* pages per step: it reads and writes back up to CHUNK - 1 past a run */
 #define PREFETCH_AHEAD 16              /* runs */
+#define SHORT_PIECE    4               /* pages: shorter pieces are swept a page at a time */
 
 static bool impl_available(enum hvt_sweep_impl impl)
 {
@@ -209,6 +210,11 @@ static inline __attribute__((always_inline)) void sweep_piece(uint32_t *p, uint6
 {
 	at->old = p[0] >> 16;
 	at->seg = 0;
+	if (count < SHORT_PIECE) { /* a step would read and write back a whole vector for these */
+		touch_pages(p, NULL, (int)count, at);
+		end_segment(at->stamp, at->old, at->seg, at->w, at->gap);
+		return;
+	}
 	for (uint64_t i = 0; i < count; i += CHUNK) {
 		int n = count - i < CHUNK ? (int)(count - i) : CHUNK;
 		uint32_t prev[CHUNK];
@@ -261,9 +267,10 @@ typedef void piece_fn(uint32_t *p, uint64_t count, struct sweep_at *at, step_fn 
  */
 static inline __attribute__((always_inline)) int sweep_runs(struct hvt_sweep *s, int kind,
 							    const struct hvt_run *v, size_t n, uint64_t base,
-							    struct sweep_at *at, piece_fn *piece,
+							    const struct sweep_at *where, piece_fn *piece,
 							    step_fn *step)
 {
+	struct sweep_at here = *where, *at = &here; /* a copy of its own, kept in registers */
 	uint32_t *ahead[PREFETCH_AHEAD];
 
 	for (size_t r = 0; r < n && r < PREFETCH_AHEAD; r++)
