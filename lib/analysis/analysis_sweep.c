@@ -245,16 +245,15 @@ static inline uint32_t *states_at(struct hvt_sweep *s, int kind, uint64_t i)
 	ptrdiff_t c;
 	struct sweep_chunk *ch;
 
-	if (s->chunks.dir && s->chunks.dir[i / HVT_COUNT_CHUNK]) { /* the common case, without a call */
-		ch = &s->chunks.v[s->chunks.dir[i / HVT_COUNT_CHUNK] - 1];
-		if (ch->state[kind])
-			return ch->state[kind] + (i - ch->first);
-	}
+	if (s->chunks.dir && s->chunks.states_dir[kind][i / HVT_COUNT_CHUNK]) /* the common case, one load */
+		return s->chunks.states_dir[kind][i / HVT_COUNT_CHUNK] + i % HVT_COUNT_CHUNK;
 	if ((c = chunk_table_get(&s->chunks, i)) < 0)
 		return NULL;
 	ch = &s->chunks.v[c];
 	if (!ch->state[kind] && !(ch->state[kind] = chunk_table_states(&s->chunks)))
 		return NULL;
+	if (s->chunks.dir)
+		s->chunks.states_dir[kind][i / HVT_COUNT_CHUNK] = ch->state[kind];
 	return ch->state[kind] + (i - ch->first);
 }
 
