@@ -278,6 +278,7 @@ run_damon() {
 			fi
 		done <"$d/maps" >"$d/hva.map"
 		echo "lab: damon npt=$1 host=$2: QEMU pid $qpid, guest RAM at $(cat "$d/maps")"
+		# shellcheck disable=SC2046 # the attributes, one word each
 		damon-record start $(echo $DAMON_ATTRS | tr , ' ') "$qpid" 2>"$d/host.err" || ok=0
 		# Until the array program is done: DAMON stops by itself once its target exits.
 		l1_wait $qemu grep -q 'HVT PHASE done' "$d/console"
