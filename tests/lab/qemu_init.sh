@@ -16,7 +16,7 @@
 . /lab/l1_scenario.sh
 
 # labqemumodes=ad,dirty-log on the kernel command line picks the modes (default: ad);
-# labqemuscenarios=phases,array,owners the scenarios (default: phases and array).
+# labqemuscenarios=phases,array,owners,damon,damon-host the scenarios (default: phases and array).
 modes=$(sed -n 's/.*labqemumodes=\([a-z,-]*\).*/\1/p' /proc/cmdline | tr , ' ')
 scenarios=$(sed -n 's/.*labqemuscenarios=\([a-z,-]*\).*/\1/p' /proc/cmdline | tr , ' ')
 
