@@ -168,7 +168,7 @@ ifneq ($(filter amd,$(LAB_VENDOR)),)
 	scripts/build-qemu.sh >/dev/null
 	LAB_VENDOR=amd BUILD=$(BUILD) tests/lab/run.sh 6.1
 	LAB_VENDOR=amd BUILD=$(BUILD) tests/lab/run.sh 6.12
-	LAB_QEMU_SCENARIOS=owners BUILD=$(BUILD) tests/lab/test_qemu.sh
+	LAB_QEMU_SCENARIOS=owners,damon,damon-host BUILD=$(BUILD) tests/lab/test_qemu.sh
 endif
 ifneq ($(filter intel,$(LAB_VENDOR)),)
 	LAB_KERNELS="6.1 6.12" BUILD=$(BUILD) tests/lab/test_intel_ad.sh

@@ -4,14 +4,15 @@
 #   1  dirty-log harvest + encode + write per interval, sparse guests 1 GiB .. 1 TiB, 0.1/1/10 % written,
 #      next to one copy of the bitmap; the tracer's share of a core at 1 s and 100 ms; the same in mode
 #      dirty-ring (KVM's dirty ring) at 0.1 and 10 %
-#   2  KVM_AD_HARVEST in the nested lab, 4 KiB / 2 MiB mappings, 1 / 100 % touched, pruned / full walk,
-#      next to the bitmap copy in the same L1 (bench/lab_harvest.sh's LAB_AD lines)
+#   2  KVM_AD_HARVEST in the nested lab, AMD NPT (L0 QEMU TCG) and Intel EPT (L0 Bochs), 4 KiB / 2 MiB
+#      mappings, 1 / 100 % touched, pruned / full walk, next to the bitmap copy in the same L1
+#      (bench/table/lab_section.sh, which runs alone too; no bochs: the Intel rows say so)
 #   3  QEMU's calc-dirty-rate on the same guest and load as hvmtrace, under the patched QEMU
 #   4  guest slowdown of the memory-bound array payload, traced at 1 s, 100 ms, 10 ms vs untraced
 #   5  trace bytes per interval next to the raw bitmap
 # Figures only: nothing is asserted about time, but a run a figure depends on that fails fails the bench.
 # Measure on a quiet machine (the figures of docs/performance.md were taken holding the machine's lock).
-# usage: bench/table.sh BUILD_DIR   BENCH_LAB=0 skips section 2 (minutes under TCG), BENCH_QEMU=0 section 3.
+# usage: bench/table.sh BUILD_DIR   BENCH_LAB=0 skips section 2 (minutes under TCG and Bochs), BENCH_QEMU=0 section 3.
 set -u
 BUILD=${1:?usage: bench/table.sh BUILD_DIR}
 cd "$(dirname "$0")/.."
@@ -82,12 +83,7 @@ section 2
 if [ "${BENCH_LAB:-1}" = 0 ]; then
 	echo "| 2 | KVM_AD_HARVEST in the lab | not measured: skipped (BENCH_LAB=0) | | | |" >>"$T/s2"
 else
-	bench/lab_harvest.sh "$BUILD" >"$T/lab.out" 2>&1 || {
-		status=1
-		cat "$T/lab.out" >&2
-		echo "bench: bench/lab_harvest.sh failed (its output above)" >&2
-	}
-	bench/table/lab_rows.sh "$T/lab.out" "$status" >>"$T/s2"
+	bench/table/lab_section.sh "$BUILD" >>"$T/s2" || status=1
 fi
 
 echo

@@ -13,8 +13,9 @@
 # series touches (keyed by the version); kvm-modules-KVER-KEY/ the modules, keyed by the source version,
 # the headers' .config and Module.symvers, the series and this script.
 # The build passes -Werror. The patched headers are put before the installed ones on the include path
-# (NOSTDINC_FLAGS); the series only adds declarations to them, so other modules of the installed kernel
-# keep working with the replacement kvm.ko.
+# (NOSTDINC_FLAGS); the series only adds declarations to them and one member at the end of struct kvm
+# (which only kvm and its vendor modules allocate), so other modules of the installed kernel keep working
+# with the replacement kvm.ko.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/scripts/cache.sh"

@@ -1,6 +1,7 @@
 #!/bin/bash
 # make score: how wrong is DAMON? Boots the built-in Linux guest (scripts/guest-workloads.sh: Debian's 6.12
-# kernel, under TCG in the patched QEMU) running the array program with DAMON recording inside it
+# kernel, under TCG in the patched QEMU) running the array program, then the build-like load, with DAMON
+# recording inside it
 # (tests/guest/damon-record.sh: paddr, through sysfs and the damon_aggregated tracepoint), traces the same
 # run with `hvmtrace record` (mode dirty-log: the written pages, exactly), then scores the record against
 # the trace with `hvmtrace score` (docs/score.md). A dirty-log trace scores DAMON's recall of the written
@@ -12,6 +13,9 @@
 #                            sampling and 1 s aggregation)
 #   INTERVAL=DUR             the trace's interval (default 20ms: a few per aggregation window)
 #   SIZE=BYTES PHASE=SECS    the array program's arrays and phases (default 32 MiB, 6 s)
+#   LOADS="array build"      the workloads, each with every attribute set: the array program, and the
+#                            build-like load (tests/guest/buildload.c: make, cc1, as, ld) for BUILD_SECS
+#                            (default 12) seconds with 2 parallel compilations
 #   OUT=DIR                  where the traces, records, consoles and scores go (default score-out)
 # Clocks: the guest writes a trace marker and then prints "HVT DAMON-SYNC start" on its console, which the
 # host stamps with its CLOCK_MONOTONIC (tests/tools/stamp_lines); the record's times (the guest's
@@ -28,6 +32,8 @@ DAMON=${DAMON:-5000,100000,10,1000 5000,100000,10,20 20000,1000000,10,1000}
 INTERVAL=${INTERVAL:-20ms}
 SIZE=${SIZE:-$((32 << 20))}
 PHASE=${PHASE:-6}
+LOADS=${LOADS:-array build}
+BUILD_SECS=${BUILD_SECS:-12}
 OUT=${OUT:-score-out}
 die() {
 	echo "score-damon: $*" >&2
@@ -52,14 +58,24 @@ sync_ns() {
 		($2 == "HVT" && $3 == "DAMON-SYNC" && $4 == n) { print $1; exit }' "$1"
 }
 
-one_run() {
-	local attrs=$1 d=$OUT/run-${1//,/-} qemu rc=0
+one_run() { # LOAD ATTRS
+	local load=$1 attrs=$2 d=$OUT/run-$1-${2//,/-} qemu rc=0 run
 	rm -rf "$d"
 	mkdir -p "$d"
-	echo "== DAMON sample,aggr(us),min,max = $attrs: array of $SIZE bytes, ${PHASE}s copy then ${PHASE}s add"
+	case $load in
+	array)
+		run="hvt.run=array hvt.size=$SIZE hvt.phase=$PHASE"
+		echo "== DAMON sample,aggr(us),min,max = $attrs: array of $SIZE bytes, ${PHASE}s copy then ${PHASE}s add"
+		;;
+	build)
+		run="hvt.run=build hvt.seconds=$BUILD_SECS hvt.jobs=2"
+		echo "== DAMON sample,aggr(us),min,max = $attrs: build-like load, ${BUILD_SECS}s, 2 compilations at a time"
+		;;
+	*) die "LOADS: '$load': expected array or build" ;;
+	esac
 	nice timeout 600 "$qemu_dir/qemu-system-x86_64" -L "$qemu_dir/optionrom" -L /usr/share/seabios -M pc \
 		-accel tcg -cpu max -m 512M -smp 1 -kernel "$kernel" -initrd "$initrd" \
-		-append "console=ttyS0 quiet panic=-1 hvt.size=$SIZE hvt.phase=$PHASE hvt.damon=$attrs" \
+		-append "console=ttyS0 quiet panic=-1 $run hvt.damon=$attrs" \
 		-no-reboot -nic none -display none -monitor none -serial stdio -serial "file:$d/damon.raw" \
 		-object "hvmtrace,id=t0,path=$d/vm.sock" 2>"$d/qemu.err" </dev/null \
 		> >(nice "$build/tests/tools/stamp_lines" >"$d/console") &
@@ -88,25 +104,31 @@ one_run() {
 	nice "$build/bin/hvmtrace" score "$d/trace.hvt" --damon "$d/damon.rec" --record-clock trace --offset "$o" \
 		--json >"$d/score.json"
 	cat "$d/score.txt"
-	nice python3 scripts/score-damon-split.py "$d" "$build/bin/hvmtrace" | tee "$d/split.txt"
+	# the split by array c: the array program's only
+	[ "$load" != array ] || nice python3 scripts/score-damon-split.py "$d" "$build/bin/hvmtrace" | tee "$d/split.txt"
 	echo
 }
 
 for attrs in $DAMON; do
 	[[ $attrs =~ ^[0-9]+,[0-9]+,[0-9]+,[0-9]+$ ]] || die "DAMON set '$attrs': expected S,A,MIN,MAX (us, us, regions, regions)"
-	one_run "$attrs"
+done
+for load in $LOADS; do
+	for attrs in $DAMON; do
+		one_run "$load" "$attrs"
+	done
 done
 
 # One line per attribute set: the overall figures of each run (score.json's "overall").
 echo "== summary (written pages: recall, hot overlap and the working set's error against them; DAMON's"
 echo "   working set holds the pages it saw read too, so wss_err > 0 is expected)"
-printf '%-22s %6s %10s %12s %12s %8s %8s %9s\n' "sample,aggr,min,max" windows "ivs/window" damon_pages written \
-	recall hot wss_err
-for attrs in $DAMON; do
+printf '%-6s %-22s %6s %10s %12s %12s %8s %8s %9s\n' load "sample,aggr,min,max" windows "ivs/window" \
+	damon_pages written recall hot wss_err
+for load in $LOADS; do for attrs in $DAMON; do
 	jq -r --arg a "$attrs" '.overall as $o | [$a, $o.windows, ((.intervals - .intervals_outside) / $o.windows),
 		($o.damon_pages / $o.windows), ($o.true_pages / $o.windows), $o.recall, $o.hot_overlap, $o.wss_error]
-		| "\(.[0]) \(.[1]) \(.[2]) \(.[3]) \(.[4]) \(.[5]) \(.[6]) \(.[7])"' "$OUT/run-${attrs//,/-}/score.json" |
+		| "\(.[0]) \(.[1]) \(.[2]) \(.[3]) \(.[4]) \(.[5]) \(.[6]) \(.[7])"' "$OUT/run-$load-${attrs//,/-}/score.json" |
 		while read -r a w i d t r h e; do
-			printf '%-22s %6d %10.1f %12.0f %12.0f %8.4f %8.4f %+9.4f\n' "$a" "$w" "$i" "$d" "$t" "$r" "$h" "$e"
+			printf '%-6s %-22s %6d %10.1f %12.0f %12.0f %8.4f %8.4f %+9.4f\n' "$load" "$a" "$w" "$i" "$d" "$t" \
+				"$r" "$h" "$e"
 		done
-done
+done; done

@@ -241,3 +241,36 @@ void owners_row_label(const struct owners_interval *v, uint32_t owner, char *buf
 	else
 		snprintf(buf, len, "%s", r->name[0] ? r->name : "(no cgroup)");
 }
+
+static int cmp_writer(const void *a, const void *b, void *ctx)
+{
+	const uint64_t(*total)[2] = ctx;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+
+	if (total[i][0] != total[j][0])
+		return total[i][0] < total[j][0] ? 1 : -1;
+	if (total[i][1] != total[j][1])
+		return total[i][1] < total[j][1] ? 1 : -1;
+	return i < j ? -1 : i > j;
+}
+
+void owners_rank_writers(uint32_t *order, size_t n, const uint64_t (*total)[2])
+{
+	qsort_r(order, n, sizeof(*order), cmp_writer, (void *)total);
+}
+
+size_t owners_slot_of(size_t nrows, uint32_t owner)
+{
+	return owner < nrows             ? owner
+	       : owner == OWNERS_SHARED  ? nrows + OWNERS_SLOT_SHARED
+	       : owner == OWNERS_CHANGED ? nrows + OWNERS_SLOT_CHANGED
+					 : nrows + OWNERS_SLOT_NONE;
+}
+
+uint32_t owners_owner_of_slot(size_t nrows, size_t slot)
+{
+	return slot < nrows                          ? (uint32_t)slot
+	       : slot == nrows + OWNERS_SLOT_SHARED  ? OWNERS_SHARED
+	       : slot == nrows + OWNERS_SLOT_CHANGED ? OWNERS_CHANGED
+						     : OWNERS_NONE;
+}

@@ -65,4 +65,13 @@ const struct owners_map *owners_interval_map(struct owners_interval *v, uint64_t
 /* "array[100]*", "anon", "/user.slice", "(shared)", "(changed owner)", "(no process)" ... */
 void owners_row_label(const struct owners_interval *v, uint32_t owner, char *buf, size_t len);
 
+/* The owner views count pages per row, then in three slots after the rows: shared, changed owner, none. */
+enum { OWNERS_SLOT_SHARED, OWNERS_SLOT_CHANGED, OWNERS_SLOT_NONE, OWNERS_SLOTS_SPECIAL };
+size_t owners_slot_of(size_t nrows, uint32_t owner);
+uint32_t owners_owner_of_slot(size_t nrows, size_t slot);
+
+/* Orders rows order[0..n) as every owner view ranks writers: most written page-intervals in total[row][0]
+ * first, then most accessed (total[row][1]), then by row, so that ties read the same in every view. */
+void owners_rank_writers(uint32_t *order, size_t n, const uint64_t (*total)[2]);
+
 #endif

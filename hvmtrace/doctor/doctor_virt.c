@@ -150,10 +150,16 @@ static void judge_cpu(const struct doc_virt_facts *f, struct doc_report *r)
 			? "this host is itself a virtual machine: run on bare metal, or have the hypervisor below expose VMX/SVM (nested virtualisation)"
 			: "enable VT-x or AMD-V (SVM) in the firmware setup");
 	}
-	doc_evidence(c, "cpuinfo: vendor %s, model '%s', flags: %s%s%s%s", f->vendor[0] ? f->vendor : "?",
-		     f->model_name, f->vmx ? "vmx " : "", f->svm ? "svm " : "",
-		     f->hypervisor ? "hypervisor" : "",
-		     f->vmx || f->svm || f->hypervisor ? "" : "(none of vmx, svm, hypervisor)");
+	char flags[64] = "";
+
+	if (f->vmx)
+		strcat(flags, " vmx");
+	if (f->svm)
+		strcat(flags, " svm");
+	if (f->hypervisor)
+		strcat(flags, " hypervisor");
+	doc_evidence(c, "cpuinfo: vendor %s, model '%s', flags:%s", f->vendor[0] ? f->vendor : "?",
+		     f->model_name, flags[0] ? flags : " (none of vmx, svm, hypervisor)");
 }
 
 static void judge_dev(const struct doc_virt_facts *f, struct doc_report *r)

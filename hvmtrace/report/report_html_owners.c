@@ -13,8 +13,6 @@
 
 #define LEGEND_MAX 12 /* top writers in the legend */
 
-enum { SLOT_SHARED, SLOT_CHANGED, SLOT_NONE, SLOT_SPECIAL };
-
 struct html_owners {
 	struct owners_timeline tl;
 	struct owners_interval v;
@@ -37,22 +35,12 @@ struct html_owners {
 
 static size_t slot_of(const struct html_owners *h, uint32_t owner)
 {
-	size_t rows = h->v.nrows;
-
-	return owner < rows              ? owner
-	       : owner == OWNERS_SHARED  ? rows + SLOT_SHARED
-	       : owner == OWNERS_CHANGED ? rows + SLOT_CHANGED
-					 : rows + SLOT_NONE;
+	return owners_slot_of(h->v.nrows, owner);
 }
 
 static uint32_t owner_of_slot(const struct html_owners *h, size_t s)
 {
-	size_t rows = h->v.nrows;
-
-	return s < rows                   ? (uint32_t)s
-	       : s == rows + SLOT_SHARED  ? OWNERS_SHARED
-	       : s == rows + SLOT_CHANGED ? OWNERS_CHANGED
-					  : OWNERS_NONE;
+	return owners_owner_of_slot(h->v.nrows, s);
 }
 
 struct html_owners *html_owners_open(const struct trace_series *s, int by, const char *file, int snapshot)
@@ -79,7 +67,7 @@ struct html_owners *html_owners_open(const struct trace_series *s, int by, const
 			return NULL;
 		}
 	if (owners_interval_init(&h->v, &h->tl, by) ||
-	    !(h->total = calloc(h->v.nrows + SLOT_SPECIAL, sizeof(*h->total)))) {
+	    !(h->total = calloc(h->v.nrows + OWNERS_SLOTS_SPECIAL, sizeof(*h->total)))) {
 		fprintf(stderr, "hvmtrace report: out of memory reading the owners\n");
 		html_owners_free(h);
 		return NULL;
@@ -178,20 +166,6 @@ static int label_index(struct html_owners *h, int32_t *label_of, size_t slot, st
 	return label_of[slot];
 }
 
-static const struct html_owners *sort_h;
-
-static int cmp_writer(const void *a, const void *b)
-{
-	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-	const uint64_t *p = sort_h->total[i], *q = sort_h->total[j];
-
-	if (p[0] != q[0])
-		return p[0] < q[0] ? 1 : -1;
-	if (p[1] != q[1])
-		return p[1] < q[1] ? 1 : -1;
-	return i < j ? -1 : i > j;
-}
-
 static void add_run(struct json_object *runs, uint64_t first, uint64_t n, int label, uint32_t pages)
 {
 	struct json_object *r = json_object_new_array();
@@ -206,7 +180,7 @@ static void add_run(struct json_object *runs, uint64_t first, uint64_t n, int la
 struct json_object *html_owners_json(struct html_owners *h, const struct trace_series *s,
 				     const struct hvt_gfn_bins *cells)
 {
-	size_t nslots = h->v.nrows + SLOT_SPECIAL, nord = 0;
+	size_t nslots = h->v.nrows + OWNERS_SLOTS_SPECIAL, nord = 0;
 	const struct owners_map *m = owners_interval_map(&h->v, h->t_first, h->t_last);
 	int32_t *label_of = malloc(nslots * sizeof(*label_of));
 	uint32_t *order = malloc(nslots * sizeof(*order));
@@ -261,10 +235,9 @@ struct json_object *html_owners_json(struct html_owners *h, const struct trace_s
 	for (size_t i = 0; i < h->v.nrows; i++)
 		if (h->v.rows[i].type == h->by && (h->total[i][0] || h->total[i][1]))
 			order[nord++] = (uint32_t)i;
-	sort_h = h;
-	qsort(order, nord, sizeof(*order), cmp_writer);
+	owners_rank_writers(order, nord, h->total);
 	nord = nord < LEGEND_MAX ? nord : LEGEND_MAX;
-	for (size_t i = 0; i < nord + SLOT_SPECIAL; i++) {
+	for (size_t i = 0; i < nord + OWNERS_SLOTS_SPECIAL; i++) {
 		size_t slot = i < nord ? order[i] : h->v.nrows + (i - nord);
 		struct json_object *e;
 

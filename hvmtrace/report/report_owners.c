@@ -12,9 +12,6 @@
 #include "report_owners.h"
 #include "hvmtrace/util.h"
 
-/* Owners are counted in slots: rows 0 .. nrows-1, then shared, changed and no owner. */
-enum { SLOT_SHARED, SLOT_CHANGED, SLOT_NONE, SLOT_SPECIAL };
-
 struct cell {
 	uint32_t slot;
 	uint64_t n[2]; /* [enum hvt_set_kind] */
@@ -46,12 +43,7 @@ struct report_owners {
 
 static size_t slot_of(const struct report_owners *x, uint32_t owner)
 {
-	size_t rows = x->v.nrows;
-
-	return owner < rows              ? owner
-	       : owner == OWNERS_SHARED  ? rows + SLOT_SHARED
-	       : owner == OWNERS_CHANGED ? rows + SLOT_CHANGED
-					 : rows + SLOT_NONE;
+	return owners_slot_of(x->v.nrows, owner);
 }
 
 static void piece(void *ctx, uint64_t first, uint64_t count, uint32_t owner)
@@ -133,23 +125,9 @@ static int class_run(void *ctx, uint64_t first, uint64_t count, enum hvt_page_cl
 	return 0;
 }
 
-static const struct report_owners *sort_x;
-
-static int cmp_writer(const void *a, const void *b)
-{
-	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-	const uint64_t *p = sort_x->total[i], *q = sort_x->total[j];
-
-	if (p[0] != q[0])
-		return p[0] < q[0] ? 1 : -1;
-	if (p[1] != q[1])
-		return p[1] < q[1] ? 1 : -1;
-	return i < j ? -1 : i > j;
-}
-
 static int alloc(struct report_owners *x, uint64_t n)
 {
-	size_t s = x->nslots = x->v.nrows + SLOT_SPECIAL;
+	size_t s = x->nslots = x->v.nrows + OWNERS_SLOTS_SPECIAL;
 
 	x->total = calloc(s, sizeof(*x->total));
 	x->cur = calloc(s, sizeof(*x->cur));
@@ -208,8 +186,7 @@ int report_owners_compute(struct report *rp)
 	for (size_t i = 0; i < x->v.nrows; i++)
 		if (x->v.rows[i].type == rp->o.by)
 			x->order[x->nord++] = (uint32_t)i;
-	sort_x = x;
-	qsort(x->order, x->nord, sizeof(*x->order), cmp_writer);
+	owners_rank_writers(x->order, x->nord, x->total);
 	return 0;
 oom:
 	fprintf(stderr, "hvmtrace report: out of memory counting pages by owner\n");
@@ -249,10 +226,10 @@ static void slot_label(const struct report_owners *x, size_t s, char *buf, size_
 	size_t rows = x->v.nrows;
 
 	owners_row_label(&x->v,
-			 s < rows                   ? (uint32_t)s
-			 : s == rows + SLOT_SHARED  ? OWNERS_SHARED
-			 : s == rows + SLOT_CHANGED ? OWNERS_CHANGED
-						    : OWNERS_NONE,
+			 s < rows                          ? (uint32_t)s
+			 : s == rows + OWNERS_SLOT_SHARED  ? OWNERS_SHARED
+			 : s == rows + OWNERS_SLOT_CHANGED ? OWNERS_CHANGED
+							   : OWNERS_NONE,
 			 buf, len);
 }
 
@@ -300,7 +277,7 @@ static void interval_table(FILE *f, const struct report *rp, size_t cols)
 	}
 	fprintf(f, " %10s %10s %10s %10s\n", "others", "shared", "changed", "none");
 	for (uint64_t k = 0; k < rp->a.n; k++) {
-		uint64_t top[64] = {0}, other = 0, special[SLOT_SPECIAL] = {0};
+		uint64_t top[64] = {0}, other = 0, special[OWNERS_SLOTS_SPECIAL] = {0};
 
 		for (uint64_t i = 0; i < x->iv_n[k]; i++) {
 			const struct cell *cl = &x->cells[x->iv_first[k] + i];
@@ -321,7 +298,7 @@ static void interval_table(FILE *f, const struct report *rp, size_t cols)
 		for (size_t c = 0; c < cols; c++)
 			fprintf(f, " %14" PRIu64, top[c]);
 		fprintf(f, " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n", other,
-			special[SLOT_SHARED], special[SLOT_CHANGED], special[SLOT_NONE]);
+			special[OWNERS_SLOT_SHARED], special[OWNERS_SLOT_CHANGED], special[OWNERS_SLOT_NONE]);
 	}
 }
 
@@ -353,9 +330,9 @@ void report_owners_text(FILE *f, const struct report *rp)
 		owner_line(f, rp, x->order[i], rank);
 	}
 	if (rp->o.by != HVT_OWN_KIND)
-		owner_line(f, rp, rows + SLOT_SHARED, "");
-	owner_line(f, rp, rows + SLOT_CHANGED, "");
-	owner_line(f, rp, rows + SLOT_NONE, "");
+		owner_line(f, rp, rows + OWNERS_SLOT_SHARED, "");
+	owner_line(f, rp, rows + OWNERS_SLOT_CHANGED, "");
+	owner_line(f, rp, rows + OWNERS_SLOT_NONE, "");
 	fprintf(f,
 		"(shared: owned by several %s; changed owner: the snapshots around an interval disagree;\n"
 		" %s: %s)\n",
@@ -420,13 +397,13 @@ static struct json_object *cell_pair(const struct report *rp, uint64_t w, uint64
 static struct json_object *intervals_json(const struct report *rp)
 {
 	const struct report_owners *x = rp->owners;
-	static const char *const special[SLOT_SPECIAL] = {"shared", "changed", "none"};
+	static const char *const special[OWNERS_SLOTS_SPECIAL] = {"shared", "changed", "none"};
 	struct json_object *list = json_object_new_array();
 	size_t rows = x->v.nrows;
 
 	for (uint64_t k = 0; k < rp->a.n; k++) {
 		struct json_object *e = json_object_new_object(), *cells = json_object_new_array();
-		uint64_t sp[SLOT_SPECIAL][2] = {{0}};
+		uint64_t sp[OWNERS_SLOTS_SPECIAL][2] = {{0}};
 
 		json_object_object_add(e, "seq", json_object_new_uint64(rp->a.iv[k].seq));
 		for (uint64_t i = 0; i < x->iv_n[k]; i++) {
@@ -442,7 +419,7 @@ static struct json_object *intervals_json(const struct report *rp)
 			json_object_array_add(cells, c);
 		}
 		json_object_object_add(e, "owners", cells);
-		for (int s = 0; s < SLOT_SPECIAL; s++)
+		for (int s = 0; s < OWNERS_SLOTS_SPECIAL; s++)
 			json_object_object_add(e, special[s], cell_pair(rp, sp[s][0], sp[s][1]));
 		json_object_array_add(list, e);
 	}
@@ -472,9 +449,9 @@ struct json_object *report_owners_json(const struct report *rp)
 	for (size_t i = 0; i < x->nord; i++)
 		json_object_array_add(list, row_json(rp, x->order[i]));
 	json_object_object_add(o, "owners", list);
-	json_object_object_add(o, "shared", slot_json(rp, rows + SLOT_SHARED, true));
-	json_object_object_add(o, "changed", slot_json(rp, rows + SLOT_CHANGED, true));
-	json_object_object_add(o, "none", slot_json(rp, rows + SLOT_NONE, true));
+	json_object_object_add(o, "shared", slot_json(rp, rows + OWNERS_SLOT_SHARED, true));
+	json_object_object_add(o, "changed", slot_json(rp, rows + OWNERS_SLOT_CHANGED, true));
+	json_object_object_add(o, "none", slot_json(rp, rows + OWNERS_SLOT_NONE, true));
 	json_object_object_add(o, "intervals", intervals_json(rp));
 	return o;
 }

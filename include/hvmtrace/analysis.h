@@ -118,6 +118,9 @@ typedef int (*hvt_run_fn)(void *ctx, uint64_t k, enum hvt_set_kind kind, uint64_
 /* kinds: bits 1u << enum hvt_set_kind. Reads the trace again; a read error is -EINVAL with a message. */
 int hvt_analysis_walk(const struct hvt_analysis *a, struct hvt_trace_reader *r, unsigned kinds, hvt_run_fn fn,
 		      void *ctx, struct hvt_err *err);
+/* The same, the runs clipped to pages [first, end) of the range (first < end <= a->npages). */
+int hvt_analysis_walk_pages(const struct hvt_analysis *a, struct hvt_trace_reader *r, unsigned kinds,
+			    uint64_t first, uint64_t end, hvt_run_fn fn, void *ctx, struct hvt_err *err);
 
 /* ---- the per-page counts ---- */
 

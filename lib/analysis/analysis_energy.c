@@ -15,8 +15,9 @@
 struct heavy_walk {
 	const struct hvt_analysis *a;
 	uint64_t (*heavy)[HVT_COUNT_CHUNK / 64]; /* [chunk]: bit j, page first + j is write-heavy RAM */
-	uint64_t *hits; /* [k * 2 + kind]: write-heavy pages among interval k's set pages */
-	uint64_t at;    /* the chunk the last run began in */
+	uint64_t lo, hi; /* the pages [lo, hi) of the range hold every write-heavy page; lo = hi: none */
+	uint64_t *hits;  /* [k * 2 + kind]: write-heavy pages among interval k's set pages */
+	uint64_t at;     /* the chunk the last run began in */
 };
 
 /* The write-heavy RAM pages, as a bitmap per touched chunk (an untouched page is not write-heavy). */
@@ -35,6 +36,15 @@ static int mark_heavy(struct heavy_walk *hw, const struct hvt_class_thresholds *
 			    hvt_page_is_ram(a, ch->first + j))
 				hw->heavy[c][j / 64] |= 1ull << (j % 64);
 	}
+	for (uint64_t c = 0; c < a->nchunks; c++)
+		for (uint32_t w = 0; w < HVT_COUNT_CHUNK / 64; w++)
+			if (hw->heavy[c][w]) {
+				uint64_t end = a->chunks[c].first + HVT_COUNT_CHUNK;
+
+				hw->lo = hw->lo < hw->hi ? hw->lo : a->chunks[c].first;
+				hw->hi = end < a->npages ? end : a->npages;
+				break;
+			}
 	return 0;
 }
 
@@ -125,8 +135,12 @@ int hvt_energy_bytes(const struct hvt_analysis *a, struct hvt_trace_reader *r,
 	}
 	hvt_class_pages(a, t, per_class);
 	out->heavy_pages = per_class[HVT_CLASS_WRITE_HEAVY];
-	rc = hvt_analysis_walk(a, r, (1u << HVT_SET_WRITTEN) | (accessed ? 1u << HVT_SET_ACCESSED : 0),
-			       on_run, &hw, err);
+	/* only the runs that can meet a write-heavy page: none (all hits 0) when there is none */
+	rc = hw.lo < hw.hi
+		 ? hvt_analysis_walk_pages(a, r,
+					   (1u << HVT_SET_WRITTEN) | (accessed ? 1u << HVT_SET_ACCESSED : 0),
+					   hw.lo, hw.hi, on_run, &hw, err)
+		 : 0;
 	for (uint64_t k = 0; !rc && k < a->n; k++) {
 		const struct hvt_iv_info *ii = &a->iv[k];
 		uint64_t wp = ii->written != HVT_NA ? ii->written : 0;

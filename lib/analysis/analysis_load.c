@@ -349,9 +349,16 @@ static int each_run(void *ctx, const struct hvt_walk_iv *w)
 int hvt_analysis_walk(const struct hvt_analysis *a, struct hvt_trace_reader *r, unsigned kinds, hvt_run_fn fn,
 		      void *ctx, struct hvt_err *err)
 {
+	return hvt_analysis_walk_pages(a, r, kinds, 0, a->npages, fn, ctx, err);
+}
+
+int hvt_analysis_walk_pages(const struct hvt_analysis *a, struct hvt_trace_reader *r, unsigned kinds,
+			    uint64_t first, uint64_t end_page, hvt_run_fn fn, void *ctx, struct hvt_err *err)
+{
 	struct run_walk x = {.a = a, .kinds = kinds, .fn = fn, .ctx = ctx};
 	struct hvt_walk_end end;
-	int rc = hvt_select_walk(r, &a->sel, a->gfn_first, a->gfn_first + a->npages, each_run, &x, &end, err);
+	int rc = hvt_select_walk(r, &a->sel, a->gfn_first + first, a->gfn_first + end_page, each_run, &x,
+				 &end, err);
 
 	if (x.done)
 		return 0;

@@ -42,8 +42,16 @@ int chunk_table_init(struct chunk_table *t, uint64_t npages, bool hash)
 	uint64_t n = npages / HVT_COUNT_CHUNK + 1;
 
 	*t = (struct chunk_table){0};
-	if (!hash && n <= CHUNK_DIR_MAX && !(t->dir = calloc(n, sizeof(*t->dir))))
+	if (hash || n > CHUNK_DIR_MAX)
+		return 0;
+	/* large callocs are mapped untouched: what is resident follows the chunks made */
+	t->dir = calloc(n, sizeof(*t->dir));
+	t->states_dir[0] = calloc(n, sizeof(*t->states_dir[0]));
+	t->states_dir[1] = calloc(n, sizeof(*t->states_dir[1]));
+	if (!t->dir || !t->states_dir[0] || !t->states_dir[1]) {
+		chunk_table_fini(t);
 		return -1;
+	}
 	return 0;
 }
 
@@ -128,5 +136,7 @@ void chunk_table_fini(struct chunk_table *t)
 	free(t->v);
 	free(t->slot);
 	free(t->dir);
+	free(t->states_dir[0]);
+	free(t->states_dir[1]);
 	*t = (struct chunk_table){0};
 }

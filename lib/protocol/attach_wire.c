@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -469,45 +470,66 @@ static int remove_stale_socket(const char *path, const struct sockaddr_un *a, st
 	return 0;
 }
 
+/*
+ * The socket is bound, listening and given its mode under a temporary name beside path, then renamed into
+ * place: whoever finds path finds a socket that listens with its final mode (one bound at path itself was
+ * there before listen(), and a peer that connected then was refused). A path too long for the temporary
+ * name beside it is bound in place, listening before its mode is widened.
+ */
 int hvt_attach_listen(const char *path, struct hvt_err *err)
 {
-	struct sockaddr_un a;
+	struct sockaddr_un a, b;
+	char staged[sizeof(a.sun_path)];
+	const char *bound = path;
 	struct stat st;
 	mode_t old_mask;
 	int fd, rc;
 
 	if ((rc = fill_addr(&a, path, err)) || (rc = remove_stale_socket(path, &a, err)))
 		return rc;
+	if ((size_t)snprintf(staged, sizeof(staged), "%s.%ld~", path, (long)getpid()) < sizeof(staged)) {
+		bound = staged;
+		unlink(staged); /* left by a killed process of the same pid */
+	}
+	fill_addr(&b, bound, err);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return hvt_err_set(err, -errno, "socket: %s", strerror(errno));
 	/* The umask closes the window between bind() and chmod() in which others could connect. */
 	old_mask = umask(0177);
-	rc = bind(fd, (struct sockaddr *)&a, sizeof(a));
+	rc = bind(fd, (struct sockaddr *)&b, sizeof(b));
 	umask(old_mask);
 	if (rc < 0) {
 		rc = -errno;
 		close(fd);
-		return hvt_err_set(err, rc, "binding %s: %s", path, strerror(-rc));
+		return hvt_err_set(err, rc, "binding %s: %s", bound, strerror(-rc));
 	}
-	if (chmod(path, HVT_ATTACH_SOCKET_MODE) < 0 || lstat(path, &st) < 0) {
+	if (listen(fd, 8) < 0 || chmod(bound, HVT_ATTACH_SOCKET_MODE) < 0 || lstat(bound, &st) < 0) {
 		rc = -errno;
 		goto fail;
 	}
 	if (!S_ISSOCK(st.st_mode) || (st.st_mode & 07777) != HVT_ATTACH_SOCKET_MODE) {
-		rc = hvt_err_set(err, -EPERM, "%s has mode %04o after chmod, not %04o", path,
+		rc = hvt_err_set(err, -EPERM, "%s has mode %04o after chmod, not %04o", bound,
 				 (unsigned)(st.st_mode & 07777), HVT_ATTACH_SOCKET_MODE);
-		unlink(path);
+		unlink(bound);
 		close(fd);
 		return rc;
 	}
-	if (listen(fd, 8) < 0) {
-		rc = -errno;
-		goto fail;
+	if (bound != path && renameat2(AT_FDCWD, bound, AT_FDCWD, path, RENAME_NOREPLACE) < 0) {
+		/* EINVAL: a file system without RENAME_NOREPLACE */
+		rc = errno == EINVAL && rename(bound, path) == 0 ? 0 : -errno;
+		if (rc == -EEXIST) {
+			unlink(bound);
+			close(fd);
+			return hvt_err_set(err, -EADDRINUSE, "%s appeared while this socket was set up",
+					   path);
+		}
+		if (rc)
+			goto fail;
 	}
 	return fd;
 fail:
-	unlink(path);
+	unlink(bound);
 	close(fd);
 	return hvt_err_set(err, rc, "setting up %s: %s", path, strerror(-rc));
 }

@@ -2,8 +2,9 @@
 # DAMON recorder for the built-in Linux guest (scripts/guest-workloads.sh), without damo: busybox ash and
 # awk, DAMON's sysfs interface and its damon:damon_aggregated tracepoint (the kernel's
 # admin-guide/mm/damon/usage).
-#   damon-record start SAMPLE_US AGGR_US MIN_REGIONS MAX_REGIONS
-#       one kdamond, paddr operations over the largest "System RAM" range of /proc/iomem, these
+#   damon-record start SAMPLE_US AGGR_US MIN_REGIONS MAX_REGIONS [PID]
+#       one kdamond, paddr operations over the largest "System RAM" range of /proc/iomem (or, with PID,
+#       vaddr operations over that process's address space, regions as DAMON picks them), these
 #       attributes; every aggregation's regions go to the trace ring buffer (clock: the guest's
 #       CLOCK_MONOTONIC, trace_clock "mono"). Prints "HVT DAMON-SYNC start" on /dev/console right after a
 #       "hvt-sync start" trace marker, so a host that stamps the console lines can align the clocks.
@@ -21,19 +22,22 @@ die() {
 	exit 1
 }
 
+# A vaddr record is a host's, whose trace clock is the tracer's own: no console line is needed there.
 sync_point() {
 	echo "hvt-sync $1" >$T/trace_marker
-	echo "HVT DAMON-SYNC $1" >/dev/console
+	[ -n "$(cat /tmp/damon-pid 2>/dev/null)" ] || echo "HVT DAMON-SYNC $1" >/dev/console
 }
 
 start() {
-	[ $# -eq 4 ] || die "usage: damon-record start SAMPLE_US AGGR_US MIN_REGIONS MAX_REGIONS"
+	[ $# -eq 4 ] || [ $# -eq 5 ] || die "usage: damon-record start SAMPLE_US AGGR_US MIN_REGIONS MAX_REGIONS [PID]"
+	echo "${5:-}" >/tmp/damon-pid
 	[ -d $A ] || die "$A missing: the kernel lacks CONFIG_DAMON_SYSFS"
 	[ -d $T/events ] || mount -t tracefs tracefs $T
 	[ -d $T/events/damon ] || die "$T/events/damon missing: the kernel lacks DAMON's tracepoints"
 	# The largest top-level System RAM range; /proc/iomem's END is inclusive.
 	best_s=0 best_e=0
-	for r in $(sed -n 's/^\([0-9a-f]*-[0-9a-f]*\) : System RAM$/\1/p' /proc/iomem); do
+	[ $# -eq 4 ] || best_e=1
+	[ $# -eq 5 ] || for r in $(sed -n 's/^\([0-9a-f]*-[0-9a-f]*\) : System RAM$/\1/p' /proc/iomem); do
 		s=$((0x${r%-*})) e=$((0x${r#*-} + 1))
 		[ $((e - s)) -le $((best_e - best_s)) ] || { best_s=$s best_e=$e; }
 	done
@@ -47,17 +51,26 @@ start() {
 	echo 1 >$A/nr_kdamonds
 	C=$A/0/contexts
 	echo 1 >$C/nr_contexts
-	echo paddr >$C/0/operations
+	if [ $# -eq 5 ]; then
+		echo vaddr >$C/0/operations
+	else
+		echo paddr >$C/0/operations
+	fi
 	M=$C/0/monitoring_attrs
 	echo "$1" >$M/intervals/sample_us
 	echo "$2" >$M/intervals/aggr_us
 	echo "$4" >$M/nr_regions/max
 	echo "$3" >$M/nr_regions/min
 	echo 1 >$C/0/targets/nr_targets
-	echo 1 >$C/0/targets/0/regions/nr_regions
-	echo $best_s >$C/0/targets/0/regions/0/start
-	echo $best_e >$C/0/targets/0/regions/0/end
-	echo "# paddr $best_s-$best_e sample_us $1 aggr_us $2 min $3 max $4" >/tmp/damon-attrs
+	if [ $# -eq 5 ]; then
+		echo "$5" >$C/0/targets/0/pid_target
+		echo "# vaddr pid $5 sample_us $1 aggr_us $2 min $3 max $4" >/tmp/damon-attrs
+	else
+		echo 1 >$C/0/targets/0/regions/nr_regions
+		echo $best_s >$C/0/targets/0/regions/0/start
+		echo $best_e >$C/0/targets/0/regions/0/end
+		echo "# paddr $best_s-$best_e sample_us $1 aggr_us $2 min $3 max $4" >/tmp/damon-attrs
+	fi
 	echo on >$A/0/state
 	sync_point start
 }

@@ -12,6 +12,7 @@
 #  - the refusals: no --owners for a trace without snapshots, a snapshot that is not one, a snapshot index past the file's, a page size
 #    that is not the trace's, each one line naming the input.
 source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/arrays.bash"
 source "$(dirname "$0")/../lib/vmm.bash"
 command -v python3 >/dev/null || skip "needs python3"
 SNAP=(python3 "$ROOT/tests/tools/owners_snap.py")
@@ -69,12 +70,7 @@ python3 -c 'import json, sys; o = json.load(open(sys.argv[1])); [l] = [x for x i
 check "fakepeer trace, by kind" "$T/h.hvt" "$T/h.json" kind
 
 # ---- a synthetic array run, mode ad, with noise ----
-"$TOOLS/synth_arrays" -o "$T/a.hvt" --memory 256M --array 8M --intervals 12 --noise-written 30 \
-	--noise-accessed 40 >"$T/truth" || fail "synth_arrays"
-read -r _ _ a n <<<"$(grep '^array a' "$T/truth")"
-read -r _ _ b _ <<<"$(grep '^array b' "$T/truth")"
-read -r _ _ c _ <<<"$(grep '^array c' "$T/truth")"
-a=$((a)) b=$((b)) c=$((c)) n=$((n))
+arrays_run "$T/a.hvt" 12
 cat >"$T/a.json" <<EOF2
 {"time_ns": 7, "owners": [
  {"type": "process", "pid": 100, "name": "array", "cgroup": "/user.slice/run", "runs": [[$a, $((n / 2))], [$c, $n]]},

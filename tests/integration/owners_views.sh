@@ -11,16 +11,12 @@
 #    without snapshots and no --owners.
 # The rule over several snapshots (changed owner) is tested in tests/unit/test_owners_interval.c.
 source "$(dirname "$0")/../lib/assert.bash"
+source "$(dirname "$0")/../lib/arrays.bash"
 command -v python3 >/dev/null || skip "needs python3"
 SNAP=(python3 "$ROOT/tests/tools/owners_snap.py")
 EXPECT=(python3 "$ROOT/tests/tools/attribute_expect.py")
 
-"$TOOLS/synth_arrays" -o "$T/a.hvt" --memory 256M --array 8M --intervals 10 --noise-written 30 \
-	--noise-accessed 40 >"$T/truth" || fail "synth_arrays"
-read -r _ _ a n <<<"$(grep '^array a' "$T/truth")"
-read -r _ _ b _ <<<"$(grep '^array b' "$T/truth")"
-read -r _ _ c _ <<<"$(grep '^array c' "$T/truth")"
-a=$((a)) b=$((b)) c=$((c)) n=$((n))
+arrays_run "$T/a.hvt" 10
 cat >"$T/a.json" <<EOF2
 {"time_ns": 7, "owners": [
  {"type": "kind", "kind": "anon", "runs": [[$a, $n], [$b, $n], [$c, $n]]},

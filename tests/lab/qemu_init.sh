@@ -18,10 +18,11 @@
 . /lab/l1_scenario.sh
 
 # labqemumodes=ad,dirty-log on the kernel command line picks the modes (default: ad);
-# labqemuscenarios=phases,array,owners the scenarios (default: phases and array); labintervals=1s,100ms the
-# phases scenarios' intervals (default both); labtdp=1,0 the MMU settings (l1_prelude.sh).
+# labqemuscenarios=phases,array,owners,damon,damon-host the scenarios (default: phases and array);
+# labintervals=1s,100ms the phases scenarios' intervals (default both); labtdp=1,0 the MMU settings
+# (l1_prelude.sh).
 modes=$(sed -n 's/.*labqemumodes=\([a-z,-]*\).*/\1/p' /proc/cmdline | tr , ' ')
-scenarios=$(sed -n 's/.*labqemuscenarios=\([a-z,]*\).*/\1/p' /proc/cmdline | tr , ' ')
+scenarios=$(sed -n 's/.*labqemuscenarios=\([a-z,-]*\).*/\1/p' /proc/cmdline | tr , ' ')
 intervals=$(sed -n 's/.*labintervals=\([0-9a-z,]*\).*/\1/p' /proc/cmdline | tr , ' ')
 # The Intel tier's L2 runs with IF=1 (phases_if.elf): Bochs 2.7 gives L1 no external-interrupt exit while L2
 # runs with IF=0, and the payload spins without exits while it waits for the driver, so L1 starved (seen:
@@ -173,6 +174,182 @@ run_owners() {
 	sed -n '/^copy interval/s|^|lab: owners npt='"$1"': |p' "$d/check.out"
 }
 
+# damon_c_recall RECORD CONSOLE OFFSET_NS: of the windows of a DAMON record (times moved by OFFSET_NS onto
+# L1's clock) that lie wholly between the console's "HVT PHASE copy" and "HVT PHASE done" (stamped by
+# stamp_lines on L1's clock), the share of the array's c (its "HVT C-RUN GFN COUNT" runs) inside DAMON's
+# regions with nr_accesses >= 1. The array program reads or writes every page of c many times a window in
+# both phases, so c is in every window's truth: this is DAMON's recall of the workload's own pages,
+# apart from the kernel's and the recorders' (docs/score.md). Prints "windows N c_pages P mean M min m".
+damon_c_recall() {
+	awk '$2 == "HVT" && $3 == "C-RUN" { print $4, $5 }' "$2" | sort -n >"$2.c"
+	ph_copy=$(awk '$2 == "HVT" && $3 == "PHASE" && $4 == "copy" { print $1; exit }' "$2")
+	ph_done=$(awk '$2 == "HVT" && $3 == "PHASE" && $4 == "done" { print $1; exit }' "$2")
+	awk -v off="$3" -v from="${ph_copy:-0}" -v to="${ph_done:-0}" '
+	function window(   i, j, lo, hi, seen, r) {
+		if (nr == 0)
+			return
+		if (have_prev && prev + off >= from && t + off <= to) {
+			seen = 0
+			i = 1; j = 1
+			while (i <= nc && j <= nr) {
+				lo = cs[i] > rs[j] ? cs[i] : rs[j]
+				hi = ce[i] < re[j] ? ce[i] : re[j]
+				if (hi > lo && ra[j] >= 1)
+					seen += hi - lo
+				if (ce[i] < re[j]) i++; else j++
+			}
+			r = seen / cpages
+			w++; sum += r
+			if (w == 1 || r < min) min = r
+		}
+		prev = t; have_prev = 1; nr = 0
+	}
+	FILENAME == ARGV[1] { nc++; cs[nc] = $1; ce[nc] = $1 + $2; cpages += $2; next }
+	$1 ~ /^[0-9]+$/ {
+		if ($1 != t) { window(); t = $1 }
+		nr++; rs[nr] = int($2 / 4096); re[nr] = int($3 / 4096); ra[nr] = $4
+	}
+	END {
+		window()
+		printf "windows %d c_pages %d mean %.4f min %.4f\n", w, cpages, w ? sum / w : 0, w ? min : 0
+	}' "$2.c" "$1"
+}
+
+# score_check NAME SCORE C_RECALL FLOOR: the checks on one scored record, appended to $d/check.out: every
+# snapshot scored but at most 5 % (a window that holds no interval's midpoint is not: here, where the
+# tracer missed its 20 ms deadlines by more than a window), precision and recall present and in [0, 1],
+# c's mean recall (damon_c_recall) at least FLOOR. Prints the score's overall lines and the c line, each
+# prefixed, for the host side to keep.
+score_check() {
+	sed -n '/^overall:/,$s|^|lab: SCORE '"$1"': |p' "$2"
+	echo "lab: SCORE $1: array c recall: $3"
+	awk -v name="$1" -v c="$3" -v floor="$4" '
+	/^overall:/ { scored = $2; of = $4; what = $5 }
+	/^precision / { p = $2; r = $4; have = 1 }
+	END {
+		split(c, f, " ")
+		bad = 0
+		if (!(of > 0 && scored >= 0.95 * of && what == "snapshots")) { print name ": " scored " of " of " snapshots scored"; bad = 1 }
+		if (!have || p !~ /^[0-9.]+$/ || p < 0 || p > 1 || r < 0 || r > 1) { print name ": precision or recall missing or outside [0, 1]"; bad = 1 }
+		if (!(f[2] > 0 && f[6] >= floor)) { print name ": the array c recall " f[6] " over " f[2] " windows is under " floor; bad = 1 }
+		if (!bad) print name ": " scored " snapshots scored, precision " p ", recall " r ", c recall " f[6] " (floor " floor ")"
+		exit bad
+	}' "$2" >>"$d/check.out"
+}
+
+# run_damon NPT HOST: the built-in Linux guest as in run_owners, running the array program (16 MiB arrays,
+# 5 s phases) with DAMON recording inside it (hvt.damon: paddr, DAMON's default attributes; the record
+# leaves by L2's second serial port into a file of L1), traced in mode ad at 20 ms (a few intervals per
+# 100 ms DAMON window), then `hvmtrace score` in L1: in mode ad precision is measured too. The record's
+# clock (L2's CLOCK_MONOTONIC, kvm-clock: L2's own TSC calibration drifted by -0.5 % to +0.2 % here) is
+# moved onto the trace's (L1's) by the mean of the offsets at the two sync points (the guest's console
+# lines stamped by stamp_lines), whose difference must be under one of the record's windows.
+# With HOST=1, DAMON also runs in L1 (vaddr on QEMU's process, the same attributes) during the same run;
+# its record, on L1's own clock, is moved to guest-physical addresses with QEMU's guest-RAM mapping
+# (scripts/damon-hva-to-gpa.sh) and scored against the same trace.
+DAMON_ATTRS=5000,100000,10,1000
+DAMON_C_FLOOR=0.5
+run_damon() {
+	d=/tmp/damon-$1-$2
+	rm -rf "$d" && mkdir -p "$d"
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	ok=1 check=2
+	files="qemu.err record.err console score.err"
+	mkfifo "$d/serial"
+	stamp_lines <"$d/serial" >"$d/console" &
+	stamp=$!
+	ram=/dev/shm/ram-damon
+	taskset -c 0 timeout 600 qemu-system-x86_64 -L /lab/qemu-data -M pc -accel kvm -cpu host -m 512M -smp 1 \
+		-object "memory-backend-file,id=ram,size=512M,mem-path=$ram,share=on" \
+		-machine memory-backend=ram -kernel /lab/guest/vmlinux -initrd /lab/guest/initrd.gz -no-reboot \
+		-nodefaults -vga none -display none \
+		-append "console=ttyS0 quiet panic=-1 clocksource=kvm-clock hvt.size=16777216 hvt.phase=5 hvt.damon=$DAMON_ATTRS" \
+		-serial "file:$d/serial" -serial "file:$d/damon.raw" \
+		-object "hvmtrace,id=tr0,path=$d/vm.sock" >"$d/qemu.err" 2>&1 &
+	qemu=$!
+	echo "lab: damon npt=$1 host=$2: QEMU started"
+	l1_wait $qemu [ -S "$d/vm.sock" ] || ok=0
+	timeout 600 hvmtrace record --attach "$d/vm.sock" --mode ad --cpu "$TRACER_CPU" --interval 20ms \
+		-o "$d/t.hvt" --jsonl "$d/rec.jsonl" 2>"$d/record.err" &
+	rec=$!
+	if [ "$2" = 1 ]; then
+		files="$files host.err"
+		# QEMU's own pid ($qemu is timeout's) and its mapping of the guest's RAM file, there once record has
+		# attached: "START-END PERMS OFFSET ...", GPA = OFFSET + (HVA - START). The map starts at 1 MiB: below
+		# lie the pc machine's legacy VGA and ROM holes, not RAM slots (the guest's own DAMON starts there too).
+		l1_wait $rec grep -q 'attached to VM' "$d/record.err" || ok=0
+		qpid=$(for p in /proc/[0-9]*; do grep -qs "$ram" "$p/maps" && echo "${p#/proc/}"; done | head -n 1)
+		awk -v f="$ram" '$6 == f { split($1, a, "-"); print "0x" a[1], "0x" a[2], "0x" $3 }' \
+			"/proc/$qpid/maps" >"$d/maps" || ok=0
+		while read -r s e o; do
+			if [ $((o)) -lt 1048576 ]; then
+				echo "$((s + 1048576 - o)) $((e)) 1048576"
+			else
+				echo "$((s)) $((e)) $((o))"
+			fi
+		done <"$d/maps" >"$d/hva.map"
+		echo "lab: damon npt=$1 host=$2: QEMU pid $qpid, guest RAM at $(cat "$d/maps")"
+		# shellcheck disable=SC2046 # the attributes, one word each
+		damon-record start $(echo $DAMON_ATTRS | tr , ' ') "$qpid" 2>"$d/host.err" || ok=0
+		# Until the array program is done: DAMON stops by itself once its target exits.
+		l1_wait $qemu grep -q 'HVT PHASE done' "$d/console"
+		damon-record stop >"$d/host.rec" 2>>"$d/host.err" || ok=0
+	fi
+	wait $rec || ok=0
+	wait "$qemu"
+	for _ in $(seq 50); do kill -0 $stamp 2>/dev/null || break; sleep 0.1; done
+	kill $stamp 2>/dev/null
+	rm -f $ram
+	grep -E "attached|intervals recorded" "$d/record.err" | sed 's|^|lab: |'
+	grep -E "HVT (PHASE|EXIT|DAMON)" "$d/console" | sed "s|^|lab: damon npt=$1 host=$2: |"
+	grep -q "in ad mode" "$d/record.err" && grep -q "HVT EXIT 0" "$d/console" || ok=0
+	tr -d '\r' <"$d/damon.raw" >"$d/damon.rec"
+	hs=$(awk '$2 == "HVT" && $3 == "DAMON-SYNC" && $4 == "start" { print $1; exit }' "$d/console")
+	he=$(awk '$2 == "HVT" && $3 == "DAMON-SYNC" && $4 == "end" { print $1; exit }' "$d/console")
+	gs=$(awk '$1 == "#" && $2 == "sync" && $3 == "start" { print $4; exit }' "$d/damon.rec")
+	ge=$(awk '$1 == "#" && $2 == "sync" && $3 == "end" { print $4; exit }' "$d/damon.rec")
+	# check stays 2 when L2 did not get to the end (the lab's retry rule looks at a reset then).
+	if [ -z "$hs" ] || [ -z "$he" ] || [ -z "$gs" ] || [ -z "$ge" ]; then
+		echo "a sync point is missing in the console or the record" >"$d/check.out"
+		return
+	fi
+	check=1
+	# The mean of the two offsets: on a clock drifting at a steady rate, off by at most half their difference.
+	off=$(((hs - gs + he - ge) / 2)) drift=$((he - ge - hs + gs))
+	# The record's mean window (DAMON's windows run longer than aggr_us here: a slow sampling loop).
+	window=$(awk '$1 ~ /^[0-9]/ && $1 != t { n++; t = $1; if (n == 1) first = t }
+		END { printf "%d", (n > 1 ? (t - first) / (n - 1) : 0) }' "$d/damon.rec")
+	echo "lab: damon npt=$1 host=$2: guest->L1 clock offset $((hs - gs)) ns at the start, $drift ns more at the end;" \
+		"$(awk '$1 ~ /^[0-9]/ { t[$1] = 1 } END { n = 0; for (k in t) n++; print n }' "$d/damon.rec") snapshots," \
+		"$window ns a window"
+	# A written page whose A bit someone else cleared (KVM's clear_young, for DAMON on the host) shows up
+	# as written but not accessed: the trace's own count of what host aging took from it (docs/kvm-ad.md).
+	echo "lab: damon npt=$1 host=$2: trace: $(hvmtrace report --json "$d/t.hvt" 2>/dev/null |
+		grep -oE '"(intervals|deadlines_missed|written_not_accessed)": *[0-9]+' | tr -d '" ' | tr '\n' ' ')"
+	: >"$d/check.out"
+	hvmtrace score "$d/t.hvt" --damon "$d/damon.rec" --record-clock trace --offset "${off}ns" \
+		>"$d/score.txt" 2>"$d/score.err" || return
+	sed "s|^|lab: damon npt=$1 host=$2: guest: |" "$d/score.txt"
+	check=0
+	# Scored either way, so a failed run still shows its numbers.
+	[ "${drift#-}" -le "$window" ] || { echo "clocks apart: $drift ns, over a window" >>"$d/check.out"; check=1; }
+	score_check "guest npt=$1 host=$2" "$d/score.txt" "$(damon_c_recall "$d/damon.rec" "$d/console" $off)" \
+		$DAMON_C_FLOOR || check=1
+	echo "clocks: the end's offset $drift ns from the start's, a window $window ns" >>"$d/check.out"
+	[ "$2" = 1 ] || return
+	sed "s|^|lab: damon npt=$1 host=$2: host.rec: |" "$d/maps" "$d/hva.map"
+	echo "lab: damon npt=$1 host=$2: host.rec: $(grep -c '^[0-9]' "$d/host.rec") regions, $(head -n 2 "$d/host.rec" | tail -n 1)"
+	if damon-hva-to-gpa "$d/hva.map" "$d/host.rec" >"$d/host-gpa.rec" 2>>"$d/score.err" &&
+		hvmtrace score "$d/t.hvt" --damon "$d/host-gpa.rec" --record-clock trace >"$d/host-score.txt" \
+			2>>"$d/score.err"; then
+		sed "s|^|lab: damon npt=$1 host=$2: host: |" "$d/host-score.txt"
+		score_check "host npt=$1 host=$2" "$d/host-score.txt" \
+			"$(damon_c_recall "$d/host-gpa.rec" "$d/console" 0)" 0 || check=1
+	else
+		check=1
+	fi
+}
+
 for npt in $LAB_TDP; do
 	load_kvm $npt || continue
 	case " ${scenarios:-phases array} " in *" phases "*)
@@ -192,6 +369,15 @@ for npt in $LAB_TDP; do
 	# The Linux L2 with npt=1 only: under the shadow MMU (npt=0) it printed nothing for 300 s (docs/lab.md).
 	case " ${scenarios:-phases array} " in *" owners "*)
 		[ $npt = 0 ] || scenario "qemu owners mode=ad $MMU=$npt interval=1s" run_owners $npt
+		;;
+	esac
+	# DAMON inside L2 and, with damon-host, in L1 over QEMU's address space beside it (npt=1 only, as owners).
+	case " ${scenarios:-phases array} " in *" damon "*)
+		[ $npt = 0 ] || scenario "qemu damon guest mode=ad npt=$npt interval=20ms" run_damon $npt 0
+		;;
+	esac
+	case " ${scenarios:-phases array} " in *" damon-host "*)
+		[ $npt = 0 ] || scenario "qemu damon guest+host mode=ad npt=$npt interval=20ms" run_damon $npt 1
 		;;
 	esac
 	unload_kvm

@@ -10,9 +10,11 @@
 # lasts its phase time and until the tracer has harvested MIN_INSIDE whole intervals inside it: the VMM
 # follows the tracer's JSON Lines (--hold-intervals, --follow), so a slow or busy L1 lengthens phases
 # instead of leaving too few exact intervals. Results go to the serial console: "CHECK record npt=N
-# interval=I PASS|FAIL …" (ept= on Intel), then "LAB-RESULT PASS|FAIL".
+# interval=I PASS|FAIL …" (ept= on Intel), then "LAB-RESULT PASS|FAIL". Before the first scenario, with
+# the first MMU setting loaded, `hvmtrace doctor` checks this L1 (l1_doctor.sh: "CHECK doctor …").
 . /lab/l1_prelude.sh
 . /lab/l1_scenario.sh
+. /lab/l1_doctor.sh
 
 # run_one NPT INTERVAL PHASE_TIME MIN_INSIDE
 run_one() {
@@ -25,7 +27,9 @@ run_one() {
 		--phase-log "$d/phases.jsonl" --vcpu-cpu 0 $GUEST_IF >"$d/vmm.out" 2>&1 &
 	vmm=$!
 	ok=1
-	l1_wait $vmm [ -S "$d/vmm.sock" ] || ok=0
+	# Listening, not just bound: the socket exists from bind() on, and a connect() before listen() is
+	# refused (seen once: record refused, the VMM waiting for it until its timeout).
+	l1_wait $vmm grep -q "listening on" "$d/vmm.out" || ok=0
 	timeout 200 hvmtrace record --attach "$d/vmm.sock" --cpu "$TRACER_CPU" --interval "$2" -o "$d/t.hvt" \
 		--jsonl "$d/rec.jsonl" 2>"$d/record.err" || ok=0
 	wait "$vmm" || ok=0
@@ -50,8 +54,10 @@ run_one() {
 GUEST_IF=""
 [ "$KVM_VENDOR" = kvm_amd ] || GUEST_IF=--guest-if
 intervals=$(sed -n 's/.*labintervals=\([^ ]*\).*/\1/p' /proc/cmdline | tr , ' ')
+doctored=0
 for tdp in $LAB_TDP; do
 	load_kvm $tdp || continue
+	[ "$doctored" = 1 ] || { doctor_check; doctored=1; }
 	for i in ${intervals:-1s 100ms}; do
 		# phase 0 starts with first-touch faults, slow under TCG: longer phases at 100 ms
 		if [ "$i" = 1s ]; then hold="3.5s 2"; else hold="1.2s 4"; fi

@@ -11,6 +11,10 @@
 # (scripts/guest-workloads.sh) is L2 under QEMU -M pc -accel kvm, npt=1 only: the array program with the guest
 # agent, traced in mode ad with record --owners-port, its copy intervals' written c and accessed a and c
 # attributed to the array process (docs/attribution.md).
+# LAB_QEMU_SCENARIOS=damon (opt-in; `make lab` runs it): the same Linux L2 running the array program with
+# DAMON recording inside it (paddr), traced in mode ad at 20 ms, the record scored by `hvmtrace score` in L1
+# (precision and recall; docs/score.md); damon-host adds DAMON in L1 over QEMU's address space (vaddr), its
+# record moved to guest-physical addresses (scripts/damon-hva-to-gpa.sh) and scored against the same trace.
 # The L1 side is tests/lab/qemu_init.sh. LAB_KERNELS="6.1" runs one kernel; LAB_QEMU_MODES="ad,dirty-log"
 # adds QEMU's dirty-log mode to the phases scenarios; LAB_QEMU_SCENARIOS="array" (or "phases", or a list)
 # runs only those; LAB_TDP="1" one MMU setting, LAB_INTERVALS="1s" one interval of the phases scenarios.
@@ -24,8 +28,8 @@ if [ "$LAB_VENDOR" = intel ]; then
 	kernels=${LAB_KERNELS:-6.12} tdp=${LAB_TDP:-1} intervals=${LAB_INTERVALS:-1s}
 	scenarios=${LAB_QEMU_SCENARIOS:-phases}
 	guest=(-f "$ROOT/$BUILD/guest/phases_if.elf:/lab/phases_if.elf") # L2 with IF=1 (qemu_init.sh)
-	case ",$scenarios,${LAB_QEMU_MODES:-ad}," in *,owners,* | *,dirty-log,*)
-		fail "LAB_QEMU_SCENARIOS=owners and LAB_QEMU_MODES=dirty-log: the AMD tier only (not tried under Bochs)" ;;
+	case ",$scenarios,${LAB_QEMU_MODES:-ad}," in *,owners,* | *,damon,* | *,damon-host,* | *,dirty-log,*)
+		fail "LAB_QEMU_SCENARIOS owners, damon, damon-host, LAB_QEMU_MODES dirty-log: AMD tier only (untried under Bochs)" ;;
 	esac
 else
 	kernels=${LAB_KERNELS:-6.1 6.12} tdp=${LAB_TDP:-1 0} intervals=${LAB_INTERVALS:-1s 100ms}
@@ -52,18 +56,25 @@ n_tdp=$(wc -w <<<"$tdp")
 n_checks=0
 case ",$scenarios," in *,phases,*) n_checks=$((n_tdp * $(wc -w <<<"$intervals") * n_modes)) ;; esac
 case ",$scenarios," in *,array,*) n_checks=$((n_checks + n_tdp)) ;; esac
-case ",$scenarios," in *,owners,*)
-	case " $tdp " in *" 1 "*) n_checks=$((n_checks + 1)) ;; esac # npt=1 only
-	# The built-in Linux guest as L2, with SeaBIOS for QEMU's pc machine.
+# The Linux L2's scenarios run with npt=1 only.
+n_l2=0
+case ",$scenarios," in *,owners,*) n_l2=$((n_l2 + 1)) ;; esac
+case ",$scenarios," in *,damon,*) n_l2=$((n_l2 + 1)) ;; esac
+case ",$scenarios," in *,damon-host,*) n_l2=$((n_l2 + 1)) ;; esac
+case " $tdp " in *" 1 "*) n_checks=$((n_checks + n_l2)) ;; esac
+if [ $n_l2 -gt 0 ]; then
+	# The built-in Linux guest as L2, with SeaBIOS for QEMU's pc machine; DAMON's recorder and the
+	# address translator for L1's own DAMON (damon-host).
 	guest_linux
 	cp /usr/share/seabios/bios-256k.bin "$T/qemu-data/" || fail "SeaBIOS (Debian package seabios)"
 	mkdir -p "$T/guest" && cp "$kernel" "$T/guest/vmlinux" && cp "$initrd" "$T/guest/initrd.gz" ||
 		fail "the guest's files"
 	guest+=(-f "$T/guest:/lab/guest" -b "$ROOT/$BUILD/tests/tools/check_array:/bin/check_array"
-		-b "$ROOT/$BUILD/tests/tools/stamp_lines:/bin/stamp_lines")
-	;;
-esac
-[ "$n_checks" -gt 0 ] || fail "LAB_QEMU_SCENARIOS=$scenarios: names none of phases, array, owners"
+		-b "$ROOT/$BUILD/tests/tools/stamp_lines:/bin/stamp_lines"
+		-f "$ROOT/tests/guest/damon-record.sh:/bin/damon-record"
+		-f "$ROOT/scripts/damon-hva-to-gpa.sh:/bin/damon-hva-to-gpa")
+fi
+[ "$n_checks" -gt 0 ] || fail "LAB_QEMU_SCENARIOS=$scenarios: names none of phases, array, owners, damon, damon-host"
 for k in $kernels; do
 	lab_prepare "$k"
 	ir=$(scripts/mkinitramfs.sh -q \

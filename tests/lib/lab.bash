@@ -253,3 +253,26 @@ lab_ad() {
 	append="memmap=256M\$0x80000000 labdevmem=0x80000000${2:+ labbench=$2}"
 	lab_boot "$1" "$ir" 3072 "$append"
 }
+
+# The doctor in L1 (tests/lab/l1_doctor.sh, issue 24) rides in the record lab's boots (test_record.sh,
+# test_intel_record.sh): no boot of its own. lab_doctor_files K (after lab_prepare K) sets LAB_DOCTOR_FILES
+# (mkinitramfs.sh arguments: the patched QEMU without its debug info, which the doctor runs for -version
+# and -object help; Debian's kernel config at /boot/config-RELEASE, where a Debian host has it; the L1
+# script) and LAB_DOCTOR_APPEND (a memmap= reservation inside L1's RAM of 1 GiB or more, and labdoctor=
+# naming its start for the L1 script).
+LAB_DOCTOR_START=0x20000000
+lab_doctor_files() {
+	[ -n "${QEMU:-}" ] || need_qemu
+	[ -f "$T/qemu-system-x86_64" ] || strip -o "$T/qemu-system-x86_64" "$QEMU" || fail "strip $QEMU"
+	LAB_DOCTOR_FILES=(-b "$T/qemu-system-x86_64:/bin/qemu-system-x86_64"
+		-f "$LAB_KDIR/config:/boot/config-$(cat "$LAB_KDIR/abi")"
+		-f "$ROOT/tests/lab/l1_doctor.sh:/lab/l1_doctor.sh")
+	LAB_DOCTOR_APPEND="memmap=64M\$$LAB_DOCTOR_START labdoctor=$LAB_DOCTOR_START"
+}
+
+# lab_doctor_expect K: the doctor's four checks passed in L1 of kernel K: mode ad available with our
+# capability for this kernel, the reservation usable through /dev/mem (and no chanmap, L1 has none), the
+# verdict's written and accessed+written sets yes, and its text form the same.
+lab_doctor_expect() {
+	lab_expect "$1" '^CHECK doctor (virtualisation|placement|verdict|text) PASS' 4 "doctor checks passed"
+}

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Unit tests for the attach protocol (lib/protocol/) over socketpairs and real listening sockets. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -747,6 +748,19 @@ static void test_check_peer(void **state)
 	assert_int_equal(hvt_attach_check_peer(-1, NULL, NULL, &err), -EBADF);
 }
 
+static int count_entries(const char *d)
+{
+	DIR *dd = opendir(d);
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(dd);
+	while ((e = readdir(dd)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(dd);
+	return n;
+}
+
 static void test_listen_and_connect(void **state)
 {
 	char dir[] = "/tmp/hvt-attach-XXXXXX";
@@ -767,6 +781,8 @@ static void test_listen_and_connect(void **state)
 	assert_int_equal(lstat(path, &st), 0);
 	assert_true(S_ISSOCK(st.st_mode));
 	assert_int_equal(st.st_mode & 07777, 0600);
+	/* set up under a name of its own and renamed into place: nothing else is left beside it */
+	assert_int_equal(count_entries(dir), 1);
 
 	/* A live listener is not replaced. */
 	assert_int_equal(hvt_attach_listen(path, &err), -EADDRINUSE);
@@ -807,6 +823,21 @@ static void test_listen_and_connect(void **state)
 
 	assert_int_equal(hvt_attach_connect(path, &err), -ENOENT);
 	assert_non_null(strstr(err.msg, path));
+
+	/* A path with no room beside it for the temporary name is bound in place, the same in the end. */
+	int n = snprintf(path, sizeof(path), "%s/", dir);
+	memset(path + n, 's', 104 - (size_t)n);
+	path[104] = 0;
+	l = hvt_attach_listen(path, &err);
+	assert_true(l >= 0);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(count_entries(dir), 1);
+	c = hvt_attach_connect(path, &err);
+	assert_true(c >= 0);
+	close(c);
+	close(l);
+	unlink(path);
 	rmdir(dir);
 }
 

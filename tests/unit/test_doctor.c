@@ -136,6 +136,47 @@ static void test_virt_amd_lab(void **state)
 	doc_report_free(&r);
 }
 
+/* The Intel lab's L1 (Bochs): our modules out of tree, EPT with A/D bits and PML, no hypervisor flag. The
+ * parameters are read as sysfs prints them, and the CPU's evidence names exactly the flags it has. */
+static void test_virt_intel_lab(void **state)
+{
+	char sys[256], proc[256];
+	struct doc_env env;
+	struct doc_virt_facts f;
+	struct doc_report r = {0};
+
+	(void)state;
+	kvm_env(&env, "intel-lab", sys, proc, sizeof(sys));
+	doc_virt_gather(&env, &f);
+	assert_true(f.vmx);
+	assert_false(f.svm || f.hypervisor);
+	assert_true(f.kvm.out_of_tree && f.kvm_intel.out_of_tree);
+	assert_int_equal(f.ept, 'Y');
+	assert_int_equal(f.eptad, 'Y');
+	assert_int_equal(f.pml, 'Y');
+	assert_int_equal(f.tdp_mmu, 'Y');
+	f.kvm_dev = true;
+	f.api_version = 12;
+	f.cap_ad = 1;
+	doc_virt_judge(&f, &r);
+	const struct doc_check *c = must(&r, "cpu.virt", DOC_YES);
+	assert_string_equal(c->what, "GenuineIntel CPU with VMX (Intel VT-x)");
+	assert_string_equal(c->evidence,
+			    "cpuinfo: vendor GenuineIntel, model 'Intel(R) Core(TM) i7-7800X CPU @ "
+			    "3.50GHz', flags: vmx");
+	c = must(&r, "kvm.modules", DOC_INFO);
+	assert_string_equal(c->what,
+			    "KVM modules: kvm (loaded, out of tree), kvm_intel (loaded, out of tree)");
+	assert_non_null(strstr(c->evidence, "parameters: kvm_intel ept=Y eptad=Y pml=Y, kvm tdp_mmu=Y"));
+	assert_null(doc_find(&r, "kvm.eptad"));
+	assert_null(doc_find(&r, "kvm.shadow"));
+	c = must(&r, "kvm.ad_harvest", DOC_YES);
+	assert_non_null(strstr(c->what, "series for 6.12, running on 6.12.117+deb12-amd64"));
+	c = must(&r, "record.modes", DOC_INFO);
+	assert_non_null(strstr(c->what, "would use ad"));
+	doc_report_free(&r);
+}
+
 /* This development host: PVM, kvm built in, no VMX/SVM, KVM without the capability. */
 static void test_virt_pvm(void **state)
 {
@@ -411,6 +452,7 @@ int main(void)
 	    cmocka_unit_test(test_virt_intel),
 	    cmocka_unit_test(test_virt_eptad_off),
 	    cmocka_unit_test(test_virt_amd_lab),
+	    cmocka_unit_test(test_virt_intel_lab),
 	    cmocka_unit_test(test_virt_pvm),
 	    cmocka_unit_test(test_virt_no_kvm),
 	    cmocka_unit_test(test_placement_reserved),

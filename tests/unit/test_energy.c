@@ -4,8 +4,10 @@
  * written through the trace writer whose bytes and pages are known by construction: a block written in every
  * interval (write-heavy), a block written in one interval of five (not), a read-only block, and per-interval
  * bytes that grow with the interval. The expected bytes and joules are worked out here from the construction
- * and the model's figures, not from the code under test. Also: the defaults' derivations (docs/energy.md),
- * the model file's overrides and its bad input.
+ * and the model's figures, not from the code under test. The same blocks moved apart, the write-heavy one
+ * inside a later chunk of counts and the read one across it (the walk for the write-heavy share is cut to the
+ * chunks holding write-heavy pages), and without a write-heavy block. Also: the defaults' derivations
+ * (docs/energy.md), the model file's overrides and its bad input.
  */
 #include <errno.h>
 #include <math.h>
@@ -37,6 +39,15 @@
 #define READ  300 /* pages [0, 300): accessed in every interval */
 
 enum bw { BW_NONE, BW_SPLIT, BW_TOTAL };
+
+/* Where the blocks lie: pages [heavy_first, + heavy) written in every interval, [some_first, + SOME) in one
+ * of five, [read_first, + read) accessed in every interval, of npg pages. */
+struct blocks {
+	uint64_t npg, heavy_first, heavy, some_first, read_first, read;
+};
+static const struct blocks together = {NPG, 0, HEAVY, 200, 0, READ};
+static const struct blocks apart = {4 * HVT_COUNT_CHUNK, 600, HEAVY, 1700, 100, 1800};
+static const struct blocks no_heavy = {NPG, 0, 0, 200, 0, READ};
 
 static void near(double got, double want)
 {
@@ -96,12 +107,12 @@ static uint64_t total_bytes(int k, int c)
 	return k == 3 ? 1000 : 2000000ull * (uint64_t)(k + 1) + (uint64_t)c;
 }
 
-static uint64_t written_pages(int k)
+static uint64_t written_pages(const struct blocks *bl, int k)
 {
-	return HEAVY + (k % 5 == 0 ? SOME : 0);
+	return bl->heavy + (k % 5 == 0 ? SOME : 0);
 }
 
-static void write_trace(const char *path, bool accessed, enum bw bw)
+static void write_trace(const char *path, bool accessed, enum bw bw, const struct blocks *bl)
 {
 	struct hvt_trace_writer *w;
 	struct hvt_trace_meta meta;
@@ -111,7 +122,7 @@ static void write_trace(const char *path, bool accessed, enum bw bw)
 	make_meta(&meta, accessed, bw);
 	l.slots = calloc(1, sizeof(*l.slots));
 	assert_non_null(l.slots);
-	l.slots[0] = (struct hvt_memslot){.slot = 0, .gpa = 0, .size = NPG * PAGE, .backing = "anon"};
+	l.slots[0] = (struct hvt_memslot){.slot = 0, .gpa = 0, .size = bl->npg * PAGE, .backing = "anon"};
 	if (hvt_trace_create(&w, path, &meta, &err) || hvt_trace_write_layout(w, &l, &err))
 		fail_msg("create: %s", err.msg);
 	for (int k = 0; k < N; k++) {
@@ -124,11 +135,11 @@ static void write_trace(const char *path, bool accessed, enum bw bw)
 		iv.seq = (uint64_t)k + 1;
 		iv.t_start_ns = 100 * SEC + (uint64_t)k * SEC;
 		iv.t_end_ns = iv.t_start_ns + SEC;
-		hvt_pageset_set_range(&iv.written[0], 0, HEAVY);
+		hvt_pageset_set_range(&iv.written[0], bl->heavy_first, bl->heavy);
 		if (k % 5 == 0)
-			hvt_pageset_set_range(&iv.written[0], 200, SOME);
+			hvt_pageset_set_range(&iv.written[0], bl->some_first, SOME);
 		if (accessed)
-			hvt_pageset_set_range(&iv.accessed[0], 0, READ);
+			hvt_pageset_set_range(&iv.accessed[0], bl->read_first, bl->read);
 		if (bw) {
 			for (int c = 0; c < 2; c++)
 				ch[c] = (struct hvt_channel_bytes){
@@ -150,8 +161,8 @@ static void write_trace(const char *path, bool accessed, enum bw bw)
 }
 
 /* Loads the whole trace and computes its energy bytes with model m. */
-static void energy_bytes(const char *name, bool accessed, enum bw bw, const struct hvt_energy_model *m,
-			 struct hvt_energy_bytes *b)
+static void energy_bytes(const char *name, bool accessed, enum bw bw, const struct blocks *bl,
+			 const struct hvt_energy_model *m, struct hvt_energy_bytes *b)
 {
 	char path[128];
 	struct hvt_trace_reader *r;
@@ -160,13 +171,38 @@ static void energy_bytes(const char *name, bool accessed, enum bw bw, const stru
 	struct hvt_err err = {{0}};
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	write_trace(path, accessed, bw);
+	write_trace(path, accessed, bw, bl);
 	if (hvt_trace_open(&r, path, &err) || hvt_analysis_load(&a, r, &sel, NULL, &err))
 		fail_msg("%s: %s", path, err.msg);
 	if (hvt_energy_bytes(&a, r, &hvt_class_defaults, m, b, &err))
 		fail_msg("energy: %s", err.msg);
 	hvt_analysis_fini(&a);
 	hvt_trace_reader_close(r);
+}
+
+/* Measured bytes of the blocks bl: the write-heavy share of each interval's bytes is the heavy pages' share
+ * of its written (accessed) pages. */
+static void measured_split(const char *name, const struct blocks *bl, struct hvt_energy_bytes *b)
+{
+	double rd = 0, wr = 0, hrd = 0, hwr = 0;
+
+	energy_bytes(name, true, BW_SPLIT, bl, &hvt_energy_defaults, b);
+	for (int k = 0; k < N; k++) {
+		double r = (double)(rd_bytes(k, 0) + rd_bytes(k, 1)),
+		       w = (double)(wr_bytes(k, 0) + wr_bytes(k, 1));
+
+		rd += r;
+		wr += w;
+		hrd += r * (double)bl->heavy / (double)bl->read; /* the heavy pages among the accessed */
+		hwr += written_pages(bl, k) ? w * (double)bl->heavy / (double)written_pages(bl, k) : 0;
+	}
+	assert_int_equal(b->source, HVT_BYTES_MEASURED);
+	assert_int_equal(b->ram_pages, bl->npg);
+	assert_int_equal(b->heavy_pages, bl->heavy);
+	near(b->read, rd);
+	near(b->write, wr);
+	near(b->heavy_read, hrd);
+	near(b->heavy_write, hwr);
 }
 
 static void test_measured_split(void **state)
@@ -178,7 +214,7 @@ static void test_measured_split(void **state)
 	double rd = 0, wr = 0, hrd = 0, hwr = 0, want;
 
 	(void)state;
-	energy_bytes("split.hvt", true, BW_SPLIT, m, &b);
+	energy_bytes("split.hvt", true, BW_SPLIT, &together, m, &b);
 	for (int k = 0; k < N; k++) {
 		double r = (double)(rd_bytes(k, 0) + rd_bytes(k, 1)),
 		       w = (double)(wr_bytes(k, 0) + wr_bytes(k, 1));
@@ -186,7 +222,7 @@ static void test_measured_split(void **state)
 		rd += r;
 		wr += w;
 		hrd += r * HEAVY / READ; /* the 100 heavy pages among the 300 accessed */
-		hwr += w * HEAVY / (double)written_pages(k);
+		hwr += w * HEAVY / (double)written_pages(&together, k);
 	}
 	assert_int_equal(b.source, HVT_BYTES_MEASURED);
 	assert_true(b.reads_known);
@@ -216,6 +252,20 @@ static void test_measured_split(void **state)
 	near(pd.total + pm.total, want);
 }
 
+/* The write-heavy block inside chunk 1, the accessed run from chunk 0 into chunk 3, the other written block
+ * in chunk 3: runs cut at the write-heavy chunks give the same shares; without a write-heavy page, none. */
+static void test_heavy_apart(void **state)
+{
+	struct hvt_energy_bytes b;
+
+	(void)state;
+	measured_split("apart.hvt", &apart, &b);
+	assert_true(b.heavy_read > 0 && b.heavy_write > 0);
+	measured_split("no-heavy.hvt", &no_heavy, &b);
+	near(b.heavy_read, 0);
+	near(b.heavy_write, 0);
+}
+
 static void test_page_model(void **state)
 {
 	struct hvt_energy_model m = hvt_energy_defaults;
@@ -227,9 +277,9 @@ static void test_page_model(void **state)
 	m.bytes_per_written_page = 1000;
 	m.bytes_per_accessed_page = 3000;
 	/* ad without bandwidth: writes and reads from the page counts */
-	energy_bytes("pm-ad.hvt", true, BW_NONE, &m, &b);
+	energy_bytes("pm-ad.hvt", true, BW_NONE, &together, &m, &b);
 	for (int k = 0; k < N; k++) {
-		wr += 1000.0 * (double)written_pages(k);
+		wr += 1000.0 * (double)written_pages(&together, k);
 		hwr += 1000.0 * HEAVY;
 	}
 	assert_int_equal(b.source, HVT_BYTES_PAGE_MODEL);
@@ -241,7 +291,7 @@ static void test_page_model(void **state)
 	near(b.heavy_read, 3000.0 * HEAVY * N);
 
 	/* dirty-log without bandwidth: no read estimate, and the totals leave reads out */
-	energy_bytes("pm-dl.hvt", false, BW_NONE, &m, &b);
+	energy_bytes("pm-dl.hvt", false, BW_NONE, &together, &m, &b);
 	assert_false(b.reads_known);
 	near(b.write, wr);
 	near(b.read, 0);
@@ -257,10 +307,10 @@ static void test_totals_split(void **state)
 	double rd = 0, wr = 0;
 
 	(void)state;
-	energy_bytes("total.hvt", true, BW_TOTAL, m, &b);
+	energy_bytes("total.hvt", true, BW_TOTAL, &together, m, &b);
 	for (int k = 0; k < N; k++) {
 		double t = (double)(total_bytes(k, 0) + total_bytes(k, 1));
-		double w = 4096.0 * (double)written_pages(k);
+		double w = 4096.0 * (double)written_pages(&together, k);
 
 		w = w < t ? w : t; /* interval 3: capped at its total */
 		wr += w;
@@ -369,9 +419,10 @@ static void test_model_file_bad(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_measured_split), cmocka_unit_test(test_page_model),
-	    cmocka_unit_test(test_totals_split),   cmocka_unit_test(test_defaults),
-	    cmocka_unit_test(test_model_file),     cmocka_unit_test(test_model_file_bad),
+	    cmocka_unit_test(test_measured_split), cmocka_unit_test(test_heavy_apart),
+	    cmocka_unit_test(test_page_model),     cmocka_unit_test(test_totals_split),
+	    cmocka_unit_test(test_defaults),       cmocka_unit_test(test_model_file),
+	    cmocka_unit_test(test_model_file_bad),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

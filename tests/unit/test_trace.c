@@ -29,6 +29,7 @@
 #include "hvmtrace/util.h"
 #include "../../lib/format/trace_decode.h"
 #include "../../lib/format/trace_format.h"
+#include "test_records.h"
 
 #define NIV      24 /* intervals in the fixture */
 #define SWITCH   12 /* intervals 0..SWITCH-1 use generation 1, the rest generation 2 */
@@ -533,24 +534,6 @@ static void test_index_damage(void **state)
 	st = open_and_check(path2, NIV);
 	assert_non_null(strstr(st.problem, "trailer"));
 	free(buf);
-}
-
-/* Appends a record with a valid CRC to the file: the reader must refuse it on its content. */
-static void append_record(const char *p, uint32_t type, const uint8_t *payload, uint32_t plen)
-{
-	size_t padded = (plen + 7u) & ~7u;
-	uint8_t *rec = calloc(1, 16 + padded);
-	int fd = open(p, O_WRONLY | O_APPEND);
-
-	assert_non_null(rec);
-	assert_true(fd >= 0);
-	hvt_put_le32(rec, type);
-	hvt_put_le32(rec + 4, plen);
-	memcpy(rec + 16, payload, plen);
-	hvt_put_le32(rec + 8, hvt_rec_crc(rec, rec + 16, plen));
-	assert_int_equal(write(fd, rec, 16 + padded), (ssize_t)(16 + padded));
-	close(fd);
-	free(rec);
 }
 
 static void test_semantic_stops(void **state)

@@ -25,6 +25,7 @@
 #include "hvmtrace/trace.h"
 #include "hvmtrace/util.h"
 #include "../../lib/format/trace_format.h"
+#include "test_records.h"
 
 #define NIV   6
 #define NSNAP 4
@@ -235,24 +236,6 @@ static void test_round_trip(void **state)
 	write_trace(path, false); /* a killed writer: found by the walk all the same */
 	st = open_expect(path, NIV, NSNAP);
 	assert_false(st.complete);
-}
-
-/* Appends a record of type and payload, CRC right, to the file p. */
-static void append_record(const char *p, uint32_t type, const uint8_t *payload, uint32_t plen)
-{
-	size_t padded = (plen + 7u) & ~7u;
-	uint8_t *rec = calloc(1, 16 + padded);
-	int fd = open(p, O_WRONLY | O_APPEND);
-
-	assert_non_null(rec);
-	assert_true(fd >= 0);
-	hvt_put_le32(rec, type);
-	hvt_put_le32(rec + 4, plen);
-	memcpy(rec + 16, payload, plen);
-	hvt_put_le32(rec + 8, hvt_rec_crc(rec, rec + 16, plen));
-	assert_int_equal(write(fd, rec, 16 + padded), (ssize_t)(16 + padded));
-	close(fd);
-	free(rec);
 }
 
 /* An unknown optional type is read past, even between intervals; an unknown required one, or an optional
