@@ -15,6 +15,9 @@
 # DAMON recording inside it (paddr), traced in mode ad at 20 ms, the record scored by `hvmtrace score` in L1
 # (precision and recall; docs/score.md); damon-host adds DAMON in L1 over QEMU's address space (vaddr), its
 # record moved to guest-physical addresses (scripts/damon-hva-to-gpa.sh) and scored against the same trace.
+# Both run once per DAMON attribute set and load: LAB_DAMON_ATTRS="S,A,MIN,MAX ..." (default DAMON's own,
+# 5000,100000,10,1000) and LAB_DAMON_LOADS="array build" (default array; build: the build-like load of
+# make score for LAB_DAMON_BUILD_SECS seconds, default 12, 2 compilations at a time).
 # The L1 side is tests/lab/qemu_init.sh. LAB_KERNELS="6.1" runs one kernel; LAB_QEMU_MODES="ad,dirty-log"
 # adds QEMU's dirty-log mode to the phases scenarios; LAB_QEMU_SCENARIOS="array" (or "phases", or a list)
 # runs only those.
@@ -23,6 +26,16 @@ source "$(dirname "$0")/../lib/qemu.bash"
 LAB_VENDOR=amd # the AMD tier (L0: QEMU TCG); tests/lab/test_intel_*.sh are the Intel one
 source "$(dirname "$0")/../lib/lab.bash"
 
+# The damon scenarios' runs (LAB_DAMON_*, above), checked before anything is built or booted.
+damon_attrs=${LAB_DAMON_ATTRS:-5000,100000,10,1000} damon_loads=${LAB_DAMON_LOADS:-array}
+damon_secs=${LAB_DAMON_BUILD_SECS:-12}
+for a in $damon_attrs; do
+	[[ $a =~ ^[0-9]+,[0-9]+,[0-9]+,[0-9]+$ ]] || fail "LAB_DAMON_ATTRS: '$a': expected S,A,MIN,MAX (us, us, regions, regions)"
+done
+for l in $damon_loads; do
+	case $l in array | build) ;; *) fail "LAB_DAMON_LOADS: '$l': expected array or build" ;; esac
+done
+[[ $damon_secs =~ ^[1-9][0-9]*$ ]] || fail "LAB_DAMON_BUILD_SECS: '$damon_secs': expected whole seconds"
 need_qemu # the QEMU under test, which runs in L1
 for p in bin/hvmtrace tests/tools/check_phases tests/tools/check_array_report tests/tools/qemu_phases tests/tools/qmp \
 	guest/phases.elf; do
@@ -45,8 +58,10 @@ case ",$scenarios," in *,array,*) n_checks=$((n_checks + 2)) ;; esac
 guest=()
 linux_l2=0
 case ",$scenarios," in *,owners,*) n_checks=$((n_checks + 1)) linux_l2=1 ;; esac # npt=1 only
-case ",$scenarios," in *,damon,*) n_checks=$((n_checks + 1)) linux_l2=1 ;; esac
-case ",$scenarios," in *,damon-host,*) n_checks=$((n_checks + 1)) linux_l2=1 ;; esac
+# shellcheck disable=SC2086 # the words, however spaced
+n_damon=$(($(echo $damon_attrs | wc -w) * $(echo $damon_loads | wc -w)))
+case ",$scenarios," in *,damon,*) n_checks=$((n_checks + n_damon)) linux_l2=1 ;; esac
+case ",$scenarios," in *,damon-host,*) n_checks=$((n_checks + n_damon)) linux_l2=1 ;; esac
 if [ $linux_l2 = 1 ]; then
 	# The built-in Linux guest as L2, with SeaBIOS for QEMU's pc machine; DAMON's recorder and the
 	# address translator for L1's own DAMON (damon-host).
@@ -59,6 +74,10 @@ if [ $linux_l2 = 1 ]; then
 		-f "$ROOT/tests/guest/damon-record.sh:/bin/damon-record"
 		-f "$ROOT/scripts/damon-hva-to-gpa.sh:/bin/damon-hva-to-gpa")
 fi
+# One word each for L1's command line: sets split by /, loads by commas.
+# shellcheck disable=SC2086 # the words, however spaced
+damon_args="labdamonattrs=$(echo $damon_attrs | tr ' ' /) labdamonloads=$(echo $damon_loads | tr ' ' ,)"
+damon_args="$damon_args labdamonsecs=$damon_secs"
 [ "$n_checks" -gt 0 ] || fail "LAB_QEMU_SCENARIOS=$scenarios: names none of phases, array, owners, damon, damon-host"
 for k in ${LAB_KERNELS:-6.1 6.12}; do
 	lab_prepare "$k"
@@ -70,6 +89,6 @@ for k in ${LAB_KERNELS:-6.1 6.12}; do
 		-b "$ROOT/$BUILD/tests/tools/qemu_phases:/bin/qemu_phases" \
 		-b "$ROOT/$BUILD/tests/tools/qmp:/bin/qmp" -f "$ROOT/$BUILD/guest/phases.elf:/lab/phases.elf" \
 		"${guest[@]}" "${LAB_KVM_FILES[@]}" tests/lab/qemu_init.sh) || fail "initramfs for $k"
-	lab_boot "$k" "$ir" 3072 "labqemumodes=${LAB_QEMU_MODES:-ad} labqemuscenarios=$scenarios"
+	lab_boot "$k" "$ir" 3072 "labqemumodes=${LAB_QEMU_MODES:-ad} labqemuscenarios=$scenarios $damon_args"
 	lab_expect "$k" "^CHECK qemu .* PASS" "$n_checks" "qemu scenarios passed"
 done
