@@ -225,8 +225,8 @@ bench-parts: all $(BENCHES) $(BUILD)/tests/tools/synth_trace $(BUILD)/tests/tool
 # mode dirty-log (scripts/score-damon.sh; DAMON="S,A,MIN,MAX ..." chooses its attributes, LOADS the loads),
 # then in mode ad with precision in the nested AMD lab, guest and host side (scripts/score-damon-lab.sh:
 # skipped, saying why, where the lab cannot run). Not in make check: it needs root and the patched QEMU
-# (tests/e2e/qemu_damon_score.sh checks the first part); the first part takes ~20 s a run, the lab's
-# one boot for the three sets on both loads LAB_SCORE_TIME.
+# (tests/e2e/qemu_damon_score.sh checks the first part); the first part takes ~20 s a run (4 min for the
+# three sets on both loads), the lab's one boot for the same twelve L2 runs (guest and host side) 11 min.
 .PHONY: score
 score: all tests $(BUILD)/tests/tools/stamp_lines $(BUILD)/guest/array $(BUILD)/guest/buildload
 	scripts/score-damon.sh $(BUILD)
