@@ -46,6 +46,8 @@ start() {
 	echo mono >$T/trace_clock
 	echo 32768 >$T/buffer_size_kb
 	echo >$T/trace
+	# On: a previous stop turned it off (a host that records more than once), and the markers need it.
+	echo 1 >$T/tracing_on
 	echo 1 >$T/events/damon/damon_aggregated/enable
 
 	echo 1 >$A/nr_kdamonds

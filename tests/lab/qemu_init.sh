@@ -30,6 +30,11 @@ intervals=$(sed -n 's/.*labintervals=\([0-9a-z,]*\).*/\1/p' /proc/cmdline | tr ,
 # PIC, so that no interrupt is raised for it (phases_if.elf masks the 8259s too, for the pc machine).
 PHASES_ELF=/lab/phases.elf MICROVM=microvm
 [ "$KVM_VENDOR" = kvm_amd ] || PHASES_ELF=/lab/phases_if.elf MICROVM=microvm,pit=off,pic=off
+# labdamonattrs=S,A,MIN,MAX/... and labdamonloads=array,build: the damon scenarios' runs, one per set and load
+# (default DAMON's own attributes, the array program); labdamonsecs=N the build-like load's seconds.
+damon_attrs=$(sed -n 's|.*labdamonattrs=\([0-9,/]*\).*|\1|p' /proc/cmdline | tr / ' ')
+damon_loads=$(sed -n 's/.*labdamonloads=\([a-z,]*\).*/\1/p' /proc/cmdline | tr , ' ')
+damon_secs=$(sed -n 's/.*labdamonsecs=\([0-9]*\).*/\1/p' /proc/cmdline)
 
 # run_one MODE NPT INTERVAL HOLD MIN_INSIDE [PAYLOAD [PAYLOAD OPTIONS...]] (default phases4)
 run_one() {
@@ -218,11 +223,11 @@ damon_c_recall() {
 # score_check NAME SCORE C_RECALL FLOOR: the checks on one scored record, appended to $d/check.out: every
 # snapshot scored but at most 5 % (a window that holds no interval's midpoint is not: here, where the
 # tracer missed its 20 ms deadlines by more than a window), precision and recall present and in [0, 1],
-# c's mean recall (damon_c_recall) at least FLOOR. Prints the score's overall lines and the c line, each
+# c's mean recall (damon_c_recall) at least FLOOR (FLOOR -: no c, a load other than the array). Prints the score's overall lines and the c line, each
 # prefixed, for the host side to keep.
 score_check() {
 	sed -n '/^overall:/,$s|^|lab: SCORE '"$1"': |p' "$2"
-	echo "lab: SCORE $1: array c recall: $3"
+	[ "$4" = - ] || echo "lab: SCORE $1: array c recall: $3"
 	awk -v name="$1" -v c="$3" -v floor="$4" '
 	/^overall:/ { scored = $2; of = $4; what = $5 }
 	/^precision / { p = $2; r = $4; have = 1 }
@@ -231,14 +236,14 @@ score_check() {
 		bad = 0
 		if (!(of > 0 && scored >= 0.95 * of && what == "snapshots")) { print name ": " scored " of " of " snapshots scored"; bad = 1 }
 		if (!have || p !~ /^[0-9.]+$/ || p < 0 || p > 1 || r < 0 || r > 1) { print name ": precision or recall missing or outside [0, 1]"; bad = 1 }
-		if (!(f[2] > 0 && f[6] >= floor)) { print name ": the array c recall " f[6] " over " f[2] " windows is under " floor; bad = 1 }
-		if (!bad) print name ": " scored " snapshots scored, precision " p ", recall " r ", c recall " f[6] " (floor " floor ")"
+		if (floor != "-" && !(f[2] > 0 && f[6] >= floor)) { print name ": the array c recall " f[6] " over " f[2] " windows is under " floor; bad = 1 }
+		if (!bad) print name ": " scored " snapshots scored, precision " p ", recall " r (floor == "-" ? "" : ", c recall " f[6] " (floor " floor ")")
 		exit bad
 	}' "$2" >>"$d/check.out"
 }
 
-# run_damon NPT HOST: the built-in Linux guest as in run_owners, running the array program (16 MiB arrays,
-# 5 s phases) with DAMON recording inside it (hvt.damon: paddr, DAMON's default attributes; the record
+# run_damon NPT HOST LOAD ATTRS: the built-in Linux guest as in run_owners, running the array program (16 MiB
+# arrays, 5 s phases) with DAMON recording inside it (hvt.damon: paddr, attributes ATTRS; the record
 # leaves by L2's second serial port into a file of L1), traced in mode ad at 20 ms (a few intervals per
 # 100 ms DAMON window), then `hvmtrace score` in L1: in mode ad precision is measured too. The record's
 # clock (L2's CLOCK_MONOTONIC, kvm-clock: L2's own TSC calibration drifted by -0.5 % to +0.2 % here) is
@@ -247,10 +252,17 @@ score_check() {
 # With HOST=1, DAMON also runs in L1 (vaddr on QEMU's process, the same attributes) during the same run;
 # its record, on L1's own clock, is moved to guest-physical addresses with QEMU's guest-RAM mapping
 # (scripts/damon-hva-to-gpa.sh) and scored against the same trace.
-DAMON_ATTRS=5000,100000,10,1000
+# LOAD (array, or build: the build-like load as make score runs it, hvt.run=build for labdamonsecs seconds
+# with 2 compilations) and ATTRS (DAMON's S,A,MIN,MAX, both sides) choose the run; c's recall is checked
+# for the array only (the build has no c).
 DAMON_C_FLOOR=0.5
 run_damon() {
-	d=/tmp/damon-$1-$2
+	tag="npt=$1 host=$2 load=$3 attrs=$4"
+	d=/tmp/damon-$1-$2-$3-$(echo "$4" | tr , -)
+	case $3 in
+	array) run="hvt.size=16777216 hvt.phase=5" ;;
+	*) run="hvt.run=build hvt.seconds=${damon_secs:-12} hvt.jobs=2" ;;
+	esac
 	rm -rf "$d" && mkdir -p "$d"
 	t0=$(cut -d' ' -f1 /proc/uptime)
 	ok=1 check=2
@@ -263,11 +275,11 @@ run_damon() {
 		-object "memory-backend-file,id=ram,size=512M,mem-path=$ram,share=on" \
 		-machine memory-backend=ram -kernel /lab/guest/vmlinux -initrd /lab/guest/initrd.gz -no-reboot \
 		-nodefaults -vga none -display none \
-		-append "console=ttyS0 quiet panic=-1 clocksource=kvm-clock hvt.size=16777216 hvt.phase=5 hvt.damon=$DAMON_ATTRS" \
+		-append "console=ttyS0 quiet panic=-1 clocksource=kvm-clock $run hvt.damon=$4" \
 		-serial "file:$d/serial" -serial "file:$d/damon.raw" \
 		-object "hvmtrace,id=tr0,path=$d/vm.sock" >"$d/qemu.err" 2>&1 &
 	qemu=$!
-	echo "lab: damon npt=$1 host=$2: QEMU started"
+	echo "lab: damon $tag: QEMU started"
 	l1_wait $qemu [ -S "$d/vm.sock" ] || ok=0
 	timeout 600 hvmtrace record --attach "$d/vm.sock" --mode ad --cpu "$TRACER_CPU" --interval 20ms \
 		-o "$d/t.hvt" --jsonl "$d/rec.jsonl" 2>"$d/record.err" &
@@ -288,9 +300,9 @@ run_damon() {
 				echo "$((s)) $((e)) $((o))"
 			fi
 		done <"$d/maps" >"$d/hva.map"
-		echo "lab: damon npt=$1 host=$2: QEMU pid $qpid, guest RAM at $(cat "$d/maps")"
+		echo "lab: damon $tag: QEMU pid $qpid, guest RAM at $(cat "$d/maps")"
 		# shellcheck disable=SC2046 # the attributes, one word each
-		damon-record start $(echo $DAMON_ATTRS | tr , ' ') "$qpid" 2>"$d/host.err" || ok=0
+		damon-record start $(echo "$4" | tr , ' ') "$qpid" 2>"$d/host.err" || ok=0
 		# Until the array program is done: DAMON stops by itself once its target exits.
 		l1_wait $qemu grep -q 'HVT PHASE done' "$d/console"
 		damon-record stop >"$d/host.rec" 2>>"$d/host.err" || ok=0
@@ -301,7 +313,7 @@ run_damon() {
 	kill $stamp 2>/dev/null
 	rm -f $ram
 	grep -E "attached|intervals recorded" "$d/record.err" | sed 's|^|lab: |'
-	grep -E "HVT (PHASE|EXIT|DAMON)" "$d/console" | sed "s|^|lab: damon npt=$1 host=$2: |"
+	grep -E "HVT (PHASE|EXIT|DAMON)" "$d/console" | sed "s|^|lab: damon $tag: |"
 	grep -q "in ad mode" "$d/record.err" && grep -q "HVT EXIT 0" "$d/console" || ok=0
 	tr -d '\r' <"$d/damon.raw" >"$d/damon.rec"
 	hs=$(awk '$2 == "HVT" && $3 == "DAMON-SYNC" && $4 == "start" { print $1; exit }' "$d/console")
@@ -319,32 +331,34 @@ run_damon() {
 	# The record's mean window (DAMON's windows run longer than aggr_us here: a slow sampling loop).
 	window=$(awk '$1 ~ /^[0-9]/ && $1 != t { n++; t = $1; if (n == 1) first = t }
 		END { printf "%d", (n > 1 ? (t - first) / (n - 1) : 0) }' "$d/damon.rec")
-	echo "lab: damon npt=$1 host=$2: guest->L1 clock offset $((hs - gs)) ns at the start, $drift ns more at the end;" \
+	echo "lab: damon $tag: guest->L1 clock offset $((hs - gs)) ns at the start, $drift ns more at the end;" \
 		"$(awk '$1 ~ /^[0-9]/ { t[$1] = 1 } END { n = 0; for (k in t) n++; print n }' "$d/damon.rec") snapshots," \
 		"$window ns a window"
 	# A written page whose A bit someone else cleared (KVM's clear_young, for DAMON on the host) shows up
 	# as written but not accessed: the trace's own count of what host aging took from it (docs/kvm-ad.md).
-	echo "lab: damon npt=$1 host=$2: trace: $(hvmtrace report --json "$d/t.hvt" 2>/dev/null |
+	echo "lab: damon $tag: trace: $(hvmtrace report --json "$d/t.hvt" 2>/dev/null |
 		grep -oE '"(intervals|deadlines_missed|written_not_accessed)": *[0-9]+' | tr -d '" ' | tr '\n' ' ')"
 	: >"$d/check.out"
 	hvmtrace score "$d/t.hvt" --damon "$d/damon.rec" --record-clock trace --offset "${off}ns" \
 		>"$d/score.txt" 2>"$d/score.err" || return
-	sed "s|^|lab: damon npt=$1 host=$2: guest: |" "$d/score.txt"
+	sed "s|^|lab: damon $tag: guest: |" "$d/score.txt"
 	check=0
 	# Scored either way, so a failed run still shows its numbers.
 	[ "${drift#-}" -le "$window" ] || { echo "clocks apart: $drift ns, over a window" >>"$d/check.out"; check=1; }
-	score_check "guest npt=$1 host=$2" "$d/score.txt" "$(damon_c_recall "$d/damon.rec" "$d/console" $off)" \
-		$DAMON_C_FLOOR || check=1
+	crec="" floor=-
+	[ "$3" != array ] || crec=$(damon_c_recall "$d/damon.rec" "$d/console" $off) floor=$DAMON_C_FLOOR
+	score_check "guest $tag" "$d/score.txt" "$crec" $floor || check=1
 	echo "clocks: the end's offset $drift ns from the start's, a window $window ns" >>"$d/check.out"
 	[ "$2" = 1 ] || return
-	sed "s|^|lab: damon npt=$1 host=$2: host.rec: |" "$d/maps" "$d/hva.map"
-	echo "lab: damon npt=$1 host=$2: host.rec: $(grep -c '^[0-9]' "$d/host.rec") regions, $(head -n 2 "$d/host.rec" | tail -n 1)"
+	sed "s|^|lab: damon $tag: host.rec: |" "$d/maps" "$d/hva.map"
+	echo "lab: damon $tag: host.rec: $(grep -c '^[0-9]' "$d/host.rec") regions, $(head -n 2 "$d/host.rec" | tail -n 1)"
 	if damon-hva-to-gpa "$d/hva.map" "$d/host.rec" >"$d/host-gpa.rec" 2>>"$d/score.err" &&
 		hvmtrace score "$d/t.hvt" --damon "$d/host-gpa.rec" --record-clock trace >"$d/host-score.txt" \
 			2>>"$d/score.err"; then
-		sed "s|^|lab: damon npt=$1 host=$2: host: |" "$d/host-score.txt"
-		score_check "host npt=$1 host=$2" "$d/host-score.txt" \
-			"$(damon_c_recall "$d/host-gpa.rec" "$d/console" 0)" 0 || check=1
+		sed "s|^|lab: damon $tag: host: |" "$d/host-score.txt"
+		crec="" floor=-
+		[ "$3" != array ] || crec=$(damon_c_recall "$d/host-gpa.rec" "$d/console" 0) floor=0
+		score_check "host $tag" "$d/host-score.txt" "$crec" $floor || check=1
 	else
 		check=1
 	fi
@@ -373,11 +387,15 @@ for npt in $LAB_TDP; do
 	esac
 	# DAMON inside L2 and, with damon-host, in L1 over QEMU's address space beside it (npt=1 only, as owners).
 	case " ${scenarios:-phases array} " in *" damon "*)
-		[ $npt = 0 ] || scenario "qemu damon guest mode=ad npt=$npt interval=20ms" run_damon $npt 0
+		[ $npt = 0 ] || for l in ${damon_loads:-array}; do for a in ${damon_attrs:-5000,100000,10,1000}; do
+			scenario "qemu damon guest mode=ad npt=$npt interval=20ms load=$l attrs=$a" run_damon $npt 0 "$l" "$a"
+		done; done
 		;;
 	esac
 	case " ${scenarios:-phases array} " in *" damon-host "*)
-		[ $npt = 0 ] || scenario "qemu damon guest+host mode=ad npt=$npt interval=20ms" run_damon $npt 1
+		[ $npt = 0 ] || for l in ${damon_loads:-array}; do for a in ${damon_attrs:-5000,100000,10,1000}; do
+			scenario "qemu damon guest+host mode=ad npt=$npt interval=20ms load=$l attrs=$a" run_damon $npt 1 "$l" "$a"
+		done; done
 		;;
 	esac
 	unload_kvm

@@ -15,6 +15,9 @@
 # DAMON recording inside it (paddr), traced in mode ad at 20 ms, the record scored by `hvmtrace score` in L1
 # (precision and recall; docs/score.md); damon-host adds DAMON in L1 over QEMU's address space (vaddr), its
 # record moved to guest-physical addresses (scripts/damon-hva-to-gpa.sh) and scored against the same trace.
+# Both run once per DAMON attribute set and load: LAB_DAMON_ATTRS="S,A,MIN,MAX ..." (default DAMON's own,
+# 5000,100000,10,1000) and LAB_DAMON_LOADS="array build" (default array; build: the build-like load of
+# make score for LAB_DAMON_BUILD_SECS seconds, default 12, 2 compilations at a time).
 # The L1 side is tests/lab/qemu_init.sh. LAB_KERNELS="6.1" runs one kernel; LAB_QEMU_MODES="ad,dirty-log"
 # adds QEMU's dirty-log mode to the phases scenarios; LAB_QEMU_SCENARIOS="array" (or "phases", or a list)
 # runs only those; LAB_TDP="1" one MMU setting, LAB_INTERVALS="1s" one interval of the phases scenarios.
@@ -37,6 +40,16 @@ else
 	guest=()
 fi
 
+# The damon scenarios' runs (LAB_DAMON_*, above), checked before anything is built or booted.
+damon_attrs=${LAB_DAMON_ATTRS:-5000,100000,10,1000} damon_loads=${LAB_DAMON_LOADS:-array}
+damon_secs=${LAB_DAMON_BUILD_SECS:-12}
+for a in $damon_attrs; do
+	[[ $a =~ ^[0-9]+,[0-9]+,[0-9]+,[0-9]+$ ]] || fail "LAB_DAMON_ATTRS: '$a': expected S,A,MIN,MAX (us, us, regions, regions)"
+done
+for l in $damon_loads; do
+	case $l in array | build) ;; *) fail "LAB_DAMON_LOADS: '$l': expected array or build" ;; esac
+done
+[[ $damon_secs =~ ^[1-9][0-9]*$ ]] || fail "LAB_DAMON_BUILD_SECS: '$damon_secs': expected whole seconds"
 need_qemu # the QEMU under test, which runs in L1
 for p in bin/hvmtrace tests/tools/check_phases tests/tools/check_array_report tests/tools/qemu_phases tests/tools/qmp \
 	guest/phases.elf guest/phases_if.elf; do
@@ -56,11 +69,13 @@ n_tdp=$(wc -w <<<"$tdp")
 n_checks=0
 case ",$scenarios," in *,phases,*) n_checks=$((n_tdp * $(wc -w <<<"$intervals") * n_modes)) ;; esac
 case ",$scenarios," in *,array,*) n_checks=$((n_checks + n_tdp)) ;; esac
-# The Linux L2's scenarios run with npt=1 only.
+# The Linux L2's scenarios run with npt=1 only; damon and damon-host once per DAMON set and load.
+# shellcheck disable=SC2086 # the words, however spaced
+n_damon=$(($(echo $damon_attrs | wc -w) * $(echo $damon_loads | wc -w)))
 n_l2=0
 case ",$scenarios," in *,owners,*) n_l2=$((n_l2 + 1)) ;; esac
-case ",$scenarios," in *,damon,*) n_l2=$((n_l2 + 1)) ;; esac
-case ",$scenarios," in *,damon-host,*) n_l2=$((n_l2 + 1)) ;; esac
+case ",$scenarios," in *,damon,*) n_l2=$((n_l2 + n_damon)) ;; esac
+case ",$scenarios," in *,damon-host,*) n_l2=$((n_l2 + n_damon)) ;; esac
 case " $tdp " in *" 1 "*) n_checks=$((n_checks + n_l2)) ;; esac
 if [ $n_l2 -gt 0 ]; then
 	# The built-in Linux guest as L2, with SeaBIOS for QEMU's pc machine; DAMON's recorder and the
@@ -74,6 +89,10 @@ if [ $n_l2 -gt 0 ]; then
 		-f "$ROOT/tests/guest/damon-record.sh:/bin/damon-record"
 		-f "$ROOT/scripts/damon-hva-to-gpa.sh:/bin/damon-hva-to-gpa")
 fi
+# One word each for L1's command line: sets split by /, loads by commas.
+# shellcheck disable=SC2086 # the words, however spaced
+damon_args="labdamonattrs=$(echo $damon_attrs | tr ' ' /) labdamonloads=$(echo $damon_loads | tr ' ' ,)"
+damon_args="$damon_args labdamonsecs=$damon_secs"
 [ "$n_checks" -gt 0 ] || fail "LAB_QEMU_SCENARIOS=$scenarios: names none of phases, array, owners, damon, damon-host"
 for k in $kernels; do
 	lab_prepare "$k"
@@ -86,6 +105,6 @@ for k in $kernels; do
 		-b "$ROOT/$BUILD/tests/tools/qmp:/bin/qmp" -f "$ROOT/$BUILD/guest/phases.elf:/lab/phases.elf" \
 		"${guest[@]}" "${LAB_KVM_FILES[@]}" tests/lab/qemu_init.sh) || fail "initramfs for $k"
 	lab_boot "$k" "$ir" 3072 "labqemumodes=${LAB_QEMU_MODES:-ad} labqemuscenarios=$scenarios \
-labtdp=${tdp// /,} labintervals=${intervals// /,}"
+labtdp=${tdp// /,} labintervals=${intervals// /,} $damon_args"
 	lab_expect "$k" "^CHECK qemu .* PASS" "$n_checks" "qemu scenarios passed"
 done
