@@ -29,22 +29,22 @@ static int mark_heavy(struct heavy_walk *hw, const struct hvt_class_thresholds *
 		return -ENOMEM;
 	for (uint64_t c = 0; c < a->nchunks; c++) {
 		const struct hvt_count_chunk *ch = &a->chunks[c];
+		bool any = false;
 
 		for (uint32_t j = 0; j < HVT_COUNT_CHUNK; j++)
 			if (hvt_class_of(a, t, ch->count[0] ? ch->count[0][j] : 0,
 					 ch->count[1] ? ch->count[1][j] : 0) == HVT_CLASS_WRITE_HEAVY &&
-			    hvt_page_is_ram(a, ch->first + j))
+			    hvt_page_is_ram(a, ch->first + j)) {
 				hw->heavy[c][j / 64] |= 1ull << (j % 64);
-	}
-	for (uint64_t c = 0; c < a->nchunks; c++)
-		for (uint32_t w = 0; w < HVT_COUNT_CHUNK / 64; w++)
-			if (hw->heavy[c][w]) {
-				uint64_t end = a->chunks[c].first + HVT_COUNT_CHUNK;
-
-				hw->lo = hw->lo < hw->hi ? hw->lo : a->chunks[c].first;
-				hw->hi = end < a->npages ? end : a->npages;
-				break;
+				any = true;
 			}
+		if (any) { /* chunks ascend: the first such chunk starts [lo, hi), the last ends it */
+			uint64_t end = ch->first + HVT_COUNT_CHUNK;
+
+			hw->lo = hw->lo < hw->hi ? hw->lo : ch->first;
+			hw->hi = end < a->npages ? end : a->npages;
+		}
+	}
 	return 0;
 }
 

@@ -35,10 +35,10 @@ struct chunk_table {
 	size_t n, cap;
 	uint32_t *dir; /* a range of at most CHUNK_DIR_MAX chunks: [i / HVT_COUNT_CHUNK] 1 + index into v, 0
 			* none (one load per lookup); NULL: the hash */
-	uint32_t *
-	    *states_dir[2]; /* with dir, per kind: [i / HVT_COUNT_CHUNK] the chunk's states of that kind,
-			     * NULL none yet (the sweep's lookup: one load, not three); set by the sweep */
-	size_t *slot;       /* nslots (a power of two): 1 + index into v, 0 empty */
+	/* with dir, per kind: [i / HVT_COUNT_CHUNK] the chunk's states of that kind, NULL none yet (the
+	 * sweep's lookup: one load, not three); set by the sweep */
+	uint32_t **states_dir[2];
+	size_t *slot; /* nslots (a power of two): 1 + index into v, 0 empty */
 	size_t nslots;
 	size_t last; /* 1 + the chunk found last (runs come ascending: mostly the next is in it), 0 none */
 	struct state_slabs slabs;
