@@ -107,6 +107,33 @@ run_array() {
 	fi
 }
 
+# linux_l2_start DIR RAM APPEND [QEMU ARGS...]: the built-in Linux guest as L2 under QEMU -M pc -accel kvm on
+# L1's CPU 0, 512 MiB of RAM in the shared tmpfs file RAM, the kernel command line APPEND after the console
+# settings, its first serial port stamped line by line into DIR/console (stamp_lines, for the clocks), the
+# hvmtrace object at DIR/vm.sock, QEMU's output in DIR/qemu.err; sets qemu (timeout's pid) and stamp.
+linux_l2_start() {
+	l2_dir=$1 l2_ram=$2 l2_append=$3
+	shift 3
+	mkfifo "$l2_dir/serial"
+	stamp_lines <"$l2_dir/serial" >"$l2_dir/console" &
+	stamp=$!
+	taskset -c 0 timeout 600 qemu-system-x86_64 -L /lab/qemu-data -M pc -accel kvm -cpu host -m 512M -smp 1 \
+		-object "memory-backend-file,id=ram,size=512M,mem-path=$l2_ram,share=on" \
+		-machine memory-backend=ram -kernel /lab/guest/vmlinux -initrd /lab/guest/initrd.gz -no-reboot \
+		-nodefaults -vga none -display none -append "console=ttyS0 quiet panic=-1 $l2_append" \
+		-serial "file:$l2_dir/serial" -object "hvmtrace,id=tr0,path=$l2_dir/vm.sock" "$@" \
+		>"$l2_dir/qemu.err" 2>&1 &
+	qemu=$!
+}
+
+# linux_l2_end RAM: after QEMU ended, the console's stamper (it ends at the fifo's end; a QEMU that died
+# before opening it leaves it waiting) and the RAM file.
+linux_l2_end() {
+	for _ in $(seq 50); do kill -0 $stamp 2>/dev/null || break; sleep 0.1; done
+	kill $stamp 2>/dev/null
+	rm -f "$1"
+}
+
 # run_owners NPT: the built-in Linux guest (scripts/guest-workloads.sh: Debian's 6.12 kernel and a busybox
 # initramfs) as L2 under QEMU -M pc -accel kvm, its RAM a shared tmpfs file (L1 maps that with 4 KiB
 # pages; anonymous RAM gets transparent huge pages, and a 2 MiB NPT entry's dirty bit makes all its 512
@@ -123,27 +150,15 @@ run_owners() {
 	t0=$(cut -d' ' -f1 /proc/uptime)
 	ok=1 check=2
 	files="qemu.err record.err console"
-	mkfifo "$d/serial"
-	stamp_lines <"$d/serial" >"$d/console" &
-	stamp=$!
-	taskset -c 0 timeout 600 qemu-system-x86_64 -L /lab/qemu-data -M pc -accel kvm -cpu host -m 512M -smp 1 \
-		-object "memory-backend-file,id=ram,size=512M,mem-path=/dev/shm/ram-owners,share=on" \
-		-machine memory-backend=ram -kernel /lab/guest/vmlinux -initrd /lab/guest/initrd.gz -no-reboot \
-		-nodefaults -vga none -display none \
-		-append "console=ttyS0 quiet panic=-1 hvt.size=16777216 hvt.phase=5 hvt.owners=1" \
-		-serial "file:$d/serial" -object "hvmtrace,id=tr0,path=$d/vm.sock" \
+	linux_l2_start "$d" /dev/shm/ram-owners "hvt.size=16777216 hvt.phase=5 hvt.owners=1" \
 		-device virtio-serial-pci -chardev "socket,id=owners0,path=$d/owners.sock,server=on,wait=off" \
-		-device virtserialport,chardev=owners0,name=org.hvmtrace.owners.0 >"$d/qemu.err" 2>&1 &
-	qemu=$!
+		-device virtserialport,chardev=owners0,name=org.hvmtrace.owners.0
 	echo "lab: owners npt=$1: QEMU started"
 	l1_wait $qemu [ -S "$d/vm.sock" ] && l1_wait $qemu [ -S "$d/owners.sock" ] || ok=0
 	timeout 600 hvmtrace record --attach "$d/vm.sock" --owners-port "$d/owners.sock" --mode ad \
 		--cpu "$TRACER_CPU" --interval 1s -o "$d/t.hvt" --jsonl "$d/rec.jsonl" 2>"$d/record.err" || ok=0
 	wait "$qemu"
-	# stamp_lines ends at the fifo's end; a QEMU that died before opening it leaves it waiting.
-	for _ in $(seq 50); do kill -0 $stamp 2>/dev/null || break; sleep 0.1; done
-	kill $stamp 2>/dev/null
-	rm -f /dev/shm/ram-owners
+	linux_l2_end /dev/shm/ram-owners
 	grep -E "attached|intervals recorded|snapshots stored" "$d/record.err" | sed 's|^|lab: |'
 	grep -E "HVT (OWNERS|PHASE|EXIT)" "$d/console" | sed "s|^|lab: owners npt=$1: |"
 	grep -q "in ad mode" "$d/record.err" && grep -q "HVT EXIT 0" "$d/console" || ok=0
@@ -267,18 +282,8 @@ run_damon() {
 	t0=$(cut -d' ' -f1 /proc/uptime)
 	ok=1 check=2
 	files="qemu.err record.err console score.err"
-	mkfifo "$d/serial"
-	stamp_lines <"$d/serial" >"$d/console" &
-	stamp=$!
 	ram=/dev/shm/ram-damon
-	taskset -c 0 timeout 600 qemu-system-x86_64 -L /lab/qemu-data -M pc -accel kvm -cpu host -m 512M -smp 1 \
-		-object "memory-backend-file,id=ram,size=512M,mem-path=$ram,share=on" \
-		-machine memory-backend=ram -kernel /lab/guest/vmlinux -initrd /lab/guest/initrd.gz -no-reboot \
-		-nodefaults -vga none -display none \
-		-append "console=ttyS0 quiet panic=-1 clocksource=kvm-clock $run hvt.damon=$4" \
-		-serial "file:$d/serial" -serial "file:$d/damon.raw" \
-		-object "hvmtrace,id=tr0,path=$d/vm.sock" >"$d/qemu.err" 2>&1 &
-	qemu=$!
+	linux_l2_start "$d" $ram "clocksource=kvm-clock $run hvt.damon=$4" -serial "file:$d/damon.raw"
 	echo "lab: damon $tag: QEMU started"
 	l1_wait $qemu [ -S "$d/vm.sock" ] || ok=0
 	timeout 600 hvmtrace record --attach "$d/vm.sock" --mode ad --cpu "$TRACER_CPU" --interval 20ms \
@@ -309,9 +314,7 @@ run_damon() {
 	fi
 	wait $rec || ok=0
 	wait "$qemu"
-	for _ in $(seq 50); do kill -0 $stamp 2>/dev/null || break; sleep 0.1; done
-	kill $stamp 2>/dev/null
-	rm -f $ram
+	linux_l2_end $ram
 	grep -E "attached|intervals recorded" "$d/record.err" | sed 's|^|lab: |'
 	grep -E "HVT (PHASE|EXIT|DAMON)" "$d/console" | sed "s|^|lab: damon $tag: |"
 	grep -q "in ad mode" "$d/record.err" && grep -q "HVT EXIT 0" "$d/console" || ok=0
