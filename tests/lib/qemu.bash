@@ -26,18 +26,20 @@ make_shm() {
 
 # start_phases_qemu DIR [QEMU ARGS...]: patched QEMU (-M microvm under KVM, on $VCPU_CPU) booting the PVH
 # phase payload (phases.elf). Its 4 GiB of guest RAM (0-3 GiB and 4-5 GiB) is the tmpfs file $RAM, which
-# `qemu_phases prepare --payload phases4` fills first. QMP on DIR/qmp.sock, stderr in DIR/qemu.err; returns
-# once QMP listens. Sets RAM and QEMU_PID.
+# `qemu_phases prepare` fills first with the payload PAYLOAD (an array of its options, default
+# (--payload phases4)). QMP on DIR/qmp.sock, stderr in DIR/qemu.err; returns once QMP listens. Sets RAM and
+# QEMU_PID. QEMU_ACCEL (default kvm) is the -accel option, e.g. kvm,dirty-ring-size=1024.
 start_phases_qemu() {
-	local d=$1 elf=$ROOT/$BUILD/guest/phases.elf
+	local d=$1 elf=$ROOT/$BUILD/guest/phases.elf payload=("${PAYLOAD[@]}")
 	shift
+	[ ${#payload[@]} -gt 0 ] || payload=(--payload phases4)
 	[ -f "$elf" ] || fail "$elf not built"
 	[ -n "${SHM:-}" ] || make_shm
 	RAM=$SHM/ram-$(basename "$d")
 	mkdir -p "$d"
-	"$TOOLS/qemu_phases" prepare --ram "$RAM" --low-ram 3G --high-ram 1G --payload phases4 ||
+	"$TOOLS/qemu_phases" prepare --ram "$RAM" --low-ram 3G --high-ram 1G "${payload[@]}" ||
 		fail "qemu_phases prepare"
-	taskset -c $VCPU_CPU timeout 300 "$QEMU" "${QEMU_L[@]}" -M microvm -accel kvm -cpu qemu64 -m 4G \
+	taskset -c $VCPU_CPU timeout 300 "$QEMU" "${QEMU_L[@]}" -M microvm -accel "${QEMU_ACCEL:-kvm}" -cpu qemu64 -m 4G \
 		-object "memory-backend-file,id=ram,size=4G,mem-path=$RAM,share=on" -machine memory-backend=ram \
 		-kernel "$elf" -no-reboot -nodefaults -display none -qmp "unix:$d/qmp.sock,server=on,wait=off" \
 		"$@" 2>"$d/qemu.err" &
