@@ -317,7 +317,7 @@ static void judge_modes(const struct doc_virt_facts *f, struct doc_report *r)
 		    "record has no mode on KVM here: without a usable /dev/kvm only a TCG VMM (dirty-log, emulated) can be traced");
 	doc_evidence(
 	    c,
-	    "modes in --mode auto's order: ad, dirty-ring, dirty-log (hvmtrace/record/harvest.c); the VMM offers ad when KVM_CHECK_EXTENSION says so, dirty-ring in place of dirty-log when its vCPUs run on KVM's dirty ring (hvmtrace-vmm --dirty-ring; QEMU's patch does not offer it yet)");
+	    "modes in --mode auto's order: ad, dirty-ring, dirty-log (hvmtrace/record/harvest.c); the VMM offers ad when KVM_CHECK_EXTENSION says so, dirty-ring in place of dirty-log when its vCPUs run on KVM's dirty ring (hvmtrace-vmm --dirty-ring, patched QEMU with -accel kvm,dirty-ring-size=N)");
 }
 
 void doc_virt_judge(const struct doc_virt_facts *f, struct doc_report *r)
