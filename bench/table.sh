@@ -3,7 +3,8 @@
 # docs/performance.md has the table of the last run with its date and machine):
 #   1  dirty-log harvest + encode + write per interval, sparse guests 1 GiB .. 1 TiB, 0.1/1/10 % written,
 #      next to one copy of the bitmap; the tracer's share of a core at 1 s and 100 ms; the same in mode
-#      dirty-ring (KVM's dirty ring) at 0.1 and 10 %
+#      dirty-ring (KVM's dirty ring) at 0.1 and 10 %; and the patched QEMU's harvest in both modes, guests of
+#      4 to 256 GiB (bench/table/qemu_ring.sh)
 #   2  KVM_AD_HARVEST in the nested lab, AMD NPT (L0 QEMU TCG) and Intel EPT (L0 Bochs), 4 KiB / 2 MiB
 #      mappings, 1 / 100 % touched, pruned / full walk, next to the bitmap copy in the same L1
 #      (bench/table/lab_section.sh, which runs alone too; no bochs: the Intel rows say so)
@@ -12,7 +13,8 @@
 #   5  trace bytes per interval next to the raw bitmap
 # Figures only: nothing is asserted about time, but a run a figure depends on that fails fails the bench.
 # Measure on a quiet machine (the figures of docs/performance.md were taken holding the machine's lock).
-# usage: bench/table.sh BUILD_DIR   BENCH_LAB=0 skips section 2 (minutes under TCG and Bochs), BENCH_QEMU=0 section 3.
+# usage: bench/table.sh BUILD_DIR   BENCH_LAB=0 skips section 2 (minutes under TCG and Bochs), BENCH_QEMU=0 section 3
+# and section 1's QEMU rows.
 set -u
 BUILD=${1:?usage: bench/table.sh BUILD_DIR}
 cd "$(dirname "$0")/.."
@@ -36,6 +38,12 @@ if python3 -c 'import fcntl, os, sys; sys.exit(0 if fcntl.ioctl(os.open("/dev/kv
 	MODE=dirty-ring EVERY="1000 10" bench/table/sparse_guests.sh "$BUILD" "$T/s1" /dev/null || status=1
 else
 	echo "| 1 | dirty-ring | not measured: this host's KVM offers no dirty ring (KVM_CAP_DIRTY_LOG_RING is 0) | | | |" >>"$T/s1"
+fi
+# The patched QEMU in both modes (its dirty-ring rows need the ring: qemu_ring.sh's QEMU fails without it).
+if [ "${BENCH_QEMU:-1}" = 0 ]; then
+	echo "| 1 | QEMU, dirty-log and dirty-ring | not measured: skipped (BENCH_QEMU=0) | | | |" >>"$T/s1"
+else
+	bench/table/qemu_ring.sh "$BUILD" "$T/s1" || status=1
 fi
 
 # Section 5 beside the strided sets of section 1: the same encoder (zstd-runs, the trace's default) on
