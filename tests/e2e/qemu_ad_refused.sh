@@ -2,7 +2,8 @@
 # Patched QEMU refuses mode ad where it cannot serve it, and says why. Under TCG its hello offers only
 # dirty-log, `hvmtrace record --mode ad` gives up with exit 2 and no trace, and a peer that asks for ad
 # anyway gets error "mode" naming TCG; the object then serves the next tracer in dirty-log mode. Under
-# this host's KVM (no KVM_CAP_AD_HARVEST) the refusal names the missing capability instead.
+# this host's KVM (no KVM_CAP_AD_HARVEST) the refusal names the missing capability instead; mode
+# dirty-ring, asked of a QEMU not on KVM's dirty ring, is refused naming the option it needs.
 # (Mode ad itself needs the patched KVM: the nested lab.)
 source "$(dirname "$0")/../lib/assert.bash"
 source "$(dirname "$0")/../lib/qemu.bash"
@@ -91,3 +92,7 @@ assert_contains "$T/raw-kvm" "answer error mode mode ad is not available: this h
 expect 2 "mode ad is not available (the VMM offers: dirty-log;" \
 	"$BIN/hvmtrace" record --attach "$T/kvm.sock" --mode ad -o "$T/ad-kvm.hvt"
 echo "ok: KVM without the A/D patch"
+raw_attach "$T/kvm.sock" dirty-ring >"$T/raw-ring" || fail "raw attach (dirty-ring): $(cat "$T/raw-ring")"
+cat "$T/raw-ring"
+assert_contains "$T/raw-ring" "answer error mode mode dirty-ring is not available: this VM does not run on KVM's dirty ring (-accel kvm,dirty-ring-size=N); this QEMU offers dirty-log"
+echo "ok: dirty-ring without the ring"
