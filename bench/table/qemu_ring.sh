@@ -6,7 +6,9 @@
 # comes from the trace `record` wrote (harvest_us: from the tracer's request to QEMU's answer).
 # usage: bench/table/qemu_ring.sh BUILD_DIR OUT   (appends Markdown rows to OUT)
 # QEMU_SIZES overrides the guest sizes (default 4G 64G 256G: guest RAM is a sparse file on /dev/shm, of which
-# the payload touches about 200 MiB). HVMTRACE_QEMU_DIR=DIR measures a QEMU built elsewhere (tests/lib/qemu.bash).
+# the payload touches about 200 MiB), QEMU_MODES the modes (default dirty-log dirty-ring; dirty-log's harvest
+# of 1 TiB takes longer than the runs' intervals). HVMTRACE_QEMU_DIR=DIR measures a QEMU built elsewhere
+# (tests/lib/qemu.bash).
 set -u
 BUILD=${1:?usage: qemu_ring.sh BUILD_DIR OUT}
 OUT=${2:?}
@@ -74,7 +76,7 @@ for size in $SIZES; do
 	copy=$("$BUILD/bench/bitmap_copy" "$size") || { status=1; row "QEMU $size" "failed: bench/bitmap_copy failed" "" "" ""; continue; }
 	copy_ns=$(field ns "$copy")
 	total=$((${size%G} << 18))
-	for mode in dirty-log dirty-ring; do
+	for mode in ${QEMU_MODES:-dirty-log dirty-ring}; do
 		accel=kvm
 		[ $mode = dirty-ring ] && accel=kvm,dirty-ring-size=65536
 		case="QEMU microvm ${size%G} GiB, array payload (16384 pages per pass), $mode"
