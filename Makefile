@@ -209,10 +209,12 @@ qemu:
 
 # Every tier against the sanitizer build, then the integration and e2e tiers again against the optimised
 # build that `make` installs (tests/run.sh says which tests one build is enough for).
+# The builds use every core (CHECK_JOBS); tests/run.sh runs the lab tier beside the others (TEST_LANES).
+CHECK_JOBS ?= $(shell nproc)
 check: config.mk format-check
-	$(MAKE) BUILD=build/check SAN=1 all tests
-	$(MAKE) BUILD=build all tests
-	$(MAKE) fuzzers
+	$(MAKE) -j$(CHECK_JOBS) BUILD=build/check SAN=1 all tests
+	$(MAKE) -j$(CHECK_JOBS) BUILD=build all tests
+	$(MAKE) -j$(CHECK_JOBS) fuzzers
 	scripts/build-qemu.sh >/dev/null
 	tests/run.sh build/check build
 
