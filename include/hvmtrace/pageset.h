@@ -107,6 +107,17 @@ const char *hvt_codec_name(enum hvt_codec c);
 /* Encodes s into a malloc'd buffer. 0, -ENOMEM, -EINVAL (unknown codec, or a set too large for the codec). */
 int hvt_pageset_encode(const struct hvt_pageset *s, enum hvt_codec c, uint8_t **out, size_t *outlen);
 
+/* The most bytes codec c takes for any set of npages pages; 0 if it cannot encode such a set. */
+uint64_t hvt_pageset_encode_bound(uint64_t npages, enum hvt_codec c);
+
+/*
+ * Encodes s into dst, cap bytes, and sets *len; allocates nothing beyond the codec's fixed state (zstd-runs
+ * compresses as it reads the runs). 0, -ENOSPC (cap is too small: hvt_pageset_encode_bound always suffices),
+ * -ENOMEM, -EINVAL (unknown codec, or a set too large for the codec).
+ */
+int hvt_pageset_encode_into(const struct hvt_pageset *s, enum hvt_codec c, uint8_t *dst, size_t cap,
+			    size_t *len);
+
 /*
  * Decodes into s, which must already be initialised with the slot's npages (its old contents are
  * replaced). Never reads past in+inlen; corrupt input or a page index >= npages gives -EINVAL with a

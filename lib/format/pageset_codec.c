@@ -12,6 +12,7 @@
 
 #include <roaring/roaring.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include "hvmtrace/error.h"
 #include "hvmtrace/pageset.h"
@@ -36,31 +37,52 @@ const char *hvt_codec_name(enum hvt_codec c)
 
 /* ---- roaring ---- */
 
-static int roaring_encode(const struct hvt_pageset *s, uint8_t **out, size_t *outlen)
+/* The set as a run-optimised roaring bitmap, or NULL (out of memory). */
+static roaring_bitmap_t *roaring_build(const struct hvt_pageset *s)
 {
+	roaring_bitmap_t *r = roaring_bitmap_create();
 	struct hvt_run run;
 	uint64_t pos = 0;
+
+	if (!r)
+		return NULL;
+	while (hvt_pageset_next_run(s, &pos, &run))
+		roaring_bitmap_add_range(r, run.first, run.first + run.count);
+	roaring_bitmap_run_optimize(r);
+	return r;
+}
+
+static int roaring_encode_into(const struct hvt_pageset *s, uint8_t *dst, size_t cap, size_t *len)
+{
 	roaring_bitmap_t *r;
-	size_t n;
+	int rc = 0;
 
 	/* CRoaring's 32-bit API: every page index must fit in 32 bits. */
 	if (s->npages > (uint64_t)1 << 32)
 		return -EINVAL;
-	r = roaring_bitmap_create();
+	r = roaring_build(s);
 	if (!r)
 		return -ENOMEM;
-	while (hvt_pageset_next_run(s, &pos, &run))
-		roaring_bitmap_add_range(r, run.first, run.first + run.count);
-	roaring_bitmap_run_optimize(r);
-	n = roaring_bitmap_portable_size_in_bytes(r);
-	*out = malloc(n);
-	if (!*out) {
-		roaring_bitmap_free(r);
-		return -ENOMEM;
-	}
-	*outlen = roaring_bitmap_portable_serialize(r, (char *)*out);
+	if (roaring_bitmap_portable_size_in_bytes(r) > cap)
+		rc = -ENOSPC;
+	else
+		*len = roaring_bitmap_portable_serialize(r, (char *)dst);
 	roaring_bitmap_free(r);
-	return 0;
+	return rc;
+}
+
+/*
+ * The portable format's worst case: a cookie and a size, and per container of 65536 pages a key, a
+ * cardinality, an offset, a bit of the run flags and at most 8 KiB of contents (run_optimize keeps the
+ * smallest form, never above a bitmap container's).
+ */
+static uint64_t roaring_bound(uint64_t npages)
+{
+	uint64_t containers = (npages + 65535) / 65536;
+
+	if (npages > (uint64_t)1 << 32)
+		return 0; /* CRoaring's 32-bit API cannot hold such a set */
+	return 16 + containers * (8192 + 4 + 4 + 1);
 }
 
 /* Where decoded runs go: appended to out as base + page, for a set of npages pages. */
@@ -192,67 +214,128 @@ static struct zstd_ctxs *zstd_ctxs_get(void)
 	return z;
 }
 
-struct growbuf {
-	uint8_t *p;
-	size_t len, cap;
-};
-
-static int put_varint(struct growbuf *b, uint64_t v)
+/* How many bytes v takes as a LEB128 varint. */
+static unsigned varint_len(uint64_t v)
 {
-	if (b->cap - b->len < 10) {
-		size_t cap = b->cap ? b->cap * 2 : 4096;
-		uint8_t *p = realloc(b->p, cap);
+	unsigned n = 1;
 
-		if (!p)
-			return -ENOMEM;
-		b->p = p;
-		b->cap = cap;
-	}
 	while (v >= 0x80) {
-		b->p[b->len++] = (uint8_t)(v | 0x80);
 		v >>= 7;
+		n++;
 	}
-	b->p[b->len++] = (uint8_t)v;
-	return 0;
+	return n;
 }
 
-static int zstd_runs_encode(const struct hvt_pageset *s, uint8_t **out, size_t *outlen)
+static unsigned put_varint(uint8_t *p, uint64_t v)
+{
+	unsigned n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+/* The length of s's varint stream: the frame declares it before any of it is compressed. */
+static uint64_t runs_stream_len(const struct hvt_pageset *s)
+{
+	struct hvt_run run;
+	uint64_t pos = 0, prev_end = 0, n = 0;
+
+	while (hvt_pageset_next_run(s, &pos, &run)) {
+		n += varint_len(run.first - prev_end) + varint_len(run.count - 1);
+		prev_end = run.first + run.count;
+	}
+	return n;
+}
+
+static int zstd_errno(size_t code)
+{
+	switch (ZSTD_getErrorCode(code)) {
+	case ZSTD_error_dstSize_tooSmall:
+		return -ENOSPC;
+	case ZSTD_error_memory_allocation:
+		return -ENOMEM;
+	default:
+		return -EIO;
+	}
+}
+
+/* Compresses n bytes of the stream into out (and with ZSTD_e_end, ends the frame). -ENOSPC when out is full. */
+static int zstd_feed(ZSTD_CCtx *c, ZSTD_outBuffer *out, const uint8_t *p, size_t n, ZSTD_EndDirective end)
+{
+	ZSTD_inBuffer in = {p, n, 0};
+	size_t left;
+
+	for (;;) {
+		size_t in_before = in.pos, out_before = out->pos;
+
+		left = ZSTD_compressStream2(c, out, &in, end);
+		if (ZSTD_isError(left))
+			return zstd_errno(left);
+		if (in.pos == in.size && (end != ZSTD_e_end || left == 0))
+			return 0;
+		if (in.pos == in_before && out->pos == out_before)
+			return -ENOSPC; /* no progress: the output is full */
+	}
+}
+
+/* Varints are gathered in a small buffer on the stack and compressed from there, as the runs are read. */
+#define VARINT_CHUNK 16384
+
+/*
+ * The runs' varints go through zstd's streaming compressor straight into dst: no copy of the stream or of
+ * the compressed frame, whatever the set's size (record's memory budget counts dst only, at the worst
+ * case). The frame declares its content size, as a single-shot compression's does (the decoder requires
+ * it), so the stream's length is counted first, in a pass over the runs that writes nothing.
+ */
+static int zstd_runs_encode_into(const struct hvt_pageset *s, uint8_t *dst, size_t cap, size_t *len)
 {
 	struct zstd_ctxs *z = zstd_ctxs_get();
-	struct growbuf b = {0};
+	uint8_t chunk[VARINT_CHUNK];
+	ZSTD_outBuffer out = {dst, cap, 0};
 	struct hvt_run run;
 	uint64_t pos = 0, prev_end = 0;
-	size_t bound, n;
-	int rc = 0;
+	size_t used = 0, r;
+	int rc;
 
 	if (!z)
 		return -ENOMEM;
-	while (!rc && hvt_pageset_next_run(s, &pos, &run)) {
-		rc = put_varint(&b, run.first - prev_end);
-		if (!rc)
-			rc = put_varint(&b, run.count - 1);
+	ZSTD_CCtx_reset(z->c, ZSTD_reset_session_and_parameters);
+	r = ZSTD_CCtx_setParameter(z->c, ZSTD_c_compressionLevel, ZSTD_RUNS_LEVEL);
+	if (!ZSTD_isError(r))
+		r = ZSTD_CCtx_setPledgedSrcSize(z->c, runs_stream_len(s));
+	if (ZSTD_isError(r))
+		return zstd_errno(r);
+	while (hvt_pageset_next_run(s, &pos, &run)) {
+		if (VARINT_CHUNK - used < 20) { /* room for two varints of 10 bytes */
+			rc = zstd_feed(z->c, &out, chunk, used, ZSTD_e_continue);
+			if (rc)
+				return rc;
+			used = 0;
+		}
+		used += put_varint(chunk + used, run.first - prev_end);
+		used += put_varint(chunk + used, run.count - 1);
 		prev_end = run.first + run.count;
 	}
+	rc = zstd_feed(z->c, &out, chunk, used, ZSTD_e_end);
 	if (rc)
-		goto out;
-	bound = ZSTD_compressBound(b.len);
-	*out = malloc(bound);
-	if (!*out) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	/* Single-shot compression records the content size in the frame, which the decoder requires. */
-	n = ZSTD_compressCCtx(z->c, *out, bound, b.p ? b.p : (const void *)"", b.len, ZSTD_RUNS_LEVEL);
-	if (ZSTD_isError(n)) {
-		free(*out);
-		*out = NULL;
-		rc = -ENOMEM;
-		goto out;
-	}
-	*outlen = n;
-out:
-	free(b.p);
-	return rc;
+		return rc;
+	*len = out.pos;
+	return 0;
+}
+
+/*
+ * Each run costs at least as many pages as its two varints take bytes (the first run at most one byte more),
+ * so the stream of a set of npages pages is at most npages + 1 bytes; zstd's frame of it, at most its bound.
+ */
+static uint64_t zstd_runs_bound(uint64_t npages)
+{
+	size_t bound = ZSTD_compressBound((size_t)npages + 1);
+
+	return ZSTD_isError(bound) ? 0 : bound;
 }
 
 /* Reads one canonical LEB128 varint: at most 10 bytes, no overflow past 64 bits, no redundant zero bytes. */
@@ -356,17 +439,54 @@ static int zstd_runs_decode(struct run_sink *k, const uint8_t *in, size_t inlen,
 
 /* ---- dispatch ---- */
 
-int hvt_pageset_encode(const struct hvt_pageset *s, enum hvt_codec c, uint8_t **out, size_t *outlen)
+uint64_t hvt_pageset_encode_bound(uint64_t npages, enum hvt_codec c)
 {
-	*out = NULL;
-	*outlen = 0;
 	switch (c) {
 	case HVT_CODEC_ROARING:
-		return roaring_encode(s, out, outlen);
+		return roaring_bound(npages);
 	case HVT_CODEC_ZSTD_RUNS:
-		return zstd_runs_encode(s, out, outlen);
+		return zstd_runs_bound(npages);
+	}
+	return 0;
+}
+
+int hvt_pageset_encode_into(const struct hvt_pageset *s, enum hvt_codec c, uint8_t *dst, size_t cap,
+			    size_t *len)
+{
+	*len = 0;
+	switch (c) {
+	case HVT_CODEC_ROARING:
+		return roaring_encode_into(s, dst, cap, len);
+	case HVT_CODEC_ZSTD_RUNS:
+		return zstd_runs_encode_into(s, dst, cap, len);
 	}
 	return -EINVAL;
+}
+
+int hvt_pageset_encode(const struct hvt_pageset *s, enum hvt_codec c, uint8_t **out, size_t *outlen)
+{
+	uint64_t bound = hvt_pageset_encode_bound(s->npages, c);
+	uint8_t *shrunk;
+	int rc;
+
+	*out = NULL;
+	*outlen = 0;
+	if (!bound)
+		return -EINVAL;
+	*out = malloc(bound);
+	if (!*out)
+		return -ENOMEM;
+	rc = hvt_pageset_encode_into(s, c, *out, (size_t)bound, outlen);
+	if (rc) {
+		free(*out);
+		*out = NULL;
+		*outlen = 0;
+		return rc;
+	}
+	shrunk = realloc(*out, *outlen ? *outlen : 1);
+	if (shrunk)
+		*out = shrunk;
+	return 0;
 }
 
 static int decode_into(struct run_sink *k, enum hvt_codec c, const uint8_t *in, size_t inlen,

@@ -8,6 +8,7 @@
 #define HVMTRACE_LIB_TRACE_FORMAT_H
 
 #include <endian.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -124,6 +125,23 @@ struct hvt_buf {
 	uint8_t *p;
 	size_t len, cap;
 };
+
+/* Makes room for n more bytes, exactly (touching none of them), unless there is room already. 0 or -ENOMEM. */
+static inline int hvt_buf_reserve(struct hvt_buf *b, size_t n)
+{
+	uint8_t *p;
+
+	if (b->cap - b->len >= n)
+		return 0;
+	if (n > SIZE_MAX / 2 - b->len)
+		return -ENOMEM;
+	p = realloc(b->p, b->len + n);
+	if (!p)
+		return -ENOMEM;
+	b->p = p;
+	b->cap = b->len + n;
+	return 0;
+}
 
 /* Appends n zero bytes and returns them, or NULL when memory runs out (the buffer stays valid). */
 static inline uint8_t *hvt_buf_append(struct hvt_buf *b, size_t n)
