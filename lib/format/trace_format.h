@@ -126,7 +126,8 @@ struct hvt_buf {
 	size_t len, cap;
 };
 
-/* Makes room for n more bytes, exactly (touching none of them), unless there is room already. 0 or -ENOMEM. */
+/* Makes room for n more bytes, exactly (touching none of them), unless there is room already. 0 or -ENOMEM.
+ */
 static inline int hvt_buf_reserve(struct hvt_buf *b, size_t n)
 {
 	uint8_t *p;

@@ -104,9 +104,9 @@ static int encode_set(struct hvt_buf *b, const struct hvt_pageset *s, struct hvt
 	uint8_t *hdr = b->p + b->len;
 	int rc;
 
-	rc = room < HVT_IV_SET_HDR_SIZE ? -ENOSPC
-					: hvt_pageset_encode_into(s, c, hdr + HVT_IV_SET_HDR_SIZE,
-								  room - HVT_IV_SET_HDR_SIZE, &len);
+	rc = room < HVT_IV_SET_HDR_SIZE
+		 ? -ENOSPC
+		 : hvt_pageset_encode_into(s, c, hdr + HVT_IV_SET_HDR_SIZE, room - HVT_IV_SET_HDR_SIZE, &len);
 	if (rc == -ENOSPC || (!rc && len > HVT_REC_MAX_PAYLOAD))
 		return hvt_err_set(err, -EFBIG, "an encoded page set does not fit a record");
 	if (rc)
@@ -133,7 +133,8 @@ static size_t interval_bound(const struct hvt_interval *iv, uint32_t nch)
 		for (unsigned k = 0; k < 2; k++)
 			if (kinds[k])
 				n += HVT_IV_SET_HDR_SIZE +
-				     hvt_pageset_encode_bound(kinds[k][i].npages, codec_for(kinds[k][i].npages));
+				     hvt_pageset_encode_bound(kinds[k][i].npages,
+							      codec_for(kinds[k][i].npages));
 	}
 	return n < HVT_REC_MAX_PAYLOAD + HVT_REC_ALIGN ? (size_t)n : HVT_REC_MAX_PAYLOAD + HVT_REC_ALIGN;
 }
