@@ -37,35 +37,48 @@
 #define SANITIZER_NOTE ""
 #endif
 
-/* json-c objects of layouts and messages, zstd contexts, stdio buffers, bandwidth counters. */
+/* json-c objects of layouts and messages, zstd's contexts (the streaming compressor at level 1: 1.3 MiB),
+ * stdio buffers (--jsonl streams its lines through one), bandwidth counters. */
 #define FIXED_BYTES (16 * MiB)
 /* A trace index entry in memory (trace_writer.c) and in the INDEX record. */
 #define INDEX_ENTRY_BYTES 32
 
-/* ZSTD_compressBound's formula, rounded up. */
-static uint64_t zstd_bound(uint64_t n)
+/*
+ * One set kind's share of the INTERVAL record at its worst (hvt_pageset_encode_bound, zstd-runs): per
+ * slot, ZSTD_compressBound of its varint stream, at most one byte per page and one more (every other page
+ * written), i.e. the stream, 1/256 of it and at most 64 bytes; and the set's 16-byte header.
+ */
+static uint64_t record_set_bytes(uint64_t pages, uint64_t slots)
 {
-	return n + n / 256 + 128 * 1024;
+	uint64_t stream = pages + slots;
+
+	return stream + stream / 256 + (64 + 16) * slots;
 }
 
-uint64_t mem_budget_working(const struct mem_budget_in *in)
+void mem_budget_terms(const struct mem_budget_in *in, struct mem_budget_terms *t)
 {
 	uint64_t pages = in->max_guest_bytes / in->page_size;
 	/* one bitmap per set: a bit per page, each slot rounded up to a 64-bit word */
 	uint64_t bitmap = pages / 8 + 8ull * in->max_slots + 8;
-	/* zstd-runs (pageset_codec.c): at most one varint byte per page, the varints in a buffer that doubles
-	 * as it grows (old and new both live while realloc copies), then their compressed copy */
-	uint64_t varints = pages + 20;
-	uint64_t varint_buf = 3 * varints + 3 * 4096;
-	uint64_t compressed = zstd_bound(varints);
-	/* the INTERVAL record gathers every set's compressed copy in a buffer that doubles too */
-	uint64_t record = in->nsets * (compressed + 16) + 16ull * in->max_slots + 4096;
-	uint64_t encode = 3 * record + varint_buf + compressed;
-	uint64_t sets = in->nsets * bitmap * (in->retry_copy ? 2 : 1);
-	/* the writer's index doubles as it grows, and the INDEX record copies it once more at close */
-	uint64_t index = 6ull * INDEX_ENTRY_BYTES * in->max_intervals;
 
-	return sets + encode + index + in->owners_bytes + FIXED_BYTES;
+	t->sets = in->nsets * bitmap * (in->retry_copy ? 2 : 1);
+	/* The INTERVAL record is reserved once at its worst case and the sets are encoded straight into it
+	 * (trace_interval.c, pageset_codec.c): no copy of a set's runs or of its compressed frame. Its
+	 * header, fixed part, padding and channels (24 bytes each: 160 fit) are in the 4 KiB, each slot's
+	 * flags in 4 bytes. */
+	t->record = in->nsets * record_set_bytes(pages, in->max_slots) + 4ull * in->max_slots + 4096;
+	/* the writer's index doubles as it grows, and the INDEX record copies it once more at close */
+	t->index = 6ull * INDEX_ENTRY_BYTES * in->max_intervals;
+	t->owners = in->owners_bytes;
+	t->fixed = FIXED_BYTES;
+}
+
+uint64_t mem_budget_working(const struct mem_budget_in *in)
+{
+	struct mem_budget_terms t;
+
+	mem_budget_terms(in, &t);
+	return t.sets + t.record + t.index + t.owners + t.fixed;
 }
 
 uint64_t mem_budget_guest_bytes(uint64_t total_pages, uint32_t page_size)

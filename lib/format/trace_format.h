@@ -235,7 +235,15 @@ static inline uint32_t hvt_rec_crc(const uint8_t *hdr, const void *payload, size
 
 /* ---- INTERVAL payload (lib/format/trace_interval.c, trace_interval_decode.c) ---- */
 
-/* Appends the payload of iv, an interval of layout l, to b. -EINVAL (with a message) if iv does not fit l. */
+/*
+ * The most bytes iv's payload can take, its record's padding included: its sets at their codecs' worst
+ * case (hvt_pageset_encode_bound). Never more than a record can hold: a larger payload fails as it is
+ * encoded, not as it is reserved.
+ */
+size_t hvt_interval_bound(const struct hvt_interval *iv);
+
+/* Appends the payload of iv, an interval of layout l, to b, whose room it first makes hvt_interval_bound. The
+ * sets are encoded straight into that room, never copied. -EINVAL (with a message) if iv does not fit l. */
 int hvt_interval_encode(const struct hvt_interval *iv, const struct hvt_layout *l, struct hvt_buf *b,
 			struct hvt_err *err);
 

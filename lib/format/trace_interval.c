@@ -118,13 +118,11 @@ static int encode_set(struct hvt_buf *b, const struct hvt_pageset *s, struct hvt
 	return 0;
 }
 
-/*
- * The most bytes iv's payload can take, its record's padding included: its sets at their codecs' worst
- * case. Never more than a record can hold: a larger payload fails as it is encoded, not as it is reserved.
- */
-static size_t interval_bound(const struct hvt_interval *iv, uint32_t nch)
+size_t hvt_interval_bound(const struct hvt_interval *iv)
 {
+	uint32_t nch = (iv->flags & HVT_IV_BANDWIDTH) ? iv->nchannels : 0;
 	uint64_t n = hvt_iv_fixed_size(iv->flags) + (uint64_t)nch * HVT_IV_CHANNEL_SIZE + HVT_REC_ALIGN;
+	/* a set the flags name but iv lacks counts nothing: hvt_interval_encode refuses it */
 	const struct hvt_pageset *kinds[] = {(iv->flags & HVT_IV_WRITTEN) ? iv->written : NULL,
 					     (iv->flags & HVT_IV_ACCESSED) ? iv->accessed : NULL};
 
@@ -208,7 +206,7 @@ int hvt_interval_encode(const struct hvt_interval *iv, const struct hvt_layout *
 
 	/* Reserved once, at the worst case: the sets are encoded into it, with no copy that grows (record's
 	 * memory budget counts this size, hvmtrace/record/mem_budget.c). */
-	if (hvt_buf_reserve(b, interval_bound(iv, nch)))
+	if (hvt_buf_reserve(b, hvt_interval_bound(iv)))
 		return hvt_err_set(err, -ENOMEM, "out of memory");
 	p = hvt_buf_append(b, fixed + (size_t)nch * HVT_IV_CHANNEL_SIZE);
 	if (!p)
