@@ -37,8 +37,9 @@
 #define SANITIZER_NOTE ""
 #endif
 
-/* json-c objects of layouts and messages, zstd's contexts (the streaming compressor at level 1: 1.3 MiB),
- * stdio buffers (--jsonl streams its lines through one), bandwidth counters. */
+/* json-c objects of layouts and messages, zstd's contexts (the streaming compressor at level 1: 1.3 MiB)
+ * and the encoder's 1 MiB of varints, stdio buffers (--jsonl streams its lines through one), bandwidth
+ * counters. */
 #define FIXED_BYTES (16 * MiB)
 /* A trace index entry in memory (trace_writer.c) and in the INDEX record. */
 #define INDEX_ENTRY_BYTES 32

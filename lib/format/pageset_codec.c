@@ -170,6 +170,7 @@ static int roaring_decode(struct run_sink *sink, const uint8_t *in, size_t inlen
 struct zstd_ctxs {
 	ZSTD_CCtx *c;
 	ZSTD_DCtx *d;
+	uint8_t *varints; /* the encoder's VARINT_SCRATCH bytes, made at its first use */
 };
 
 static pthread_key_t zstd_key;
@@ -182,6 +183,7 @@ static void zstd_ctxs_free(void *p)
 
 	ZSTD_freeCCtx(z->c);
 	ZSTD_freeDCtx(z->d);
+	free(z->varints);
 	free(z);
 	zstd_tls = NULL;
 }
@@ -238,15 +240,37 @@ static unsigned put_varint(uint8_t *p, uint64_t v)
 	return n;
 }
 
-/* The length of s's varint stream: the frame declares it before any of it is compressed. */
-static uint64_t runs_stream_len(const struct hvt_pageset *s)
+/* Where a walk over a set's runs stands: the next page to look at, the end of the last run. */
+struct runs_walk {
+	uint64_t pos, prev_end;
+};
+
+/*
+ * Writes the varints of the runs from w on into buf until fewer than 20 bytes (two varints) are left or
+ * the runs end; returns the bytes written, and w where it stopped.
+ */
+static size_t put_runs(const struct hvt_pageset *s, struct runs_walk *w, uint8_t *buf, size_t cap)
 {
 	struct hvt_run run;
-	uint64_t pos = 0, prev_end = 0, n = 0;
+	size_t used = 0;
 
-	while (hvt_pageset_next_run(s, &pos, &run)) {
-		n += varint_len(run.first - prev_end) + varint_len(run.count - 1);
-		prev_end = run.first + run.count;
+	while (cap - used >= 20 && hvt_pageset_next_run(s, &w->pos, &run)) {
+		used += put_varint(buf + used, run.first - w->prev_end);
+		used += put_varint(buf + used, run.count - 1);
+		w->prev_end = run.first + run.count;
+	}
+	return used;
+}
+
+/* Bytes of the varints of the runs from w on, written nowhere. */
+static uint64_t count_runs(const struct hvt_pageset *s, struct runs_walk w)
+{
+	struct hvt_run run;
+	uint64_t n = 0;
+
+	while (hvt_pageset_next_run(s, &w.pos, &run)) {
+		n += varint_len(run.first - w.prev_end) + varint_len(run.count - 1);
+		w.prev_end = run.first + run.count;
 	}
 	return n;
 }
@@ -283,45 +307,50 @@ static int zstd_feed(ZSTD_CCtx *c, ZSTD_outBuffer *out, const uint8_t *p, size_t
 	}
 }
 
-/* Varints are gathered in a small buffer on the stack and compressed from there, as the runs are read. */
-#define VARINT_CHUNK 16384
+/* Varints gathered before compressing: a stream that fits is compressed in one call, as it always was. */
+#define VARINT_SCRATCH (1u << 20)
 
 /*
- * The runs' varints go through zstd's streaming compressor straight into dst: no copy of the stream or of
- * the compressed frame, whatever the set's size (record's memory budget counts dst only, at the worst
- * case). The frame declares its content size, as a single-shot compression's does (the decoder requires
- * it), so the stream's length is counted first, in a pass over the runs that writes nothing.
+ * The runs' varints go straight into dst, with no copy of the whole stream or of the compressed frame
+ * (record's memory budget counts dst only, at the worst case). A stream of up to VARINT_SCRATCH bytes is
+ * gathered and compressed in one call: one walk over the set, and the single-shot frame. A longer one is
+ * streamed through zstd: the frame declares its content size (the decoder requires it), so the rest of the
+ * stream is counted first, then the gathered part and the rest go through the streaming compressor.
  */
 static int zstd_runs_encode_into(const struct hvt_pageset *s, uint8_t *dst, size_t cap, size_t *len)
 {
 	struct zstd_ctxs *z = zstd_ctxs_get();
-	uint8_t chunk[VARINT_CHUNK];
+	struct runs_walk w = {0, 0};
 	ZSTD_outBuffer out = {dst, cap, 0};
-	struct hvt_run run;
-	uint64_t pos = 0, prev_end = 0;
-	size_t used = 0, r;
+	uint64_t rest = 0;
+	size_t used, r;
 	int rc;
 
-	if (!z)
+	if (!z || (!z->varints && !(z->varints = malloc(VARINT_SCRATCH))))
 		return -ENOMEM;
+	used = put_runs(s, &w, z->varints, VARINT_SCRATCH);
+	if (used > VARINT_SCRATCH - 20) /* the scratch filled up: there may be more */
+		rest = count_runs(s, w);
+	if (!rest) {
+		r = ZSTD_compressCCtx(z->c, dst, cap, z->varints, used, ZSTD_RUNS_LEVEL);
+		if (ZSTD_isError(r))
+			return zstd_errno(r);
+		*len = r;
+		return 0;
+	}
 	ZSTD_CCtx_reset(z->c, ZSTD_reset_session_and_parameters);
 	r = ZSTD_CCtx_setParameter(z->c, ZSTD_c_compressionLevel, ZSTD_RUNS_LEVEL);
 	if (!ZSTD_isError(r))
-		r = ZSTD_CCtx_setPledgedSrcSize(z->c, runs_stream_len(s));
+		r = ZSTD_CCtx_setPledgedSrcSize(z->c, used + rest);
 	if (ZSTD_isError(r))
 		return zstd_errno(r);
-	while (hvt_pageset_next_run(s, &pos, &run)) {
-		if (VARINT_CHUNK - used < 20) { /* room for two varints of 10 bytes */
-			rc = zstd_feed(z->c, &out, chunk, used, ZSTD_e_continue);
-			if (rc)
-				return rc;
-			used = 0;
-		}
-		used += put_varint(chunk + used, run.first - prev_end);
-		used += put_varint(chunk + used, run.count - 1);
-		prev_end = run.first + run.count;
-	}
-	rc = zstd_feed(z->c, &out, chunk, used, ZSTD_e_end);
+	/* zstd copies what it is fed into its own window: the scratch is free again once a call returns */
+	do {
+		rc = zstd_feed(z->c, &out, z->varints, used, ZSTD_e_continue);
+		if (rc)
+			return rc;
+	} while ((used = put_runs(s, &w, z->varints, VARINT_SCRATCH)) > 0);
+	rc = zstd_feed(z->c, &out, NULL, 0, ZSTD_e_end);
 	if (rc)
 		return rc;
 	*len = out.pos;

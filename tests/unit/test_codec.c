@@ -179,12 +179,11 @@ static size_t varint_stream(const struct hvt_pageset *s, uint8_t *out)
 }
 
 /*
- * zstd-runs streams the varints through zstd into the record; up to zstd's window and a block of stream
- * (level 1: 640 KiB) that is byte for byte the frame a single-shot compression of the whole stream makes,
- * which is what the encoder wrote before. (Beyond, zstd's streaming buffer wraps and the matches it finds
- * may differ by a few bytes; the frame decodes the same: test_large_streams.)
+ * zstd-runs writes the frame a single-shot compression of the whole varint stream makes, as it always did,
+ * for every stream up to the encoder's 1 MiB of scratch (every pattern here, and every other page of 2^19
+ * pages); longer ones are streamed through zstd (test_large_streams).
  */
-static void test_streamed_frame_matches_single_shot(void **state)
+static void test_frame_matches_single_shot(void **state)
 {
 	static const uint64_t sizes[] = {1, 63, 65, 1000, 65537, 262144, 1ull << 19};
 	ZSTD_CCtx *cctx = ZSTD_createCCtx();
@@ -215,7 +214,7 @@ static void test_streamed_frame_matches_single_shot(void **state)
 			assert_int_equal(hvt_pageset_encode(&s, HVT_CODEC_ZSTD_RUNS, &ours, &len), 0);
 			if (len != want || memcmp(ours, single, len))
 				fail_msg(
-				    "%llu pages, pattern %d: %zu bytes streamed, %zu single-shot, not the same",
+				    "%llu pages, pattern %d: %zu bytes encoded, %zu single-shot, not the same",
 				    (unsigned long long)sizes[z], p, len, want);
 			free(ours);
 			free(single);
@@ -226,9 +225,10 @@ static void test_streamed_frame_matches_single_shot(void **state)
 }
 
 /*
- * Streams many times zstd's window (every other page of a 32 GiB slot: 8 MiB of varints; half of a 16 GiB
- * slot at random): they decode to the set, fit hvt_pageset_encode_bound, and a buffer one byte short of the
- * frame is refused with -ENOSPC, not overrun.
+ * Streams longer than the encoder's scratch, many times zstd's window (every other page of a 32 GiB slot: 8
+ * MiB of varints; half of a 16 GiB slot at random), go through zstd's streaming compressor: they decode to
+ * the set, fit hvt_pageset_encode_bound, and a buffer a byte short of the frame gives -ENOSPC, not an
+ * overrun.
  */
 static void test_large_streams(void **state)
 {
@@ -608,7 +608,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_round_trips),
 	    cmocka_unit_test(test_round_trips_large),
-	    cmocka_unit_test(test_streamed_frame_matches_single_shot),
+	    cmocka_unit_test(test_frame_matches_single_shot),
 	    cmocka_unit_test(test_large_streams),
 	    cmocka_unit_test(test_codec_names_and_unknown),
 	    cmocka_unit_test(test_roaring_refuses_huge_slots),
