@@ -220,7 +220,7 @@ check: config.mk format-check
 
 # The one table of issue 12 (bench/table.sh; BENCH_LAB=0 skips the lab, BENCH_QEMU=0 the peer), and every
 # benchmark besides it (bench/run.sh).
-BENCH_TABLE_NEEDS = $(BUILD)/tests/tools/qmp $(BUILD)/tests/tools/qemu_phases $(BUILD)/guest/phases.elf
+BENCH_TABLE_NEEDS = $(BUILD)/tests/tools/qmp $(BUILD)/tests/tools/maxrss $(BUILD)/tests/tools/qemu_phases $(BUILD)/guest/phases.elf
 bench: all $(BENCHES) $(BENCH_TABLE_NEEDS)
 	bench/table.sh $(BUILD)
 bench-parts: all $(BENCHES) $(BUILD)/tests/tools/synth_trace $(BUILD)/tests/tools/synth_arrays \
