@@ -287,8 +287,7 @@ static int zstd_errno(size_t code)
 	}
 }
 
-/* Compresses n bytes of the stream into out (and with ZSTD_e_end, ends the frame). -ENOSPC when out is full.
- */
+/* Compresses n bytes of the stream into out; with ZSTD_e_end, ends the frame. -ENOSPC when out is full. */
 static int zstd_feed(ZSTD_CCtx *c, ZSTD_outBuffer *out, const uint8_t *p, size_t n, ZSTD_EndDirective end)
 {
 	ZSTD_inBuffer in = {p, n, 0};

@@ -87,7 +87,10 @@ static uint64_t heap_peak(void)
 	return (uint64_t)peak;
 }
 
-/* ---- fixture: a layout of two slots, neither a multiple of 64 pages, 8 GiB in all ---- */
+/*
+ * ---- fixture: a layout of two slots, neither a multiple of 64 pages, 8 GiB in all. With every other page,
+ * the first slot's varints (768 KiB) are compressed in one call, the second's (1.25 MiB) streamed. ----
+ */
 
 static void make_layout(struct hvt_layout *l)
 {
