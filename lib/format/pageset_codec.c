@@ -398,13 +398,13 @@ static size_t put_runs(const struct hvt_pageset *s, struct runs_walk *w, uint8_t
 	return used;
 }
 
-/* Bytes of the varints of the runs from w on, written nowhere. */
-static uint64_t count_runs(const struct hvt_pageset *s, struct runs_walk w)
+/* Bytes of the varints of the runs from w on, written nowhere; the count stops once past stop. */
+static uint64_t count_runs(const struct hvt_pageset *s, struct runs_walk w, uint64_t stop)
 {
 	struct hvt_run run;
 	uint64_t n = 0;
 
-	while (hvt_pageset_next_run(s, &w.pos, &run)) {
+	while (n <= stop && hvt_pageset_next_run(s, &w.pos, &run)) {
 		n += varint_len(run.first - w.prev_end) + varint_len(run.count - 1);
 		w.prev_end = run.first + run.count;
 	}
@@ -466,8 +466,10 @@ static int zstd_runs_encode_into(const struct hvt_pageset *s, uint8_t *dst, size
 	if (!z || (!z->varints && !(z->varints = malloc(VARINT_SCRATCH))))
 		return -ENOMEM;
 	used = put_runs(s, &w, z->varints, VARINT_SCRATCH);
-	if (used > VARINT_SCRATCH - 20) /* the scratch filled up: there may be more */
-		rest = count_runs(s, w);
+	/* The scratch filled up: there may be more. A frame is never smaller than its stream, so past the
+	 * limit the count can stop. */
+	if (used > VARINT_SCRATCH - 20)
+		rest = count_runs(s, w, limit ? limit - (limit < used ? limit : used) : UINT64_MAX);
 	if (limit && ZSTD_compressBound(used + rest) > limit)
 		return -E2BIG;
 	if (!rest) {

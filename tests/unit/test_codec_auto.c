@@ -70,8 +70,10 @@ static enum hvt_codec auto_round_trip(const struct hvt_pageset *s, const char *w
 /* (a) The worst patterns take roaring, within about a bitmap's size, and decode to the set. */
 static void test_worst_sets_take_roaring(void **state)
 {
-	/* slots of one page past a container and one short of one, and a 16 GiB one */
-	static const uint64_t sizes[] = {65536 * 3 + 1, 65536 * 40 - 1, 4194304};
+	/* slots of one page past a container and one short of one, a 16 GiB one, and a 40 GiB one, whose
+	 * stream overflows the encoder's 1 MiB scratch before it reaches roaring's bound (the count stops
+	 * past it) */
+	static const uint64_t sizes[] = {65536 * 3 + 1, 65536 * 40 - 1, 4194304, 65536 * 160};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
@@ -221,6 +223,18 @@ static void test_roaring_bytes_as_croaring(void **state)
 					 (unsigned long long)len, (unsigned long long)period);
 				assert_same_as_croaring(&s, what);
 			}
+		/* ties between run and array (as many values as twice the runs), the container started by a
+		 * run of 2 pages (CRoaring keeps a run container) or of 1 (an array) */
+		for (uint64_t first = 1; first <= 2 && n >= 400; first++) {
+			hvt_pageset_clear(&s);
+			hvt_pageset_set_range(&s, 0, first);
+			hvt_pageset_set_range(&s, 10, first == 1 ? 3 : 2);
+			for (uint64_t p = 20; p + 2 < 400; p += 10)
+				hvt_pageset_set_range(&s, p, 2);
+			snprintf(what, sizeof(what), "a tie, the first run %llu pages",
+				 (unsigned long long)first);
+			assert_same_as_croaring(&s, what);
+		}
 		for (uint64_t seed = 1; seed <= 40; seed++) {
 			uint64_t r = seed, first = hvt_splitmix64(&r) % 4, max = 1 + hvt_splitmix64(&r) % 64;
 			uint64_t many = 1 + hvt_splitmix64(&r) % 6000;
