@@ -108,7 +108,11 @@ static bool rr_container(const struct hvt_pageset *s, uint64_t k, struct rr_cont
 	for (uint32_t i = 0; i < c->nwords; i++) {
 		uint64_t w = c->w[i];
 
-		if (w && !c->card)
+		if (!w) { /* most words of a sparse set */
+			carry = 0;
+			continue;
+		}
+		if (!c->card)
 			first = i * 64 + (uint32_t)__builtin_ctzll(w);
 		c->card += (uint32_t)__builtin_popcountll(w);
 		c->nruns += (uint32_t)__builtin_popcountll(w & ~(w << 1 | carry));
