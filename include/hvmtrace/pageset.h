@@ -123,9 +123,11 @@ int hvt_pageset_encode_into(const struct hvt_pageset *s, enum hvt_codec c, uint8
  * The writer's choice (docs/formats.md, "Page-set encoding"): hvt_codec_default, zstd-runs, except for a set
  * whose runs' varints could make a frame larger than roaring's worst case (about a bit per page: more than
  * a run or gap start every 16 pages or so), which roaring encodes. The choice is made from the runs, counted
- * before anything is compressed, so a set never takes more than hvt_pageset_encode_auto_bound (npages / 8
- * bytes and a little, where zstd-runs' alone is npages). *c is the codec used; the return codes are
- * hvt_pageset_encode_into's.
+ * before anything is compressed, so a set never takes more than hvt_pageset_encode_auto_bound: the smaller
+ * of the two codecs' worst cases (npages / 8 bytes and a little for a large slot, where zstd-runs' alone is
+ * npages). Slots where zstd-runs' worst case is the smaller (under about 8,000 pages) or roaring cannot
+ * encode (past 2^32 pages) are always zstd-runs, whatever hvt_codec_default. *c is the codec used; the
+ * return codes are hvt_pageset_encode_into's.
  */
 uint64_t hvt_pageset_encode_auto_bound(uint64_t npages);
 int hvt_pageset_encode_auto_into(const struct hvt_pageset *s, uint8_t *dst, size_t cap, size_t *len,

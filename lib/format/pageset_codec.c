@@ -653,23 +653,22 @@ uint64_t hvt_pageset_encode_auto_bound(uint64_t npages)
 {
 	uint64_t cap = auto_cap(npages);
 
-	if (hvt_codec_default == HVT_CODEC_ROARING && roaring_bound(npages))
-		return roaring_bound(npages);
 	return cap ? cap : zstd_runs_bound(npages);
 }
 
 int hvt_pageset_encode_auto_into(const struct hvt_pageset *s, uint8_t *dst, size_t cap, size_t *len,
 				 enum hvt_codec *c)
 {
+	uint64_t limit = auto_cap(s->npages);
 	int rc;
 
 	*len = 0;
-	*c = hvt_codec_default;
-	if (hvt_codec_default == HVT_CODEC_ROARING && roaring_bound(s->npages))
+	*c = HVT_CODEC_ROARING;
+	if (hvt_codec_default == HVT_CODEC_ROARING && limit)
 		return roaring_encode_into(s, dst, cap, len);
 	*c = HVT_CODEC_ZSTD_RUNS;
 	/* decided from the runs' varints, counted before any is compressed */
-	rc = zstd_runs_encode_into(s, dst, cap, len, auto_cap(s->npages));
+	rc = zstd_runs_encode_into(s, dst, cap, len, limit);
 	if (rc != -E2BIG)
 		return rc;
 	*c = HVT_CODEC_ROARING;
