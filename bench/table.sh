@@ -10,8 +10,9 @@
 #   3  QEMU's calc-dirty-rate on the same guest and load as hvmtrace, under the patched QEMU
 #   4  guest slowdown of the memory-bound array payload, traced at 1 s, 100 ms, 10 ms vs untraced
 #   5  trace bytes per interval next to the raw bitmap
-#   6  record's locked memory for the test VMM's TiB guest next to issue 25's goal of 0.5 GiB
-#      (bench/table/record_budget.sh, which runs alone too; SIZES="64G 256G 1T" gives docs/performance.md's rows)
+#   6  record's locked memory for the test VMM's TiB guest next to issue 25's goal of 0.5 GiB (mode dirty-log),
+#      and mode ad's working memory for the same guest RAM, computed (bench/table/record_budget.sh, which runs
+#      alone too; SIZES="64G 256G 1T" gives docs/performance.md's rows)
 # Figures only: nothing is asserted about time, but a run a figure depends on that fails fails the bench.
 # Measure on a quiet machine (the figures of docs/performance.md were taken holding the machine's lock).
 # usage: bench/table.sh BUILD_DIR   BENCH_LAB=0 skips section 2 (minutes under TCG and Bochs), BENCH_QEMU=0 section 3.

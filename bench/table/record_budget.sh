@@ -2,7 +2,8 @@
 # Table section 6: record's resident memory (issue 25, item 3). For test-VMM guests of SIZES (default 1T, the
 # goal's case), what record locks at start for the worst written pattern (hvmtrace/record/mem_budget.c) next
 # to the goal of 0.5 GiB, with record's peak resident memory, the tracer's CPU and the intervals of a short
-# run at 1 s of the phase payload (sparse: most pages never touched). Runs alone too.
+# run at 1 s of the phase payload (sparse: most pages never touched), and the working memory of mode ad for the
+# same guest RAM, computed (bench/record_budget_terms). Runs alone too.
 # usage: bench/table/record_budget.sh BUILD_DIR OUT   (appends Markdown rows to OUT)
 set -u
 BUILD=${1:?usage: record_budget.sh BUILD_DIR OUT}
@@ -47,5 +48,15 @@ for size in $SIZES; do
 		split(locked, a, " "); mib = a[1] * (a[2] == "GiB" ? 1024 : a[2] == "KiB" ? 1 / 1024 : 1)
 		printf "| 6 | %s | %s locked at start (enough for guest RAM up to %s) | goal 512 MiB (issue 25) | %.2f× | resident %s at start, peak RSS %.1f MiB; harvest %.2f %% / tracer %.2f %% of a core at 1 s; %s |\n", \
 			c, locked, upto, mib / 512, resident, rss_kib / 1024, 100 * h / (d * 1e6), 100 * t / (d * 1e6), iv }' >>"$OUT"
+	# Mode ad for the same guest RAM: computed (the test VMM offers no accessed bits to harvest).
+	gib=$(awk '{ print $1 * ($2 == "TiB" ? 1024 : $2 == "MiB" ? 1 / 1024 : 1) }' <<<"$upto")
+	for mode in dirty-log ad; do
+		"$BUILD/bench/record_budget_terms" "$gib" "$mode" || status=1
+	done >"$T/terms"
+	awk -v c="record's working memory, a $size guest in mode ad (mem_budget_terms, computed: the test VMM has no accessed bits)" -v upto="$upto" '
+		{ for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } m[v["mode"]] = v["working"] / 1048576
+		  if (v["mode"] == "ad") { sets = v["sets"] / 1048576; rec = v["record"] / 1048576 } }
+		END { printf "| 6 | %s | %.1f MiB working memory (guest RAM up to %s) | goal 512 MiB (issue 25) | %.2f× | bitmaps %.1f MiB, INTERVAL record %.1f MiB; mode dirty-log %.1f MiB working |\n", \
+			c, m["ad"], upto, m["ad"] / 512, sets, rec, m["dirty-log"] }' "$T/terms" >>"$OUT"
 done
 exit $status

@@ -38,22 +38,30 @@
 #endif
 
 /* json-c objects of layouts and messages, zstd's contexts (the streaming compressor at level 1: 1.3 MiB)
- * and the encoder's 1 MiB of varints, stdio buffers (--jsonl streams its lines through one), bandwidth
- * counters. */
+ * and the zstd-runs encoder's 1 MiB of varints, stdio buffers (--jsonl streams its lines through one),
+ * bandwidth counters. */
 #define FIXED_BYTES (16 * MiB)
 /* A trace index entry in memory (trace_writer.c) and in the INDEX record. */
 #define INDEX_ENTRY_BYTES 32
 
 /*
- * One set kind's share of the INTERVAL record at its worst (hvt_pageset_encode_bound, zstd-runs): per
- * slot, ZSTD_compressBound of its varint stream, at most one byte per page and one more (every other page
- * written), i.e. the stream, 1/256 of it and at most 64 bytes; and the set's 16-byte header.
+ * One set kind's share of the INTERVAL record at its worst, summed over the slots
+ * (hvt_pageset_encode_auto_bound, pageset_codec.c), and each set's 16-byte header. zstd-runs' frame of a
+ * slot's varints is at most a byte per page and one more (every other page written), its ZSTD_compressBound
+ * 1/256 more and 64 bytes; but where that is above roaring's worst case the writer encodes the set with
+ * roaring, at most a bitmap of 8 KiB per container of 65536 pages and 9 bytes of header per container, 16 per
+ * set: each slot adds at most one container to the guest's. So the smaller of the two sums bounds the term,
+ * which is about a bitmap's size for a large guest. Roaring's page indexes are 32-bit: past 2^32 pages a slot
+ * may need zstd-runs' sum.
  */
 static uint64_t record_set_bytes(uint64_t pages, uint64_t slots)
 {
 	uint64_t stream = pages + slots;
+	uint64_t zstd_runs = stream + stream / 256 + (64 + 16) * slots;
+	uint64_t containers = (pages + 65535) / 65536 + slots;
+	uint64_t roaring = containers * (8192 + 9) + (16 + 16) * slots;
 
-	return stream + stream / 256 + (64 + 16) * slots;
+	return pages <= (1ull << 32) && roaring < zstd_runs ? roaring : zstd_runs;
 }
 
 void mem_budget_terms(const struct mem_budget_in *in, struct mem_budget_terms *t)
@@ -64,7 +72,8 @@ void mem_budget_terms(const struct mem_budget_in *in, struct mem_budget_terms *t
 
 	t->sets = in->nsets * bitmap * (in->retry_copy ? 2 : 1);
 	/* The INTERVAL record is reserved once at its worst case and the sets are encoded straight into it
-	 * (trace_interval.c, pageset_codec.c): no copy of a set's runs or of its compressed frame. Its
+	 * (trace_interval.c, pageset_codec.c): no copy of a set's runs, of its compressed frame or of a
+	 * roaring bitmap (the roaring encoder writes from the set's bitmap, allocating nothing). Its
 	 * header, fixed part, padding and channels (24 bytes each: 160 fit) are in the 4 KiB, each slot's
 	 * flags in 4 bytes. */
 	t->record = in->nsets * record_set_bytes(pages, in->max_slots) + 4ull * in->max_slots + 4096;

@@ -236,9 +236,9 @@ static inline uint32_t hvt_rec_crc(const uint8_t *hdr, const void *payload, size
 /* ---- INTERVAL payload (lib/format/trace_interval.c, trace_interval_decode.c) ---- */
 
 /*
- * The most bytes iv's payload can take, its record's padding included: its sets at their codecs' worst
- * case (hvt_pageset_encode_bound). Never more than a record can hold: a larger payload fails as it is
- * encoded, not as it is reserved.
+ * The most bytes iv's payload can take, its record's padding included: its sets at the worst case of the
+ * writer's codec choice (hvt_pageset_encode_auto_bound). Never more than a record can hold: a larger payload
+ * fails as it is encoded, not as it is reserved.
  */
 size_t hvt_interval_bound(const struct hvt_interval *iv);
 

@@ -88,25 +88,20 @@ int hvt_interval_close_written_in_accessed(struct hvt_interval *iv)
 
 /* ---- payload ---- */
 
-/* CRoaring cannot hold page indexes of 2^32 and more: such slots always use zstd-runs. */
-static enum hvt_codec codec_for(uint64_t npages)
-{
-	if (hvt_codec_default == HVT_CODEC_ROARING && npages > (uint64_t)1 << 32)
-		return HVT_CODEC_ZSTD_RUNS;
-	return hvt_codec_default;
-}
-
-/* The set, encoded straight into the room reserved in b (hvt_interval_encode): nothing is copied. */
+/*
+ * The set, encoded straight into the room reserved in b (hvt_interval_encode): nothing is copied. The codec
+ * is the writer's choice for this set (hvt_pageset_encode_auto_into).
+ */
 static int encode_set(struct hvt_buf *b, const struct hvt_pageset *s, struct hvt_err *err)
 {
-	enum hvt_codec c = codec_for(s->npages);
+	enum hvt_codec c = hvt_codec_default;
 	size_t room = b->cap - b->len, len;
 	uint8_t *hdr = b->p + b->len;
 	int rc;
 
-	rc = room < HVT_IV_SET_HDR_SIZE
-		 ? -ENOSPC
-		 : hvt_pageset_encode_into(s, c, hdr + HVT_IV_SET_HDR_SIZE, room - HVT_IV_SET_HDR_SIZE, &len);
+	rc = room < HVT_IV_SET_HDR_SIZE ? -ENOSPC
+					: hvt_pageset_encode_auto_into(s, hdr + HVT_IV_SET_HDR_SIZE,
+								       room - HVT_IV_SET_HDR_SIZE, &len, &c);
 	if (rc == -ENOSPC || (!rc && len > HVT_REC_MAX_PAYLOAD))
 		return hvt_err_set(err, -EFBIG, "an encoded page set does not fit a record");
 	if (rc)
@@ -130,9 +125,7 @@ size_t hvt_interval_bound(const struct hvt_interval *iv)
 		n += 4;
 		for (unsigned k = 0; k < 2; k++)
 			if (kinds[k])
-				n += HVT_IV_SET_HDR_SIZE +
-				     hvt_pageset_encode_bound(kinds[k][i].npages,
-							      codec_for(kinds[k][i].npages));
+				n += HVT_IV_SET_HDR_SIZE + hvt_pageset_encode_auto_bound(kinds[k][i].npages);
 	}
 	return n < HVT_REC_MAX_PAYLOAD + HVT_REC_ALIGN ? (size_t)n : HVT_REC_MAX_PAYLOAD + HVT_REC_ALIGN;
 }
