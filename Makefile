@@ -209,16 +209,18 @@ qemu:
 
 # Every tier against the sanitizer build, then the integration and e2e tiers again against the optimised
 # build that `make` installs (tests/run.sh says which tests one build is enough for).
+# The builds use every core (CHECK_JOBS); tests/run.sh runs the lab tier beside the others (TEST_LANES).
+CHECK_JOBS ?= $(shell nproc)
 check: config.mk format-check
-	$(MAKE) BUILD=build/check SAN=1 all tests
-	$(MAKE) BUILD=build all tests
-	$(MAKE) fuzzers
+	$(MAKE) -j$(CHECK_JOBS) BUILD=build/check SAN=1 all tests
+	$(MAKE) -j$(CHECK_JOBS) BUILD=build all tests
+	$(MAKE) -j$(CHECK_JOBS) fuzzers
 	scripts/build-qemu.sh >/dev/null
 	tests/run.sh build/check build
 
 # The one table of issue 12 (bench/table.sh; BENCH_LAB=0 skips the lab, BENCH_QEMU=0 the peer), and every
 # benchmark besides it (bench/run.sh).
-BENCH_TABLE_NEEDS = $(BUILD)/tests/tools/qmp $(BUILD)/tests/tools/qemu_phases $(BUILD)/guest/phases.elf
+BENCH_TABLE_NEEDS = $(BUILD)/tests/tools/qmp $(BUILD)/tests/tools/maxrss $(BUILD)/tests/tools/qemu_phases $(BUILD)/guest/phases.elf
 bench: all $(BENCHES) $(BENCH_TABLE_NEEDS)
 	bench/table.sh $(BUILD)
 bench-parts: all $(BENCHES) $(BUILD)/tests/tools/synth_trace $(BUILD)/tests/tools/synth_arrays \

@@ -310,6 +310,15 @@ static int sample_loop(const struct bw_opts *o, const struct hvt_pmu_host *h, st
 			hvt_err_set(err, rc, "writing %s: %s", o->jsonl, strerror(-rc));
 			break;
 		}
+		/* Each window as it ends, for whoever follows the file or the pipe, not when stdio's
+		 * buffer fills. */
+		if (out->csv)
+			fflush(out->csv);
+		if (out->jsonl && fflush(out->jsonl)) {
+			rc = -errno;
+			hvt_err_set(err, rc, "writing %s: %s", o->jsonl, strerror(errno));
+			break;
+		}
 		w.t_start_ns = w.t_end_ns;
 		w.wall_start_ns = hvt_wall_now_ns();
 		if (w.t_end_ns > deadline + o->interval_ns) /* overslept: restart the schedule from now */

@@ -22,6 +22,11 @@ if [ -x "$out/qemu-system-x86_64" ]; then
 	exit 0
 fi
 [ "${1:-}" = --check ] && exit 1
+cache_lock "${out##*/}"
+if [ -x "$out/qemu-system-x86_64" ]; then # built while this waited for the lock
+	echo "$out"
+	exit 0
+fi
 
 log() { echo "build-qemu: $*" >&2; }
 # The pristine source as a git repository (every file, also those QEMU's .gitignore lists: the vendored

@@ -28,6 +28,16 @@ cache_key() {
 	done | sha256sum | cut -c1-16
 }
 
+# cache_lock NAME: takes an exclusive lock on the entry NAME (basename of its cache_path), held until the
+# calling script exits (on its fd 9), so that two builders of one entry (the test suite's two lanes, two
+# clones at once) build it once: the second waits, then finds it built. Take it before looking for the
+# entry; a dot-file beside the entries, which cache-prune leaves alone.
+cache_lock() {
+	mkdir -p "$HVMTRACE_CACHE"
+	exec 9>"$HVMTRACE_CACHE/.lock-$1"
+	flock 9
+}
+
 cache_path() {
 	set -- "$HVMTRACE_CACHE/$1-$2${3:-}"
 	[ ! -e "$1" ] || touch -c "$1"

@@ -51,6 +51,7 @@ esac
 
 key=$(cache_key "$abi" "$version" "$here/scripts/guest-kernel.sh")
 dir=$(cache_path "guest-kernel-$abi" "$key")
+cache_lock "${dir##*/}"
 if [ -f "$dir/.complete" ]; then
 	echo "$dir"
 	exit 0

@@ -42,6 +42,7 @@ version=$(dpkg-query -W -f='${Version}' "linux-headers-$kver" 2>/dev/null) ||
 key=$(cache_key "$kver" "$version" "$headers/.config" "$headers/Module.symvers" "$series" \
 	"$here/scripts/kvm-modules.sh")
 out=$(cache_path "kvm-modules-$kver" "$key")
+cache_lock "${out##*/}"
 if [ -f "$out/.complete" ]; then
 	say "cached: $out"
 else

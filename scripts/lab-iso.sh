@@ -30,6 +30,7 @@ command -v xorriso >/dev/null || die "xorriso not found (Debian package: xorriso
 
 key=$(cache_key "$here/scripts/lab-iso.sh" "$kernel" "$initrd" "$append" "$isolinux" "$ldlinux")
 iso=$(cache_path lab-iso "$key" .iso)
+cache_lock "${iso##*/}"
 if [ ! -f "$iso" ]; then
 	mkdir -p "$HVMTRACE_CACHE"
 	tree=$(mktemp -d "$HVMTRACE_CACHE/.lab-iso.XXXXXX")

@@ -41,6 +41,7 @@ accounts=$(getent passwd root libvirt-qemu; getent group root kvm libvirt-qemu l
 # shellcheck disable=SC2086
 key=$(cache_key "$here/scripts/lab-libvirt-root.sh" "$versions" "$accounts" $files $libs)
 tree=$(cache_path lab-libvirt-root "$key")
+cache_lock "${tree##*/}"
 if [ ! -d "$tree" ]; then
 	say "building $tree from $(echo "$versions" | awk '{print $1 "=" $2}' | tr '\n' ' ')"
 	mkdir -p "$HVMTRACE_CACHE"

@@ -78,6 +78,7 @@ done)
 # shellcheck disable=SC2086
 key=$(cache_key "$here/scripts/mkinitramfs.sh" "$init" "$busybox" "$adds" $key_inputs)
 archive=$(cache_path initramfs "$key" .cpio.gz)
+cache_lock "${archive##*/}"
 if [ ! -f "$archive" ]; then
 	mkdir -p "$HVMTRACE_CACHE"
 	root=$(mktemp -d "$HVMTRACE_CACHE/.initramfs.XXXXXX")

@@ -37,35 +37,58 @@
 #define SANITIZER_NOTE ""
 #endif
 
-/* json-c objects of layouts and messages, zstd contexts, stdio buffers, bandwidth counters. */
+/* json-c objects of layouts and messages, zstd's contexts (the streaming compressor at level 1: 1.3 MiB)
+ * and the zstd-runs encoder's 1 MiB of varints, stdio buffers (--jsonl streams its lines through one),
+ * bandwidth counters. */
 #define FIXED_BYTES (16 * MiB)
 /* A trace index entry in memory (trace_writer.c) and in the INDEX record. */
 #define INDEX_ENTRY_BYTES 32
 
-/* ZSTD_compressBound's formula, rounded up. */
-static uint64_t zstd_bound(uint64_t n)
+/*
+ * One set kind's share of the INTERVAL record at its worst, summed over the slots
+ * (hvt_pageset_encode_auto_bound, pageset_codec.c), and each set's 16-byte header. zstd-runs' frame of a
+ * slot's varints is at most a byte per page and one more (every other page written), its ZSTD_compressBound
+ * 1/256 more and 64 bytes; but where that is above roaring's worst case the writer encodes the set with
+ * roaring, at most a bitmap of 8 KiB per container of 65536 pages and 9 bytes of header per container, 16 per
+ * set: each slot adds at most one container to the guest's. So the smaller of the two sums bounds the term,
+ * which is about a bitmap's size for a large guest. Roaring's page indexes are 32-bit: past 2^32 pages a slot
+ * may need zstd-runs' sum.
+ */
+static uint64_t record_set_bytes(uint64_t pages, uint64_t slots)
 {
-	return n + n / 256 + 128 * 1024;
+	uint64_t stream = pages + slots;
+	uint64_t zstd_runs = stream + stream / 256 + (64 + 16) * slots;
+	uint64_t containers = (pages + 65535) / 65536 + slots;
+	uint64_t roaring = containers * (8192 + 9) + (16 + 16) * slots;
+
+	return pages <= (1ull << 32) && roaring < zstd_runs ? roaring : zstd_runs;
 }
 
-uint64_t mem_budget_working(const struct mem_budget_in *in)
+void mem_budget_terms(const struct mem_budget_in *in, struct mem_budget_terms *t)
 {
 	uint64_t pages = in->max_guest_bytes / in->page_size;
 	/* one bitmap per set: a bit per page, each slot rounded up to a 64-bit word */
 	uint64_t bitmap = pages / 8 + 8ull * in->max_slots + 8;
-	/* zstd-runs (pageset_codec.c): at most one varint byte per page, the varints in a buffer that doubles
-	 * as it grows (old and new both live while realloc copies), then their compressed copy */
-	uint64_t varints = pages + 20;
-	uint64_t varint_buf = 3 * varints + 3 * 4096;
-	uint64_t compressed = zstd_bound(varints);
-	/* the INTERVAL record gathers every set's compressed copy in a buffer that doubles too */
-	uint64_t record = in->nsets * (compressed + 16) + 16ull * in->max_slots + 4096;
-	uint64_t encode = 3 * record + varint_buf + compressed;
-	uint64_t sets = in->nsets * bitmap * (in->retry_copy ? 2 : 1);
-	/* the writer's index doubles as it grows, and the INDEX record copies it once more at close */
-	uint64_t index = 6ull * INDEX_ENTRY_BYTES * in->max_intervals;
 
-	return sets + encode + index + in->owners_bytes + FIXED_BYTES;
+	t->sets = in->nsets * bitmap * (in->retry_copy ? 2 : 1);
+	/* The INTERVAL record is reserved once at its worst case and the sets are encoded straight into it
+	 * (trace_interval.c, pageset_codec.c): no copy of a set's runs, of its compressed frame or of a
+	 * roaring bitmap (the roaring encoder writes from the set's bitmap, allocating nothing). Its
+	 * header, fixed part, padding and channels (24 bytes each: 160 fit) are in the 4 KiB, each slot's
+	 * flags in 4 bytes. */
+	t->record = in->nsets * record_set_bytes(pages, in->max_slots) + 4ull * in->max_slots + 4096;
+	/* the writer's index doubles as it grows, and the INDEX record copies it once more at close */
+	t->index = 6ull * INDEX_ENTRY_BYTES * in->max_intervals;
+	t->owners = in->owners_bytes;
+	t->fixed = FIXED_BYTES;
+}
+
+uint64_t mem_budget_working(const struct mem_budget_in *in)
+{
+	struct mem_budget_terms t;
+
+	mem_budget_terms(in, &t);
+	return t.sets + t.record + t.index + t.owners + t.fixed;
 }
 
 uint64_t mem_budget_guest_bytes(uint64_t total_pages, uint32_t page_size)

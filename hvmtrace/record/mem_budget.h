@@ -30,7 +30,18 @@ struct mem_budget {
 	uint64_t locked;   /* locked after locking (VmLck) */
 };
 
-/* The working memory of a run: the worst case over every written (and accessed) pattern. */
+/* What the working memory is made of (docs/performance.md, "Memory"), each at its worst. */
+struct mem_budget_terms {
+	uint64_t sets;   /* the interval's page sets (bitmaps) */
+	uint64_t record; /* the INTERVAL record the sets are encoded into */
+	uint64_t index;  /* the trace writer's index */
+	uint64_t owners; /* the owners port's */
+	uint64_t fixed;  /* everything of fixed size */
+};
+
+void mem_budget_terms(const struct mem_budget_in *in, struct mem_budget_terms *t);
+
+/* The working memory of a run: the worst case over every written (and accessed) pattern; the terms' sum. */
 uint64_t mem_budget_working(const struct mem_budget_in *in);
 
 /* Pages of guest RAM a layout needs, summed over the slots. */

@@ -92,7 +92,8 @@ bool hvt_pageset_next_run(const struct hvt_pageset *s, uint64_t *pos, struct hvt
 
 /*
  * On-disk encodings of a page set (trace records carry the codec id, so readers accept both).
- * HVT_CODEC_ROARING: CRoaring's portable serialisation of the set page indexes (run-optimised).
+ * HVT_CODEC_ROARING: the portable Roaring serialisation of the set page indexes (run-optimised, as CRoaring
+ * writes it).
  * HVT_CODEC_ZSTD_RUNS: the runs as LEB128 varints (gap since the previous run's end, length - 1),
  * compressed with zstd. The writer's default was chosen by measurement: see bench/ and docs/formats.md.
  */
@@ -106,6 +107,31 @@ const char *hvt_codec_name(enum hvt_codec c);
 
 /* Encodes s into a malloc'd buffer. 0, -ENOMEM, -EINVAL (unknown codec, or a set too large for the codec). */
 int hvt_pageset_encode(const struct hvt_pageset *s, enum hvt_codec c, uint8_t **out, size_t *outlen);
+
+/* The most bytes codec c takes for any set of npages pages; 0 if it cannot encode such a set. */
+uint64_t hvt_pageset_encode_bound(uint64_t npages, enum hvt_codec c);
+
+/*
+ * Encodes s into dst, cap bytes, and sets *len; allocates nothing beyond the codec's fixed state (zstd-runs
+ * compresses as it reads the runs). 0, -ENOSPC (cap is too small: hvt_pageset_encode_bound always suffices),
+ * -ENOMEM, -EINVAL (unknown codec, or a set too large for the codec).
+ */
+int hvt_pageset_encode_into(const struct hvt_pageset *s, enum hvt_codec c, uint8_t *dst, size_t cap,
+			    size_t *len);
+
+/*
+ * The writer's choice (docs/formats.md, "Page-set encoding"): hvt_codec_default, zstd-runs, except for a set
+ * whose runs' varints could make a frame larger than roaring's worst case (about a bit per page: more than
+ * a run or gap start every 16 pages or so), which roaring encodes. The choice is made from the runs, counted
+ * before anything is compressed, so a set never takes more than hvt_pageset_encode_auto_bound: the smaller
+ * of the two codecs' worst cases (npages / 8 bytes and a little for a large slot, where zstd-runs' alone is
+ * npages). Slots where zstd-runs' worst case is the smaller (under about 8,000 pages) or roaring cannot
+ * encode (past 2^32 pages) are always zstd-runs, whatever hvt_codec_default. *c is the codec used; the
+ * return codes are hvt_pageset_encode_into's.
+ */
+uint64_t hvt_pageset_encode_auto_bound(uint64_t npages);
+int hvt_pageset_encode_auto_into(const struct hvt_pageset *s, uint8_t *dst, size_t cap, size_t *len,
+				 enum hvt_codec *c);
 
 /*
  * Decodes into s, which must already be initialised with the slot's npages (its old contents are

@@ -12,6 +12,7 @@
 
 #include <roaring/roaring.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include "hvmtrace/error.h"
 #include "hvmtrace/pageset.h"
@@ -36,31 +37,192 @@ const char *hvt_codec_name(enum hvt_codec c)
 
 /* ---- roaring ---- */
 
-static int roaring_encode(const struct hvt_pageset *s, uint8_t **out, size_t *outlen)
-{
-	struct hvt_run run;
-	uint64_t pos = 0;
-	roaring_bitmap_t *r;
-	size_t n;
+/*
+ * The portable format (docs/formats.md, "Codec 1"), written straight from the bitmap with nothing allocated:
+ * a CRoaring bitmap of a dense set takes as much heap as its serialisation, which record's budget would have
+ * to count twice. Containers are chosen as CRoaring 0.2.66 builds them from the runs and run-optimises them,
+ * so the bytes are the ones it wrote (tests/unit/test_codec.c compares them).
+ */
+#define RR_PAGES        65536u /* pages per container: the low 16 bits of a page index */
+#define RR_WORDS        (RR_PAGES / 64)
+#define RR_ARRAY_MAX    4096u /* the most values an array container holds; more are a bitset */
+#define RR_BITSET_BYTES 8192u
+#define RR_COOKIE       12347u /* with run containers: the container count - 1 in the high 16 bits */
+#define RR_COOKIE_PLAIN 12346u /* without: the count follows as a u32 */
+#define RR_OFFSETS_FROM 4u     /* with run containers, fewer containers than this carry no offsets */
 
-	/* CRoaring's 32-bit API: every page index must fit in 32 bits. */
+static void put_le16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	put_le16(p, (uint16_t)v);
+	put_le16(p + 2, (uint16_t)(v >> 16));
+}
+
+/* One container of a set: its words in the bitmap, what it holds, and the form it is written in. */
+struct rr_container {
+	const uint64_t *w;
+	uint32_t nwords; /* fewer than RR_WORDS in a slot's last container */
+	uint32_t card, nruns;
+	bool run;
+};
+
+static bool rr_bit(const struct rr_container *c, uint32_t i)
+{
+	return i / 64 < c->nwords && (c->w[i / 64] >> (i % 64) & 1);
+}
+
+/* The first page of the container at or after i that is set (v) or clear (!v); RR_PAGES if none. */
+static uint32_t rr_find(const struct rr_container *c, uint32_t i, bool v)
+{
+	while (i < RR_PAGES) {
+		uint32_t wi = i / 64;
+		uint64_t w = wi < c->nwords ? c->w[wi] : 0;
+
+		w = (v ? w : ~w) & (~0ull << (i % 64));
+		if (w)
+			return wi * 64 + (uint32_t)__builtin_ctzll(w);
+		i = (wi + 1) * 64;
+	}
+	return RR_PAGES;
+}
+
+/*
+ * Container k of s, or false if it is empty (the format leaves it out). CRoaring keeps the smaller of a run
+ * container and an array (2 bytes a value, and 2 more as it counts them) or a bitset, so no container takes
+ * more than a bitset's 8 KiB; at a tie between run and array the form it started in stays, and a container
+ * starts as an array when its first run (clipped to the container) is one page.
+ */
+static bool rr_container(const struct hvt_pageset *s, uint64_t k, struct rr_container *c)
+{
+	uint64_t nwords = hvt_pageset_nwords(s->npages), carry = 0;
+	uint32_t first = 0, plain, as_run;
+
+	c->w = s->words + k * RR_WORDS;
+	c->nwords = (uint32_t)(nwords - k * RR_WORDS < RR_WORDS ? nwords - k * RR_WORDS : RR_WORDS);
+	c->card = c->nruns = 0;
+	for (uint32_t i = 0; i < c->nwords; i++) {
+		uint64_t w = c->w[i];
+
+		if (!w) { /* most words of a sparse set */
+			carry = 0;
+			continue;
+		}
+		if (!c->card)
+			first = i * 64 + (uint32_t)__builtin_ctzll(w);
+		c->card += (uint32_t)__builtin_popcountll(w);
+		c->nruns += (uint32_t)__builtin_popcountll(w & ~(w << 1 | carry));
+		carry = w >> 63;
+	}
+	if (!c->card)
+		return false;
+	plain =
+	    c->card <= RR_ARRAY_MAX && 2 * c->card + 2 < RR_BITSET_BYTES ? 2 * c->card + 2 : RR_BITSET_BYTES;
+	as_run = 2 + 4 * c->nruns;
+	c->run = as_run < plain || (as_run == plain && rr_bit(c, first + 1));
+	return true;
+}
+
+static size_t rr_body_size(const struct rr_container *c)
+{
+	if (c->run)
+		return 2 + 4 * (size_t)c->nruns;
+	return c->card <= RR_ARRAY_MAX ? 2 * (size_t)c->card : RR_BITSET_BYTES;
+}
+
+static void rr_write_body(const struct rr_container *c, uint8_t *p)
+{
+	if (c->run) {
+		uint32_t end = 0;
+
+		put_le16(p, (uint16_t)c->nruns);
+		for (uint32_t r = 0; r < c->nruns; r++) {
+			uint32_t first = rr_find(c, end, true);
+
+			end = rr_find(c, first, false);
+			put_le16(p + 2 + 4 * r, (uint16_t)first);
+			put_le16(p + 4 + 4 * r, (uint16_t)(end - first - 1));
+		}
+	} else if (c->card <= RR_ARRAY_MAX) {
+		for (uint32_t i = 0; i < c->nwords; i++)
+			for (uint64_t w = c->w[i]; w; w &= w - 1, p += 2)
+				put_le16(p, (uint16_t)(i * 64 + (uint32_t)__builtin_ctzll(w)));
+	} else {
+		for (uint32_t i = 0; i < RR_WORDS; i++) {
+			uint64_t w = i < c->nwords ? c->w[i] : 0;
+
+			put_le32(p + 8 * i, (uint32_t)w);
+			put_le32(p + 8 * i + 4, (uint32_t)(w >> 32));
+		}
+	}
+}
+
+static int roaring_encode_into(const struct hvt_pageset *s, uint8_t *dst, size_t cap, size_t *len)
+{
+	uint64_t ncont = (s->npages + RR_PAGES - 1) / RR_PAGES, total = 0, n = 0;
+	struct rr_container c;
+	bool hasrun = false, offsets;
+	size_t header, body, i = 0;
+	uint8_t *keys;
+
+	/* 32-bit page indexes, as CRoaring's 32-bit bitmaps have. */
 	if (s->npages > (uint64_t)1 << 32)
 		return -EINVAL;
-	r = roaring_bitmap_create();
-	if (!r)
-		return -ENOMEM;
-	while (hvt_pageset_next_run(s, &pos, &run))
-		roaring_bitmap_add_range(r, run.first, run.first + run.count);
-	roaring_bitmap_run_optimize(r);
-	n = roaring_bitmap_portable_size_in_bytes(r);
-	*out = malloc(n);
-	if (!*out) {
-		roaring_bitmap_free(r);
-		return -ENOMEM;
+	/* First the containers' forms and sizes: the header, which comes first, depends on them. */
+	for (uint64_t k = 0; k < ncont; k++)
+		if (rr_container(s, k, &c)) {
+			n++;
+			hasrun |= c.run;
+			total += rr_body_size(&c);
+		}
+	offsets = !hasrun || n >= RR_OFFSETS_FROM;
+	header = hasrun ? 4 + (n + 7) / 8 + 4 * n : 8 + 4 * n;
+	header += offsets ? 4 * n : 0;
+	if (header + total > cap)
+		return -ENOSPC;
+	if (hasrun) {
+		put_le32(dst, RR_COOKIE | (uint32_t)(n - 1) << 16);
+		memset(dst + 4, 0, (n + 7) / 8);
+		keys = dst + 4 + (n + 7) / 8;
+	} else {
+		put_le32(dst, RR_COOKIE_PLAIN);
+		put_le32(dst + 4, (uint32_t)n);
+		keys = dst + 8;
 	}
-	*outlen = roaring_bitmap_portable_serialize(r, (char *)*out);
-	roaring_bitmap_free(r);
+	body = header;
+	for (uint64_t k = 0; k < ncont; k++) {
+		if (!rr_container(s, k, &c))
+			continue;
+		if (c.run)
+			dst[4 + i / 8] |= (uint8_t)(1u << (i % 8));
+		put_le16(keys + 4 * i, (uint16_t)k);
+		put_le16(keys + 4 * i + 2, (uint16_t)(c.card - 1));
+		if (offsets)
+			put_le32(keys + 4 * n + 4 * i, (uint32_t)body);
+		rr_write_body(&c, dst + body);
+		body += rr_body_size(&c);
+		i++;
+	}
+	*len = body;
 	return 0;
+}
+
+/*
+ * The portable format's worst case: a cookie and a size, and per container of 65536 pages a key, a
+ * cardinality, an offset, a bit of the run flags and at most 8 KiB of contents (a run container is kept only
+ * when smaller than the others, an array only up to 4096 values).
+ */
+static uint64_t roaring_bound(uint64_t npages)
+{
+	uint64_t containers = (npages + RR_PAGES - 1) / RR_PAGES;
+
+	if (npages > (uint64_t)1 << 32)
+		return 0; /* 32-bit page indexes cannot hold such a set */
+	return 16 + containers * (RR_BITSET_BYTES + 4 + 4 + 1);
 }
 
 /* Where decoded runs go: appended to out as base + page, for a set of npages pages. */
@@ -148,6 +310,7 @@ static int roaring_decode(struct run_sink *sink, const uint8_t *in, size_t inlen
 struct zstd_ctxs {
 	ZSTD_CCtx *c;
 	ZSTD_DCtx *d;
+	uint8_t *varints; /* the encoder's VARINT_SCRATCH bytes, made at its first use */
 };
 
 static pthread_key_t zstd_key;
@@ -160,6 +323,7 @@ static void zstd_ctxs_free(void *p)
 
 	ZSTD_freeCCtx(z->c);
 	ZSTD_freeDCtx(z->d);
+	free(z->varints);
 	free(z);
 	zstd_tls = NULL;
 }
@@ -192,67 +356,161 @@ static struct zstd_ctxs *zstd_ctxs_get(void)
 	return z;
 }
 
-struct growbuf {
-	uint8_t *p;
-	size_t len, cap;
-};
-
-static int put_varint(struct growbuf *b, uint64_t v)
+/* How many bytes v takes as a LEB128 varint. */
+static unsigned varint_len(uint64_t v)
 {
-	if (b->cap - b->len < 10) {
-		size_t cap = b->cap ? b->cap * 2 : 4096;
-		uint8_t *p = realloc(b->p, cap);
+	unsigned n = 1;
 
-		if (!p)
-			return -ENOMEM;
-		b->p = p;
-		b->cap = cap;
-	}
 	while (v >= 0x80) {
-		b->p[b->len++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static unsigned put_varint(uint8_t *p, uint64_t v)
+{
+	unsigned n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
 		v >>= 7;
 	}
-	b->p[b->len++] = (uint8_t)v;
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+/* Where a walk over a set's runs stands: the next page to look at, the end of the last run. */
+struct runs_walk {
+	uint64_t pos, prev_end;
+};
+
+/*
+ * Writes the varints of the runs from w on into buf until fewer than 20 bytes (two varints) are left or
+ * the runs end; returns the bytes written, and w where it stopped.
+ */
+static size_t put_runs(const struct hvt_pageset *s, struct runs_walk *w, uint8_t *buf, size_t cap)
+{
+	struct hvt_run run;
+	size_t used = 0;
+
+	while (cap - used >= 20 && hvt_pageset_next_run(s, &w->pos, &run)) {
+		used += put_varint(buf + used, run.first - w->prev_end);
+		used += put_varint(buf + used, run.count - 1);
+		w->prev_end = run.first + run.count;
+	}
+	return used;
+}
+
+/* Bytes of the varints of the runs from w on, written nowhere; the count stops once past stop. */
+static uint64_t count_runs(const struct hvt_pageset *s, struct runs_walk w, uint64_t stop)
+{
+	struct hvt_run run;
+	uint64_t n = 0;
+
+	while (n <= stop && hvt_pageset_next_run(s, &w.pos, &run)) {
+		n += varint_len(run.first - w.prev_end) + varint_len(run.count - 1);
+		w.prev_end = run.first + run.count;
+	}
+	return n;
+}
+
+static int zstd_errno(size_t code)
+{
+	switch (ZSTD_getErrorCode(code)) {
+	case ZSTD_error_dstSize_tooSmall:
+		return -ENOSPC;
+	case ZSTD_error_memory_allocation:
+		return -ENOMEM;
+	default:
+		return -EIO;
+	}
+}
+
+/* Compresses n bytes of the stream into out; with ZSTD_e_end, ends the frame. -ENOSPC when out is full. */
+static int zstd_feed(ZSTD_CCtx *c, ZSTD_outBuffer *out, const uint8_t *p, size_t n, ZSTD_EndDirective end)
+{
+	ZSTD_inBuffer in = {p, n, 0};
+	size_t left;
+
+	for (;;) {
+		size_t in_before = in.pos, out_before = out->pos;
+
+		left = ZSTD_compressStream2(c, out, &in, end);
+		if (ZSTD_isError(left))
+			return zstd_errno(left);
+		if (in.pos == in.size && (end != ZSTD_e_end || left == 0))
+			return 0;
+		if (in.pos == in_before && out->pos == out_before)
+			return -ENOSPC; /* no progress: the output is full */
+	}
+}
+
+/* Varints gathered before compressing: a stream that fits is compressed in one call, as it always was. */
+#define VARINT_SCRATCH (1u << 20)
+
+/*
+ * The runs' varints go straight into dst, with no copy of the whole stream or of the compressed frame
+ * (record's memory budget counts dst only, at the worst case). A stream of up to VARINT_SCRATCH bytes is
+ * gathered and compressed in one call: one walk over the set, and the single-shot frame. A longer one is
+ * streamed through zstd: the frame declares its content size (the decoder requires it), so the rest of the
+ * stream is counted first, then the gathered part and the rest go through the streaming compressor.
+ * With a limit, a stream whose frame could take more than limit bytes is not compressed: -E2BIG.
+ */
+static int zstd_runs_encode_into(const struct hvt_pageset *s, uint8_t *dst, size_t cap, size_t *len,
+				 uint64_t limit)
+{
+	struct zstd_ctxs *z = zstd_ctxs_get();
+	struct runs_walk w = {0, 0};
+	ZSTD_outBuffer out = {dst, cap, 0};
+	uint64_t rest = 0;
+	size_t used, r;
+	int rc;
+
+	if (!z || (!z->varints && !(z->varints = malloc(VARINT_SCRATCH))))
+		return -ENOMEM;
+	used = put_runs(s, &w, z->varints, VARINT_SCRATCH);
+	/* The scratch filled up: there may be more. A frame is never smaller than its stream, so past the
+	 * limit the count can stop. */
+	if (used > VARINT_SCRATCH - 20)
+		rest = count_runs(s, w, limit ? limit - (limit < used ? limit : used) : UINT64_MAX);
+	if (limit && ZSTD_compressBound(used + rest) > limit)
+		return -E2BIG;
+	if (!rest) {
+		r = ZSTD_compressCCtx(z->c, dst, cap, z->varints, used, ZSTD_RUNS_LEVEL);
+		if (ZSTD_isError(r))
+			return zstd_errno(r);
+		*len = r;
+		return 0;
+	}
+	ZSTD_CCtx_reset(z->c, ZSTD_reset_session_and_parameters);
+	r = ZSTD_CCtx_setParameter(z->c, ZSTD_c_compressionLevel, ZSTD_RUNS_LEVEL);
+	if (!ZSTD_isError(r))
+		r = ZSTD_CCtx_setPledgedSrcSize(z->c, used + rest);
+	if (ZSTD_isError(r))
+		return zstd_errno(r);
+	/* zstd copies what it is fed into its own window: the scratch is free again once a call returns */
+	do {
+		rc = zstd_feed(z->c, &out, z->varints, used, ZSTD_e_continue);
+		if (rc)
+			return rc;
+	} while ((used = put_runs(s, &w, z->varints, VARINT_SCRATCH)) > 0);
+	rc = zstd_feed(z->c, &out, NULL, 0, ZSTD_e_end);
+	if (rc)
+		return rc;
+	*len = out.pos;
 	return 0;
 }
 
-static int zstd_runs_encode(const struct hvt_pageset *s, uint8_t **out, size_t *outlen)
+/*
+ * Each run costs at least as many pages as its two varints take bytes (the first run at most one byte more),
+ * so the stream of a set of npages pages is at most npages + 1 bytes; zstd's frame of it, at most its bound.
+ */
+static uint64_t zstd_runs_bound(uint64_t npages)
 {
-	struct zstd_ctxs *z = zstd_ctxs_get();
-	struct growbuf b = {0};
-	struct hvt_run run;
-	uint64_t pos = 0, prev_end = 0;
-	size_t bound, n;
-	int rc = 0;
+	size_t bound = ZSTD_compressBound((size_t)npages + 1);
 
-	if (!z)
-		return -ENOMEM;
-	while (!rc && hvt_pageset_next_run(s, &pos, &run)) {
-		rc = put_varint(&b, run.first - prev_end);
-		if (!rc)
-			rc = put_varint(&b, run.count - 1);
-		prev_end = run.first + run.count;
-	}
-	if (rc)
-		goto out;
-	bound = ZSTD_compressBound(b.len);
-	*out = malloc(bound);
-	if (!*out) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	/* Single-shot compression records the content size in the frame, which the decoder requires. */
-	n = ZSTD_compressCCtx(z->c, *out, bound, b.p ? b.p : (const void *)"", b.len, ZSTD_RUNS_LEVEL);
-	if (ZSTD_isError(n)) {
-		free(*out);
-		*out = NULL;
-		rc = -ENOMEM;
-		goto out;
-	}
-	*outlen = n;
-out:
-	free(b.p);
-	return rc;
+	return ZSTD_isError(bound) ? 0 : bound;
 }
 
 /* Reads one canonical LEB128 varint: at most 10 bytes, no overflow past 64 bits, no redundant zero bytes. */
@@ -356,17 +614,91 @@ static int zstd_runs_decode(struct run_sink *k, const uint8_t *in, size_t inlen,
 
 /* ---- dispatch ---- */
 
-int hvt_pageset_encode(const struct hvt_pageset *s, enum hvt_codec c, uint8_t **out, size_t *outlen)
+uint64_t hvt_pageset_encode_bound(uint64_t npages, enum hvt_codec c)
 {
-	*out = NULL;
-	*outlen = 0;
 	switch (c) {
 	case HVT_CODEC_ROARING:
-		return roaring_encode(s, out, outlen);
+		return roaring_bound(npages);
 	case HVT_CODEC_ZSTD_RUNS:
-		return zstd_runs_encode(s, out, outlen);
+		return zstd_runs_bound(npages);
+	}
+	return 0;
+}
+
+int hvt_pageset_encode_into(const struct hvt_pageset *s, enum hvt_codec c, uint8_t *dst, size_t cap,
+			    size_t *len)
+{
+	*len = 0;
+	switch (c) {
+	case HVT_CODEC_ROARING:
+		return roaring_encode_into(s, dst, cap, len);
+	case HVT_CODEC_ZSTD_RUNS:
+		return zstd_runs_encode_into(s, dst, cap, len, 0);
 	}
 	return -EINVAL;
+}
+
+/*
+ * Where zstd-runs' worst case (a varint byte per page) is above roaring's (a bit per page), the writer caps
+ * a set at roaring's: 0 where it does not (small slots, and slots past roaring's 32-bit page indexes).
+ */
+static uint64_t auto_cap(uint64_t npages)
+{
+	uint64_t r = roaring_bound(npages);
+
+	return r && r < zstd_runs_bound(npages) ? r : 0;
+}
+
+uint64_t hvt_pageset_encode_auto_bound(uint64_t npages)
+{
+	uint64_t cap = auto_cap(npages);
+
+	return cap ? cap : zstd_runs_bound(npages);
+}
+
+int hvt_pageset_encode_auto_into(const struct hvt_pageset *s, uint8_t *dst, size_t cap, size_t *len,
+				 enum hvt_codec *c)
+{
+	uint64_t limit = auto_cap(s->npages);
+	int rc;
+
+	*len = 0;
+	*c = HVT_CODEC_ROARING;
+	if (hvt_codec_default == HVT_CODEC_ROARING && limit)
+		return roaring_encode_into(s, dst, cap, len);
+	*c = HVT_CODEC_ZSTD_RUNS;
+	/* decided from the runs' varints, counted before any is compressed */
+	rc = zstd_runs_encode_into(s, dst, cap, len, limit);
+	if (rc != -E2BIG)
+		return rc;
+	*c = HVT_CODEC_ROARING;
+	return roaring_encode_into(s, dst, cap, len);
+}
+
+int hvt_pageset_encode(const struct hvt_pageset *s, enum hvt_codec c, uint8_t **out, size_t *outlen)
+{
+	uint64_t bound = hvt_pageset_encode_bound(s->npages, c);
+	uint8_t *shrunk;
+	int rc;
+
+	*out = NULL;
+	*outlen = 0;
+	if (!bound)
+		return -EINVAL;
+	*out = malloc(bound);
+	if (!*out)
+		return -ENOMEM;
+	rc = hvt_pageset_encode_into(s, c, *out, (size_t)bound, outlen);
+	if (rc) {
+		free(*out);
+		*out = NULL;
+		*outlen = 0;
+		return rc;
+	}
+	shrunk = realloc(*out, *outlen ? *outlen : 1);
+	if (shrunk)
+		*out = shrunk;
+	return 0;
 }
 
 static int decode_into(struct run_sink *k, enum hvt_codec c, const uint8_t *in, size_t inlen,

@@ -8,6 +8,7 @@
 #define HVMTRACE_LIB_TRACE_FORMAT_H
 
 #include <endian.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -125,6 +126,24 @@ struct hvt_buf {
 	size_t len, cap;
 };
 
+/* Makes room for n more bytes, exactly (touching none of them), unless there is room already. 0 or -ENOMEM.
+ */
+static inline int hvt_buf_reserve(struct hvt_buf *b, size_t n)
+{
+	uint8_t *p;
+
+	if (b->cap - b->len >= n)
+		return 0;
+	if (n > SIZE_MAX / 2 - b->len)
+		return -ENOMEM;
+	p = realloc(b->p, b->len + n);
+	if (!p)
+		return -ENOMEM;
+	b->p = p;
+	b->cap = b->len + n;
+	return 0;
+}
+
 /* Appends n zero bytes and returns them, or NULL when memory runs out (the buffer stays valid). */
 static inline uint8_t *hvt_buf_append(struct hvt_buf *b, size_t n)
 {
@@ -216,7 +235,15 @@ static inline uint32_t hvt_rec_crc(const uint8_t *hdr, const void *payload, size
 
 /* ---- INTERVAL payload (lib/format/trace_interval.c, trace_interval_decode.c) ---- */
 
-/* Appends the payload of iv, an interval of layout l, to b. -EINVAL (with a message) if iv does not fit l. */
+/*
+ * The most bytes iv's payload can take, its record's padding included: its sets at the worst case of the
+ * writer's codec choice (hvt_pageset_encode_auto_bound). Never more than a record can hold: a larger payload
+ * fails as it is encoded, not as it is reserved.
+ */
+size_t hvt_interval_bound(const struct hvt_interval *iv);
+
+/* Appends the payload of iv, an interval of layout l, to b, whose room it first makes hvt_interval_bound. The
+ * sets are encoded straight into that room, never copied. -EINVAL (with a message) if iv does not fit l. */
 int hvt_interval_encode(const struct hvt_interval *iv, const struct hvt_layout *l, struct hvt_buf *b,
 			struct hvt_err *err);
 

@@ -88,40 +88,46 @@ int hvt_interval_close_written_in_accessed(struct hvt_interval *iv)
 
 /* ---- payload ---- */
 
-/* CRoaring cannot hold page indexes of 2^32 and more: such slots always use zstd-runs. */
-static enum hvt_codec codec_for(uint64_t npages)
-{
-	if (hvt_codec_default == HVT_CODEC_ROARING && npages > (uint64_t)1 << 32)
-		return HVT_CODEC_ZSTD_RUNS;
-	return hvt_codec_default;
-}
-
+/*
+ * The set, encoded straight into the room reserved in b (hvt_interval_encode): nothing is copied. The codec
+ * is the writer's choice for this set (hvt_pageset_encode_auto_into).
+ */
 static int encode_set(struct hvt_buf *b, const struct hvt_pageset *s, struct hvt_err *err)
 {
-	enum hvt_codec c = codec_for(s->npages);
-	uint8_t *enc, *hdr, *dst;
-	size_t len;
-	int rc = hvt_pageset_encode(s, c, &enc, &len);
+	enum hvt_codec c = hvt_codec_default;
+	size_t room = b->cap - b->len, len;
+	uint8_t *hdr = b->p + b->len;
+	int rc;
 
+	rc = room < HVT_IV_SET_HDR_SIZE ? -ENOSPC
+					: hvt_pageset_encode_auto_into(s, hdr + HVT_IV_SET_HDR_SIZE,
+								       room - HVT_IV_SET_HDR_SIZE, &len, &c);
+	if (rc == -ENOSPC || (!rc && len > HVT_REC_MAX_PAYLOAD))
+		return hvt_err_set(err, -EFBIG, "an encoded page set does not fit a record");
 	if (rc)
 		return hvt_err_set(err, rc, "encoding a page set (%s): %s", hvt_codec_name(c), strerror(-rc));
-	if (len > HVT_REC_MAX_PAYLOAD) {
-		free(enc);
-		return hvt_err_set(err, -EFBIG, "an encoded page set of %zu bytes does not fit a record",
-				   len);
-	}
-	hdr = hvt_buf_append(b, HVT_IV_SET_HDR_SIZE + len);
-	if (!hdr) {
-		free(enc);
-		return hvt_err_set(err, -ENOMEM, "out of memory");
-	}
 	hvt_put_le32(hdr, (uint32_t)c);
 	hvt_put_le32(hdr + 4, (uint32_t)len);
 	hvt_put_le64(hdr + 8, hvt_pageset_count(s));
-	dst = hdr + HVT_IV_SET_HDR_SIZE;
-	memcpy(dst, enc, len);
-	free(enc);
+	b->len += HVT_IV_SET_HDR_SIZE + len;
 	return 0;
+}
+
+size_t hvt_interval_bound(const struct hvt_interval *iv)
+{
+	uint32_t nch = (iv->flags & HVT_IV_BANDWIDTH) ? iv->nchannels : 0;
+	uint64_t n = hvt_iv_fixed_size(iv->flags) + (uint64_t)nch * HVT_IV_CHANNEL_SIZE + HVT_REC_ALIGN;
+	/* a set the flags name but iv lacks counts nothing: hvt_interval_encode refuses it */
+	const struct hvt_pageset *kinds[] = {(iv->flags & HVT_IV_WRITTEN) ? iv->written : NULL,
+					     (iv->flags & HVT_IV_ACCESSED) ? iv->accessed : NULL};
+
+	for (uint32_t i = 0; i < iv->nslots && n <= HVT_REC_MAX_PAYLOAD; i++) {
+		n += 4;
+		for (unsigned k = 0; k < 2; k++)
+			if (kinds[k])
+				n += HVT_IV_SET_HDR_SIZE + hvt_pageset_encode_auto_bound(kinds[k][i].npages);
+	}
+	return n < HVT_REC_MAX_PAYLOAD + HVT_REC_ALIGN ? (size_t)n : HVT_REC_MAX_PAYLOAD + HVT_REC_ALIGN;
 }
 
 static int check_sets(const struct hvt_pageset *sets, const char *what, const struct hvt_layout *l,
@@ -191,6 +197,10 @@ int hvt_interval_encode(const struct hvt_interval *iv, const struct hvt_layout *
 	if (nch > (HVT_REC_MAX_PAYLOAD - fixed) / HVT_IV_CHANNEL_SIZE)
 		return hvt_err_set(err, -EFBIG, "%u channels do not fit a record", nch);
 
+	/* Reserved once, at the worst case: the sets are encoded into it, with no copy that grows (record's
+	 * memory budget counts this size, hvmtrace/record/mem_budget.c). */
+	if (hvt_buf_reserve(b, hvt_interval_bound(iv)))
+		return hvt_err_set(err, -ENOMEM, "out of memory");
 	p = hvt_buf_append(b, fixed + (size_t)nch * HVT_IV_CHANNEL_SIZE);
 	if (!p)
 		return hvt_err_set(err, -ENOMEM, "out of memory");

@@ -276,7 +276,9 @@ int hvt_trace_write_interval(struct hvt_trace_writer *w, const struct hvt_interv
 		w->intervals = grown;
 		w->cap_intervals = cap;
 	}
-	if (!hvt_buf_append(&b, HVT_REC_HEADER_SIZE)) {
+	/* one allocation for the whole record, the sets encoded into it (record's budget counts this) */
+	if (hvt_buf_reserve(&b, HVT_REC_HEADER_SIZE + hvt_interval_bound(iv)) ||
+	    !hvt_buf_append(&b, HVT_REC_HEADER_SIZE)) {
 		rc = hvt_err_set(err, -ENOMEM, "%s: out of memory", w->path);
 	} else {
 		rc = hvt_interval_encode(iv, l, &b, err);

@@ -150,6 +150,115 @@ static void test_round_trips_large(void **state)
 		}
 }
 
+/* The varint stream of s, built here page by page, independent of the encoder. */
+static size_t varint_stream(const struct hvt_pageset *s, uint8_t *out)
+{
+	uint64_t prev_end = 0, p = 0;
+	size_t n = 0;
+
+	while (p < s->npages) {
+		uint64_t first, v[2];
+
+		while (p < s->npages && !hvt_pageset_test(s, p))
+			p++;
+		if (p == s->npages)
+			break;
+		first = p;
+		while (p < s->npages && hvt_pageset_test(s, p))
+			p++;
+		v[0] = first - prev_end;
+		v[1] = p - first - 1;
+		prev_end = p;
+		for (int k = 0; k < 2; k++) {
+			for (; v[k] >= 0x80; v[k] >>= 7)
+				out[n++] = (uint8_t)(v[k] | 0x80);
+			out[n++] = (uint8_t)v[k];
+		}
+	}
+	return n;
+}
+
+/*
+ * zstd-runs writes the frame a single-shot compression of the whole varint stream makes, as it always did,
+ * for every stream up to the encoder's 1 MiB of scratch (every pattern here, and every other page of 2^19
+ * pages); longer ones are streamed through zstd (test_large_streams).
+ */
+static void test_frame_matches_single_shot(void **state)
+{
+	static const uint64_t sizes[] = {1, 63, 65, 1000, 65537, 262144, 1ull << 19};
+	ZSTD_CCtx *cctx = ZSTD_createCCtx();
+
+	(void)state;
+	assert_non_null(cctx);
+	for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++)
+		for (int p = 0; p <= NPATTERNS; p++) {
+			struct hvt_pageset s;
+			uint8_t *stream, *single, *ours;
+			size_t n, bound, want, len;
+
+			assert_int_equal(hvt_pageset_init(&s, sizes[z]), 0);
+			if (p == NPATTERNS) /* every other page: the longest stream */
+				for (uint64_t i = 1; i < s.npages; i += 2)
+					hvt_pageset_set(&s, i);
+			else
+				fill(&s, (enum pattern)p);
+			stream = malloc(sizes[z] + 2);
+			assert_non_null(stream);
+			n = varint_stream(&s, stream);
+			assert_true(n <= sizes[z] + 1);
+			bound = ZSTD_compressBound(n);
+			single = malloc(bound);
+			assert_non_null(single);
+			want = ZSTD_compressCCtx(cctx, single, bound, stream, n, 1);
+			assert_false(ZSTD_isError(want));
+			assert_int_equal(hvt_pageset_encode(&s, HVT_CODEC_ZSTD_RUNS, &ours, &len), 0);
+			if (len != want || memcmp(ours, single, len))
+				fail_msg(
+				    "%llu pages, pattern %d: %zu bytes encoded, %zu single-shot, not the same",
+				    (unsigned long long)sizes[z], p, len, want);
+			free(ours);
+			free(single);
+			free(stream);
+			hvt_pageset_fini(&s);
+		}
+	ZSTD_freeCCtx(cctx);
+}
+
+/*
+ * Streams longer than the encoder's scratch, many times zstd's window (every other page of a 32 GiB slot: 8
+ * MiB of varints; half of a 16 GiB slot at random), go through zstd's streaming compressor: they decode to
+ * the set, fit hvt_pageset_encode_bound, and a buffer a byte short of the frame gives -ENOSPC, not an
+ * overrun.
+ */
+static void test_large_streams(void **state)
+{
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		struct hvt_pageset s;
+		uint8_t *buf, *tight;
+		size_t len, len2;
+
+		assert_int_equal(hvt_pageset_init(&s, k ? 1ull << 22 : 1ull << 23), 0);
+		if (k)
+			fill(&s, RANDOM_50);
+		else
+			for (uint64_t i = 0; i < s.npages; i += 2)
+				hvt_pageset_set(&s, i);
+		assert_round_trip(&s, HVT_CODEC_ZSTD_RUNS);
+		assert_int_equal(hvt_pageset_encode(&s, HVT_CODEC_ZSTD_RUNS, &buf, &len), 0);
+		assert_true(len <= hvt_pageset_encode_bound(s.npages, HVT_CODEC_ZSTD_RUNS));
+		tight = malloc(len - 1);
+		assert_non_null(tight);
+		assert_int_equal(hvt_pageset_encode_into(&s, HVT_CODEC_ZSTD_RUNS, tight, len - 1, &len2),
+				 -ENOSPC);
+		assert_int_equal(hvt_pageset_encode_into(&s, HVT_CODEC_ZSTD_RUNS, buf, len, &len2), 0);
+		assert_int_equal(len2, len);
+		free(tight);
+		free(buf);
+		hvt_pageset_fini(&s);
+	}
+}
+
 static void test_codec_names_and_unknown(void **state)
 {
 	struct hvt_err err = {{0}};
@@ -499,6 +608,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_round_trips),
 	    cmocka_unit_test(test_round_trips_large),
+	    cmocka_unit_test(test_frame_matches_single_shot),
+	    cmocka_unit_test(test_large_streams),
 	    cmocka_unit_test(test_codec_names_and_unknown),
 	    cmocka_unit_test(test_roaring_refuses_huge_slots),
 	    cmocka_unit_test(test_page_past_slot),
