@@ -25,8 +25,8 @@
 /* Only fill slot_base_gfn and slot_npages; touch no SPTE. */
 #define KVM_AD_HARVEST_QUERY	(1U << 2)
 /*
- * Skip the 2 MiB regions that the guest has not used since the last pruned
- * harvest of them through this fd (TDP MMU with A/D bits).  Only on the fd
+ * Skip the 2 MiB and 1 GiB regions that the guest has not used since the
+ * last pruned harvest of them through this fd (TDP MMU with A/D bits).  Only on the fd
  * from KVM_CREATE_AD_FD, which keeps what the next walk must revisit, and
  * not with NOFLUSH.  On return the flag is cleared if the walk was full
  * (shadow MMU, or no A/D bits): then nothing was skipped.
@@ -55,7 +55,7 @@ struct kvm_ad_harvest {
 	__u64 slot_base_gfn;	/* out */
 	__u64 slot_npages;	/* out */
 	__u64 nr_pruned;	/* out: 2 MiB regions skipped by PRUNE */
-	__u64 reserved;		/* must be 0 */
+	__u64 nr_pruned_1g;	/* out: 1 GiB regions skipped by PRUNE */
 };
 
 /* On the VM fd (VMM only) and on the fd from KVM_CREATE_AD_FD (any process). */
