@@ -32,10 +32,17 @@
  * (shadow MMU, or no A/D bits): then nothing was skipped.
  */
 #define KVM_AD_HARVEST_PRUNE	(1U << 3)
+/*
+ * The bitmaps are zero on entry: write only the words of the 2 MiB chunks
+ * (8 words) in which a bit was found, and leave the others as they are, so
+ * that the harvest costs what it found, not the range.
+ */
+#define KVM_AD_HARVEST_SPARSE	(1U << 4)
 #define KVM_AD_HARVEST_VALID_FLAGS	(KVM_AD_HARVEST_NOCLEAR | \
 					 KVM_AD_HARVEST_NOFLUSH | \
 					 KVM_AD_HARVEST_QUERY | \
-					 KVM_AD_HARVEST_PRUNE)
+					 KVM_AD_HARVEST_PRUNE | \
+					 KVM_AD_HARVEST_SPARSE)
 
 /*
  * Bit i of each bitmap (64-bit little-endian words) is page first_page + i

@@ -23,8 +23,9 @@
  *                 intervals, and with --prune on the TDP MMU which 1 GiB and 2 MiB regions each walk skips
  *   --bench MIB   time harvests of an MIB-sized slot, 4 KiB and 2 MiB mappings, 1 % and 100 % of its pages
  *                 touched, pruned and full walk, next to the copy of the two bitmaps at L1's memcpy
- *                 bandwidth (figures, not checks: "LAB_AD ..." lines, bench/lab_harvest.sh); and a 4 GiB
- *                 slot of 2 MiB mappings, 1 % touched, where the pruned walk skips whole GiBs
+ *                 bandwidth (figures, not checks: "LAB_AD ..." lines, bench/lab_harvest.sh); and a 16 GiB
+ *                 slot of 2 MiB mappings, 1 % touched, where the pruned walk skips whole GiBs (the guest
+ *                 reaches it with PAE paging; harvests with KVM_AD_HARVEST_SPARSE)
  * The plain scenario (no option) also reports, as EVIDENCE, what a harvest says of the page directory of a
  * second L2 that runs with paging on (run_page_table_evidence).
  * Output: "CHECK name PASS|FAIL detail" lines, "EVIDENCE" lines, "BENCH"/"LAB_AD" lines, and a final
@@ -54,12 +55,13 @@
 #define HUGE       (2ull << 20)
 #define FIRST_DATA 256 /* gfn of the first page the guest touches */
 #define MAX_BITMAP (1u << 16)
-#define MAX_PAGES  (1u << 20) /* the largest slot: 4 GiB, what the 32-bit guest reaches */
-#define GIB        (1ull << 18) /* pages of 1 GiB, the pruned walk's upper granule */
-#define GIB_SLOT   (4 * GIB)    /* --gib and the GiB bench: 4 GiB, every 1 GiB region whole */
+#define MAX_PAGES  (1u << 22)    /* the largest slot: the GiB bench's 16 GiB */
+#define GIB        (1ull << 18)  /* pages of 1 GiB, the pruned walk's upper granule */
+#define GIB_SLOT   (4 * GIB)     /* --gib: 4 GiB, every 1 GiB region whole, what the 32-bit guest reaches */
+#define BENCH_GIB  (16 * GIB)    /* the GiB bench: 16 GiB, reached through PAE paging (paged_touch) */
 #define ALIAS      (64ull << 20) /* the huge pages behind them, mapped again and again */
-#define NO_EXTRA   (~0ull) /* check_set: no extra page */
-#define REGION     512     /* pages of one 2 MiB region, the pruned walk's granule */
+#define NO_EXTRA   (~0ull)       /* check_set: no extra page */
+#define REGION     512           /* pages of one 2 MiB region, the pruned walk's granule */
 
 static int failures;
 static uint32_t walk_flags; /* KVM_AD_HARVEST_PRUNE with --prune, added to every harvest that allows it */
@@ -153,8 +155,8 @@ static void map_huge_alias(uint8_t *addr, uint64_t span, uint64_t len)
 	for (uint64_t off = 0; off < span; off += len) {
 		uint64_t n = span - off < len ? span - off : len;
 
-		if (mmap(addr + off, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd, 0) ==
-		    MAP_FAILED)
+		if (mmap(addr + off, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd,
+			 0) == MAP_FAILED)
 			die("mmap hugetlbfs memfd");
 	}
 	close(fd);
@@ -176,13 +178,12 @@ static void reserve_huge_pages(void)
 }
 
 /*
- * A GIB_SLOT slot. With small_bytes: its first small_bytes are 4 KiB pages, the rest of the first GiB
+ * A slot of size bytes. With small_bytes: its first small_bytes are 4 KiB pages, the rest of the first GiB
  * unmapped (the guest never goes there), and GiBs 1 to 3 huge pages. Without: 2 MiB mappings throughout,
  * the first 2 MiB (the code page) on their own huge page.
  */
-static uint8_t *gib_memory(uint64_t small_bytes)
+static uint8_t *gib_memory(uint64_t size, uint64_t small_bytes)
 {
-	uint64_t size = GIB_SLOT * PAGE;
 	uint8_t *p = mmap(NULL, size + HUGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	if (p == MAP_FAILED)
@@ -190,8 +191,8 @@ static uint8_t *gib_memory(uint64_t small_bytes)
 	p = (uint8_t *)(((uintptr_t)p + HUGE - 1) & ~(uintptr_t)(HUGE - 1));
 	reserve_huge_pages();
 	if (small_bytes) {
-		if (mmap(p, small_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
-			MAP_FAILED ||
+		if (mmap(p, small_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+			 0) == MAP_FAILED ||
 		    madvise(p, small_bytes, MADV_NOHUGEPAGE) || madvise(p, small_bytes, MADV_DONTFORK))
 			die("mmap 4 KiB part of the GiB slot");
 		memset(p, 0, small_bytes);
@@ -246,11 +247,13 @@ static void vm_setup_on(struct lab_vm *v, uint64_t size, uint8_t *mem)
 }
 
 /* Runs the guest loop once over [first_gfn, first_gfn + npages). */
+static uint64_t code_gpa = CODE_GPA; /* where guest_touch() enters: the paged VM's code is elsewhere */
+
 static void guest_touch(struct lab_vm *v, uint64_t first_gfn, uint64_t npages, bool write)
 {
 	/* IF=1 though nothing is ever injected (no interrupt controller): Bochs 2.7, the Intel lab's L0, was
 	 * seen to give L1 no external-interrupt exits while L2 ran with IF=0 (docs/lab.md §6). */
-	struct kvm_regs regs = {.rip = CODE_GPA, .rflags = 0x202};
+	struct kvm_regs regs = {.rip = code_gpa, .rflags = 0x202};
 
 	regs.rsi = first_gfn * PAGE;
 	regs.rcx = npages;
@@ -273,7 +276,8 @@ struct harvest_reply {
 	uint64_t *accessed, *dirty; /* in shared_bitmaps, which the harvester fills */
 };
 
-/* The two bitmaps of the last harvest, shared with the harvester child (up to 4 GiB of slot: 256 KiB). */
+/* The two bitmaps of the last harvest, shared with the harvester child (up to 16 GiB of slot: 512 KiB each).
+ */
 static uint64_t *shared_bitmaps;
 
 struct harvest_request {
@@ -292,7 +296,11 @@ static void harvester(int sock, int ad_fd, int vm_fd)
 		uint64_t t0;
 
 		memset(&r, 0, sizeof(r));
-		memset(shared_bitmaps, 0x5a, 2 * MAX_PAGES / 8); /* the kernel must write every word */
+		/* The kernel must write every word, or with SPARSE every word it found a bit in. */
+		memset(shared_bitmaps, q.flags & KVM_AD_HARVEST_SPARSE ? 0 : 0x5a,
+		       (q.num_pages + 63) / 64 * 8);
+		memset(shared_bitmaps + MAX_PAGES / 64, q.flags & KVM_AD_HARVEST_SPARSE ? 0 : 0x5a,
+		       (q.num_pages + 63) / 64 * 8);
 		h.accessed_bitmap = (uintptr_t)shared_bitmaps;
 		h.dirty_bitmap = (uintptr_t)(shared_bitmaps + MAX_PAGES / 64);
 		r.vm_fd_errno = ioctl(vm_fd, KVM_AD_HARVEST, &h) < 0 ? errno : 0;
@@ -321,8 +329,8 @@ static void harvester_start(struct harvest_client *c, struct lab_vm *v)
 	int sv[2];
 
 	if (!shared_bitmaps) {
-		shared_bitmaps = mmap(NULL, 2 * MAX_PAGES / 8, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-				      -1, 0);
+		shared_bitmaps =
+		    mmap(NULL, 2 * MAX_PAGES / 8, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 		if (shared_bitmaps == MAP_FAILED)
 			die("mmap shared bitmaps");
 	}
@@ -629,7 +637,8 @@ static void run_prune_concurrent(struct lab_vm *v, struct harvest_client *c, uin
 		harvest_send(c, npages, KVM_AD_HARVEST_PRUNE);
 		r = harvest_wait(c);
 		snprintf(name, sizeof(name), "prune_concurrent_round_%d", round);
-		if (memcmp(r->accessed, full.accessed, npages / 8) || memcmp(r->dirty, full.dirty, npages / 8) ||
+		if (memcmp(r->accessed, full.accessed, npages / 8) ||
+		    memcmp(r->dirty, full.dirty, npages / 8) ||
 		    !(r->dirty[(base + 64) / 64] >> ((base + 64) % 64) & 1)) {
 			check_same(name, r, &full, npages);
 			bad++;
@@ -678,7 +687,9 @@ static void check_ranges(const char *name, const uint64_t *bm, uint64_t npages, 
 static void gib_step(struct harvest_client *c, const char *name, bool prunes, const struct gfn_range *want_a,
 		     int na, const struct gfn_range *want_d, int nd, uint64_t pruned_2m, uint64_t pruned_1g)
 {
-	const struct harvest_reply *r = harvest(c, GIB_SLOT, 0);
+	/* Every other step with SPARSE: bitmaps zero on entry, only the chunks with a bit written. */
+	static int step;
+	const struct harvest_reply *r = harvest(c, GIB_SLOT, step++ % 2 ? KVM_AD_HARVEST_SPARSE : 0);
 	char n[64], detail[128];
 
 	if (want_a) { /* not after the first touch, whose faults pre-set A and D (run_exactness) */
@@ -715,7 +726,7 @@ static void run_gib(bool prunes)
 	const struct gfn_range none[] = {{0, 0}};
 	const uint64_t r5 = 5 * REGION + 3, far = g2 + 100000 / REGION * REGION;
 
-	vm_setup_on(&v, GIB_SLOT * PAGE, gib_memory(small * PAGE));
+	vm_setup_on(&v, GIB_SLOT * PAGE, gib_memory(GIB_SLOT * PAGE, small * PAGE));
 	harvester_start(&c, &v);
 	guest_touch(&v, FIRST_DATA, small - FIRST_DATA, true);
 	guest_touch(&v, g1, GIB_SLOT - g1, true);
@@ -739,9 +750,11 @@ static void run_gib(bool prunes)
 	gib_step(&c, "idle_after", prunes, none, 0, none, 0, 14, 2);
 	/* A write in GiB 2, untouched for five walks, found through its 1 GiB entry. */
 	guest_touch(&v, far + 9, 1, true);
-	gib_step(&c, "gib_found_by_entry", prunes, (const struct gfn_range[]){{code, code + 1}, {far, far + REGION}},
-		 2, (const struct gfn_range[]){{far, far + REGION}}, 1, 15, 2);
-	/* Accesses during the pruned harvests, in a 4 KiB region of GiB 0 and in GiB 2: the full walk's sets. */
+	gib_step(&c, "gib_found_by_entry", prunes,
+		 (const struct gfn_range[]){{code, code + 1}, {far, far + REGION}}, 2,
+		 (const struct gfn_range[]){{far, far + REGION}}, 1, 15, 2);
+	/* Accesses during the pruned harvests, in a 4 KiB region of GiB 0 and in GiB 2: the full walk's sets.
+	 */
 	if (walk_flags)
 		run_prune_concurrent(&v, &c, GIB_SLOT, 20, 2 * REGION, far);
 	harvester_stop(&c);
@@ -948,20 +961,88 @@ static void run_bench(bool huge, uint64_t mib, double bw)
 }
 
 /*
- * The 4 GiB slot of 2 MiB mappings (every page mapped once), 1 % of it touched per interval: the pruned
- * walk skips GiBs 1-3 whole, and in GiB 0 visits its 512 leaves; the full walk visits all 2048.
+ * PAE paging for a guest that reaches beyond 4 GiB: linear GiB 0 maps physical GiB 0, linear GiBs 1-3 a
+ * window of 3 GiB that paged_touch() moves (2 MiB pages, A and D preset). The code reloads CR3 (a TLB
+ * flush) and runs guest_code. Its page tables and code lie in the slot's first 2 MiB, below FIRST_DATA.
+ */
+#define PAGED_CODE_GPA 0x3000ull
+#define PDPT_GPA       0x4000ull
+#define PD_GPA(i)      (0x5000ull + (uint64_t)(i)*PAGE)
+#define PDE_2M         0xe3ull /* P, RW, A, D, PS */
+
+static void paged_setup(struct lab_vm *v)
+{
+	static const uint8_t reload_cr3[] = {0x0f, 0x20, 0xd8,
+					     0x0f, 0x22, 0xd8}; /* mov eax,cr3; mov cr3,eax */
+	uint64_t *pdpt = (uint64_t *)(v->mem + PDPT_GPA), *pd0 = (uint64_t *)(v->mem + PD_GPA(0));
+	struct kvm_sregs sregs;
+
+	memcpy(v->mem + PAGED_CODE_GPA, reload_cr3, sizeof(reload_cr3));
+	memcpy(v->mem + PAGED_CODE_GPA + sizeof(reload_cr3), guest_code, sizeof(guest_code));
+	for (int i = 0; i < 4; i++)
+		pdpt[i] = PD_GPA(i) | 1;
+	for (uint64_t j = 0; j < 512; j++)
+		pd0[j] = j * HUGE | PDE_2M;
+	if (ioctl(v->vcpu, KVM_GET_SREGS, &sregs))
+		die("KVM_GET_SREGS");
+	sregs.cr3 = PDPT_GPA;
+	sregs.cr4 |= 1u << 5;  /* PAE */
+	sregs.cr0 |= 1u << 31; /* PG */
+	if (ioctl(v->vcpu, KVM_SET_SREGS, &sregs))
+		die("KVM_SET_SREGS (PAE paging)");
+	code_gpa = PAGED_CODE_GPA;
+}
+
+/* guest_touch() for a paged_setup() guest, over any gfns of the slot: GiB 0 directly, the rest through
+ * the window, 3 GiB at a time. */
+static void paged_touch(struct lab_vm *v, uint64_t first_gfn, uint64_t npages, bool write)
+{
+	while (npages) {
+		uint64_t base = first_gfn / GIB * GIB, n = npages;
+
+		if (first_gfn + npages <= GIB) {
+			guest_touch(v, first_gfn, npages, write);
+			return;
+		}
+		if (base == 0)
+			n = GIB - first_gfn; /* the part in GiB 0 first */
+		else {
+			for (int i = 1; i < 4; i++) {
+				uint64_t *pd = (uint64_t *)(v->mem + PD_GPA(i));
+
+				for (uint64_t j = 0; j < 512; j++)
+					pd[j] = (base * PAGE + (uint64_t)(i - 1) * (GIB * PAGE) + j * HUGE) |
+						PDE_2M;
+			}
+			if (n > base + 3 * GIB - first_gfn)
+				n = base + 3 * GIB - first_gfn;
+		}
+		if (base == 0)
+			guest_touch(v, first_gfn, n, write);
+		else
+			guest_touch(v, GIB + first_gfn - base, n, write);
+		first_gfn += n;
+		npages -= n;
+	}
+}
+
+/*
+ * A 16 GiB slot of 2 MiB mappings (every page mapped once), 1 % of it touched per interval: the pruned
+ * walk skips GiBs 1-15 whole, and in GiB 0 visits its 512 leaves; the full walk visits all 8192. With
+ * SPARSE, so that what remains in proportion to the slot is the walk (docs/kvm-ad.md, "Cost").
  */
 static void run_bench_gib(double bw)
 {
 	struct lab_vm v;
 	struct harvest_client bc;
-	uint64_t npages = GIB_SLOT, n = npages / 100;
+	uint64_t npages = BENCH_GIB, n = npages / 100;
 	uint64_t copy_ns = (uint64_t)(2.0 * (double)(npages / 8) / bw * 1e9);
 	enum { WARM = 3, REPS = 5 };
 
-	vm_setup_on(&v, npages * PAGE, gib_memory(0));
+	vm_setup_on(&v, npages * PAGE, gib_memory(npages * PAGE, 0));
+	paged_setup(&v);
 	harvester_start(&bc, &v);
-	guest_touch(&v, FIRST_DATA, npages - FIRST_DATA, true);
+	paged_touch(&v, FIRST_DATA, npages - FIRST_DATA, true);
 	for (int pruned = 1; pruned >= 0; pruned--) {
 		uint64_t ns[REPS], p2 = 0, p1 = 0;
 		uint32_t flags_out = 0;
@@ -969,8 +1050,8 @@ static void run_bench_gib(double bw)
 		for (int i = 0; i < WARM + REPS; i++) {
 			const struct harvest_reply *r;
 
-			guest_touch(&v, FIRST_DATA, n, true);
-			r = harvest(&bc, npages, pruned ? KVM_AD_HARVEST_PRUNE : 0);
+			paged_touch(&v, FIRST_DATA, n, true);
+			r = harvest(&bc, npages, KVM_AD_HARVEST_SPARSE | (pruned ? KVM_AD_HARVEST_PRUNE : 0));
 			if (r->rc) {
 				printf("BENCH FAIL harvest: %s\n", strerror(-r->rc));
 				return;
@@ -984,14 +1065,17 @@ static void run_bench_gib(double bw)
 		}
 		qsort(ns, REPS, sizeof(ns[0]), cmp_u64);
 		printf("LAB_AD mapping=2m_gib touched=1 walk=%s harvest_ns=%llu copy_ns=%llu pages=%llu\n",
-		       (flags_out & KVM_AD_HARVEST_PRUNE) ? "pruned" : "full", (unsigned long long)ns[REPS / 2],
-		       (unsigned long long)copy_ns, (unsigned long long)npages);
-		printf("BENCH mappings=2M slot_gib=4 touched_pct=1 walk=%s harvest_ms=%.3f bitmap_copy_ms=%.4f "
-		       "regions_pruned=%llu gib_regions_pruned=%llu\n",
-		       pruned ? "pruned" : "full", ns[REPS / 2] / 1e6, copy_ns / 1e6, (unsigned long long)p2,
-		       (unsigned long long)p1);
+		       (flags_out & KVM_AD_HARVEST_PRUNE) ? "pruned" : "full",
+		       (unsigned long long)ns[REPS / 2], (unsigned long long)copy_ns,
+		       (unsigned long long)npages);
+		printf(
+		    "BENCH mappings=2M slot_gib=16 sparse=1 touched_pct=1 walk=%s harvest_ms=%.3f bitmap_copy_ms=%.4f "
+		    "regions_pruned=%llu gib_regions_pruned=%llu\n",
+		    pruned ? "pruned" : "full", ns[REPS / 2] / 1e6, copy_ns / 1e6, (unsigned long long)p2,
+		    (unsigned long long)p1);
 	}
 	harvester_stop(&bc);
+	code_gpa = CODE_GPA;
 }
 
 /* A module parameter's first character ('Y', 'N', '1', '0'), or dflt when it cannot be read. */
