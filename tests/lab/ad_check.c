@@ -1035,7 +1035,7 @@ static void run_bench_gib(double bw)
 {
 	struct lab_vm v;
 	struct harvest_client bc;
-	uint64_t npages = BENCH_GIB, n = npages / 100;
+	uint64_t npages = BENCH_GIB;
 	uint64_t copy_ns = (uint64_t)(2.0 * (double)(npages / 8) / bw * 1e9);
 	enum { WARM = 3, REPS = 5 };
 
@@ -1043,15 +1043,16 @@ static void run_bench_gib(double bw)
 	paged_setup(&v);
 	harvester_start(&bc, &v);
 	paged_touch(&v, FIRST_DATA, npages - FIRST_DATA, true);
-	/* The two table cases (SPARSE, 1 % touched), then for the record: the pruned walk of an idle
-	 * interval, and both walks without SPARSE (the kernel writes zeroes over the untouched chunks). */
+	/* The two table cases (SPARSE, 1 % written), then for the record: the pruned walk of an idle
+	 * interval, both walks without SPARSE (the kernel writes zeroes over the untouched chunks), with 0.1
+	 * % written, and with 1 % read: what a touched leaf costs either walk. */
 	static const struct {
-		bool pruned, sparse, touch;
-	} cases[] = {{true, true, true},
-		     {false, true, true},
-		     {true, true, false},
-		     {true, false, true},
-		     {false, false, true}};
+		bool pruned, sparse;
+		int permille; /* of the slot touched */
+		bool write;
+	} cases[] = {{true, true, 10, true},  {false, true, 10, true},  {true, true, 0, true},
+		     {true, false, 10, true}, {false, false, 10, true}, {true, true, 1, true},
+		     {false, true, 1, true},  {true, true, 10, false},  {false, true, 10, false}};
 	for (unsigned k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
 		uint64_t ns[REPS], p2 = 0, p1 = 0;
 		uint32_t flags_out = 0;
@@ -1059,8 +1060,9 @@ static void run_bench_gib(double bw)
 		for (int i = 0; i < WARM + REPS; i++) {
 			const struct harvest_reply *r;
 
-			if (cases[k].touch)
-				paged_touch(&v, FIRST_DATA, n, true);
+			if (cases[k].permille)
+				paged_touch(&v, FIRST_DATA, npages * (uint64_t)cases[k].permille / 1000,
+					    cases[k].write);
 			r = harvest(&bc, npages,
 				    (cases[k].sparse ? KVM_AD_HARVEST_SPARSE : 0) |
 					(cases[k].pruned ? KVM_AD_HARVEST_PRUNE : 0));
@@ -1083,11 +1085,11 @@ static void run_bench_gib(double bw)
 			    (unsigned long long)ns[REPS / 2], (unsigned long long)copy_ns,
 			    (unsigned long long)npages);
 		printf(
-		    "BENCH mappings=2M slot_gib=16 sparse=%d touched_pct=%d walk=%s harvest_ms=%.3f (min %.3f max "
-		    "%.3f) bitmap_copy_ms=%.4f regions_pruned=%llu gib_regions_pruned=%llu\n",
-		    cases[k].sparse, cases[k].touch ? 1 : 0, cases[k].pruned ? "pruned" : "full",
-		    ns[REPS / 2] / 1e6, ns[0] / 1e6, ns[REPS - 1] / 1e6, copy_ns / 1e6,
-		    (unsigned long long)p2, (unsigned long long)p1);
+		    "BENCH mappings=2M slot_gib=16 sparse=%d touched_permille=%d %s walk=%s harvest_ms=%.3f (min "
+		    "%.3f max %.3f) bitmap_copy_ms=%.4f regions_pruned=%llu gib_regions_pruned=%llu\n",
+		    cases[k].sparse, cases[k].permille, cases[k].write ? "written" : "read",
+		    cases[k].pruned ? "pruned" : "full", ns[REPS / 2] / 1e6, ns[0] / 1e6, ns[REPS - 1] / 1e6,
+		    copy_ns / 1e6, (unsigned long long)p2, (unsigned long long)p1);
 	}
 	harvester_stop(&bc);
 	code_gpa = CODE_GPA;
