@@ -41,6 +41,8 @@ lines=$(grep -E '^LAB_AD ' "$log" | tr -d '\r')
 	exit 1
 }
 echo "$lines"
+# The GiB bench's other cases (idle, without SPARSE, 0.1 % written, 1 % read), for people.
+grep -E '^BENCH mappings=2M slot_gib=' "$log" | tr -d '\r'
 echo "$lines" | awk -v l0="$([ "${LAB_VENDOR:-amd}" = intel ] && echo Bochs || echo TCG)" '
 	{
 		for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
