@@ -6,7 +6,8 @@
 #      dirty-ring (KVM's dirty ring) at 0.1 and 10 %; and the patched QEMU's harvest in both modes, guests of
 #      4 to 256 GiB (bench/table/qemu_ring.sh)
 #   2  KVM_AD_HARVEST in the nested lab, AMD NPT (L0 QEMU TCG) and Intel EPT (L0 Bochs), 4 KiB / 2 MiB
-#      mappings, 1 / 100 % touched, pruned / full walk, next to the bitmap copy in the same L1
+#      mappings, 1 / 100 % touched, pruned / full walk, next to the bitmap copy in the same L1, and a
+#      16 GiB slot of 2 MiB mappings, 1 % touched, where the pruned walk skips whole GiBs
 #      (bench/table/lab_section.sh, which runs alone too; no bochs: the Intel rows say so)
 #   3  QEMU's calc-dirty-rate on the same guest and load as hvmtrace, under the patched QEMU
 #   4  guest slowdown of the memory-bound array payload, traced at 1 s, 100 ms, 10 ms vs untraced

@@ -1,7 +1,9 @@
 #!/bin/bash
 # Table section 2 from bench/lab_harvest.sh's output for one vendor: one row per mapping size, share touched
-# and walk, from its lines "LAB_AD mapping=4k|2m touched=1|100 walk=pruned|full harvest_ns=N copy_ns=N
-# pages=N", each case named by the vendor's nested paging (AMD NPT, Intel EPT). A case with no line is "not
+# and walk, from its lines "LAB_AD mapping=4k|2m|2m_gib touched=1|100 walk=pruned|full harvest_ns=N copy_ns=N
+# pages=N", each case named by the vendor's nested paging (AMD NPT, Intel EPT); 2m_gib is the 4 GiB slot of
+# 2 MiB mappings (16 GiB, harvested with KVM_AD_HARVEST_SPARSE) where the pruned walk skips whole GiBs, 1 %
+# touched only. A case with no line is "not
 # measured", with the reason; a lab that cannot run here (LAB_STATUS 77) is one row saying why; the full walk
 # of a wholly touched slot also comes from the lab's earlier "BENCH mappings=4K|2M …
 # harvest_all_set_ms_per_gib=… bitmap_copy_ms_per_gib=…" lines.
@@ -25,12 +27,18 @@ if [ "$lab_ok" = 77 ]; then
 fi
 get() { grep -E "^ *LAB_AD mapping=$1 touched=$2 walk=$3 " "$out" | tail -n 1; }
 val() { sed -n "s/.*\\b$1=\\([0-9]*\\).*/\\1/p" <<<"$2"; }
-for m in 4k 2m; do
+for m in 4k 2m 2m_gib; do
 	for t in 1 100; do
+		[ $m != 2m_gib ] || [ $t = 1 ] || continue
 		full=$(get $m $t full)
 		for w in pruned full; do
 			line=$(get $m $t $w)
-			case="$paging, $([ $m = 4k ] && echo 4 KiB || echo 2 MiB) mappings, $t % touched, $w walk"
+			case 	$m in
+			4k) size="4 KiB mappings" ;;
+			2m) size="2 MiB mappings" ;;
+			*) size="2 MiB mappings over 16 GiB (1 GiB pruning, SPARSE)" ;;
+			esac
+			case="$paging, $size, $t % touched, $w walk"
 			old=$(grep -E "^ *BENCH mappings=$([ $m = 4k ] && echo 4K || echo 2M) .*harvest_all_set_ms_per_gib=" "$out" | tail -n 1)
 			if [ -z "$line" ] && [ $t = 100 ] && [ $w = full ] && [ -n "$old" ]; then
 				# The lab's earlier form: the full walk of a slot with every page touched, per GiB.

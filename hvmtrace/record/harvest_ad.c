@@ -32,7 +32,9 @@
 #define AD_SETS (HVT_IV_WRITTEN | HVT_IV_ACCESSED)
 
 /* The A/D fd from KVM_CREATE_AD_FD, the end of the last harvest through it, and the flags each harvest
- * passes: KVM_AD_HARVEST_PRUNE unless the full walk was asked for or the kernel does not know the flag. */
+ * passes: KVM_AD_HARVEST_PRUNE unless the full walk was asked for or the kernel does not know the flag, and
+ * KVM_AD_HARVEST_SPARSE (the interval's bitmaps are new, so zero: the kernel writes only where it found
+ * bits) unless the kernel does not know it. */
 struct ad {
 	int fd;
 	uint64_t prev_done_ns;
@@ -61,13 +63,14 @@ static int harvest_slot(struct session *s, struct hvt_interval *iv, uint32_t i, 
 
 	h.flags = state(s)->flags;
 	rc = ioctl(state(s)->fd, KVM_AD_HARVEST, &h);
-	if (rc < 0 && errno == EINVAL && (h.flags & KVM_AD_HARVEST_PRUNE) && !s->ad_walk) {
-		/* A kernel without the pruned walk refuses the flag, as it refuses every flag it does not
-		 * know: it walks whole. */
-		h.flags = 0;
+	/* A kernel refuses every flag it does not know: at the first harvest, drop SPARSE (patch 8), then
+	 * PRUNE (patch 5: it walks whole). */
+	while (rc < 0 && errno == EINVAL && !s->ad_walk &&
+	       (h.flags & (KVM_AD_HARVEST_SPARSE | KVM_AD_HARVEST_PRUNE))) {
+		h.flags &= h.flags & KVM_AD_HARVEST_SPARSE ? ~KVM_AD_HARVEST_SPARSE : ~KVM_AD_HARVEST_PRUNE;
 		rc = ioctl(state(s)->fd, KVM_AD_HARVEST, &h);
 		if (!rc)
-			state(s)->flags = 0;
+			state(s)->flags = h.flags;
 	}
 	if (rc < 0) {
 		int e = errno;
@@ -231,7 +234,7 @@ static int ad_attach(struct session *s, struct hvt_msg *m, struct hvt_err *err)
 		return hvt_err_set(err, -ENOMEM, "out of memory");
 	a->fd = m->fds[0];
 	m->fds[0] = -1; /* taken */
-	a->flags = s->ad_walk_full ? 0 : KVM_AD_HARVEST_PRUNE;
+	a->flags = KVM_AD_HARVEST_SPARSE | (s->ad_walk_full ? 0 : KVM_AD_HARVEST_PRUNE);
 	s->harvester_state = a;
 	return 0;
 }

@@ -25,17 +25,24 @@
 /* Only fill slot_base_gfn and slot_npages; touch no SPTE. */
 #define KVM_AD_HARVEST_QUERY	(1U << 2)
 /*
- * Skip the 2 MiB regions that the guest has not used since the last pruned
- * harvest of them through this fd (TDP MMU with A/D bits).  Only on the fd
+ * Skip the 2 MiB and 1 GiB regions that the guest has not used since the
+ * last pruned harvest of them through this fd (TDP MMU with A/D bits).  Only on the fd
  * from KVM_CREATE_AD_FD, which keeps what the next walk must revisit, and
  * not with NOFLUSH.  On return the flag is cleared if the walk was full
  * (shadow MMU, or no A/D bits): then nothing was skipped.
  */
 #define KVM_AD_HARVEST_PRUNE	(1U << 3)
+/*
+ * The bitmaps are zero on entry: write only the words of the 2 MiB chunks
+ * (8 words) in which a bit was found, and leave the others as they are, so
+ * that the harvest costs what it found, not the range.
+ */
+#define KVM_AD_HARVEST_SPARSE	(1U << 4)
 #define KVM_AD_HARVEST_VALID_FLAGS	(KVM_AD_HARVEST_NOCLEAR | \
 					 KVM_AD_HARVEST_NOFLUSH | \
 					 KVM_AD_HARVEST_QUERY | \
-					 KVM_AD_HARVEST_PRUNE)
+					 KVM_AD_HARVEST_PRUNE | \
+					 KVM_AD_HARVEST_SPARSE)
 
 /*
  * Bit i of each bitmap (64-bit little-endian words) is page first_page + i
@@ -55,7 +62,7 @@ struct kvm_ad_harvest {
 	__u64 slot_base_gfn;	/* out */
 	__u64 slot_npages;	/* out */
 	__u64 nr_pruned;	/* out: 2 MiB regions skipped by PRUNE */
-	__u64 reserved;		/* must be 0 */
+	__u64 nr_pruned_1g;	/* out: 1 GiB regions skipped by PRUNE */
 };
 
 /* On the VM fd (VMM only) and on the fd from KVM_CREATE_AD_FD (any process). */

@@ -7,7 +7,8 @@
 # one build: it runs the bench's table scripts on fixed input; no program of the build under test.
 source "$(dirname "$0")/../lib/assert.bash"
 
-# Pruned 4 KiB 1 %: 500 µs against a full walk of 10 ms and a copy of 50 µs: 10.0× and 0.050.
+# Pruned 4 KiB 1 %: 500 µs against a full walk of 10 ms and a copy of 50 µs: 10.0× and 0.050; the GiB slot's
+# pruned walk 150 µs against 1 ms: 0.150.
 cat >"$T/lab.out" <<'EOF'
 LAB_AD mapping=4k touched=1 walk=pruned harvest_ns=500000 copy_ns=50000 pages=65536
 LAB_AD mapping=4k touched=1 walk=full harvest_ns=10000000 copy_ns=50000 pages=65536
@@ -16,18 +17,22 @@ LAB_AD mapping=4k touched=100 walk=full harvest_ns=40000000 copy_ns=50000 pages=
 LAB_AD mapping=2m touched=1 walk=pruned harvest_ns=200000 copy_ns=50000 pages=65536
 LAB_AD mapping=2m touched=1 walk=full harvest_ns=100000 copy_ns=50000 pages=65536
 LAB_AD mapping=2m touched=100 walk=pruned harvest_ns=300000 copy_ns=50000 pages=65536
+LAB_AD mapping=2m_gib touched=1 walk=pruned harvest_ns=150000 copy_ns=100000 pages=4194304
+LAB_AD mapping=2m_gib touched=1 walk=full harvest_ns=1000000 copy_ns=100000 pages=4194304
 EOF
 
 bench/table/lab_rows.sh "$T/lab.out" 0 intel >"$T/intel.rows" || fail "lab_rows.sh intel exited $?"
-[ "$(grep -c '^| 2 | Intel EPT, ' "$T/intel.rows")" = 8 ] || fail "expected 8 Intel EPT rows: $(cat "$T/intel.rows")"
+[ "$(grep -c '^| 2 | Intel EPT, ' "$T/intel.rows")" = 10 ] || fail "expected 10 Intel EPT rows: $(cat "$T/intel.rows")"
+grep -q '^| 2 | Intel EPT, 2 MiB mappings over 16 GiB (1 GiB pruning, SPARSE), 1 % touched, pruned walk | KVM_AD_HARVEST 150.0 µs | bitmap copy 100.0 µs | 1.5× | 4194304 pages; pruned / full walk = 0.150 ' "$T/intel.rows" ||
+	fail "the pruned GiB-slot row: $(grep 'over 16 GiB' "$T/intel.rows")"
 grep -q '^| 2 | Intel EPT, 4 KiB mappings, 1 % touched, pruned walk | KVM_AD_HARVEST 500.0 µs | bitmap copy 50.0 µs | 10.0× | 65536 pages; pruned / full walk = 0.050 (nested lab under Bochs' "$T/intel.rows" ||
 	fail "the pruned 4 KiB 1 % row: $(grep '4 KiB mappings, 1 % touched, pruned' "$T/intel.rows")"
 grep -q '^| 2 | Intel EPT, 2 MiB mappings, 100 % touched, full walk | not measured: the lab printed no LAB_AD line for it |' "$T/intel.rows" ||
 	fail "a case without its line is not 'not measured': $(grep '2 MiB mappings, 100 % touched, full' "$T/intel.rows")"
 
 bench/table/lab_rows.sh "$T/lab.out" 0 >"$T/amd.rows" || fail "lab_rows.sh (amd) exited $?"
-[ "$(grep -c '^| 2 | AMD NPT, .*nested lab under QEMU TCG' "$T/amd.rows")" = 7 ] ||
-	fail "expected 7 measured AMD NPT rows by default: $(cat "$T/amd.rows")"
+[ "$(grep -c '^| 2 | AMD NPT, .*nested lab under QEMU TCG' "$T/amd.rows")" = 9 ] ||
+	fail "expected 9 measured AMD NPT rows by default: $(cat "$T/amd.rows")"
 
 echo "skipped: bochs not installed (scripts/install-deps.sh installs it)" >"$T/skip.out"
 bench/table/lab_rows.sh "$T/skip.out" 77 intel >"$T/skip.rows" || fail "lab_rows.sh on a skip exited $?"

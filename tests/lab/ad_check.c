@@ -8,7 +8,7 @@
  * OUT. Its code page (gfn 1) is fetched on every run. A child process made by fork() (another mm) does
  * every harvest through the A/D fd, and checks that the VM fd refuses it (-EIO).
  *
- * Usage: ad_check [--prune] [--huge] [--devmem PHYS] [--dirty-log] [--bench MIB]
+ * Usage: ad_check [--prune] [--huge] [--devmem PHYS] [--dirty-log] [--gib] [--bench MIB]
  *   --prune       harvest with KVM_AD_HARVEST_PRUNE (the pruned walk; docs/kvm-ad.md) wherever the checks
  *                 allow, and check the pruning itself: which regions a walk skips, and that under accesses
  *                 concurrent with the harvest a pruned walk reports exactly what a full walk would
@@ -18,9 +18,14 @@
  *   --dirty-log   turn KVM's dirty logging on for the slot (with kvm_intel pml=1 KVM then clears D bits
  *                 itself: docs/kvm-ad.md) and check that KVM's dirty log and the harvest both hold
  *                 every written page, exactly, whichever reads first, over repeated intervals
+ *   --gib         a 4 GiB slot, its first GiB 4 KiB pages (the first 32 MiB mapped), the rest 2 MiB
+ *                 pages (hugetlbfs, 64 MiB of huge pages mapped again and again): exact sets over
+ *                 intervals, and with --prune on the TDP MMU which 1 GiB and 2 MiB regions each walk skips
  *   --bench MIB   time harvests of an MIB-sized slot, 4 KiB and 2 MiB mappings, 1 % and 100 % of its pages
  *                 touched, pruned and full walk, next to the copy of the two bitmaps at L1's memcpy
- *                 bandwidth (figures, not checks: "LAB_AD ..." lines, bench/lab_harvest.sh)
+ *                 bandwidth (figures, not checks: "LAB_AD ..." lines, bench/lab_harvest.sh); and a 16 GiB
+ *                 slot of 2 MiB mappings, 1 % touched, where the pruned walk skips whole GiBs (the guest
+ *                 reaches it with PAE paging; harvests with KVM_AD_HARVEST_SPARSE)
  * The plain scenario (no option) also reports, as EVIDENCE, what a harvest says of the page directory of a
  * second L2 that runs with paging on (run_page_table_evidence).
  * Output: "CHECK name PASS|FAIL detail" lines, "EVIDENCE" lines, "BENCH"/"LAB_AD" lines, and a final
@@ -50,8 +55,13 @@
 #define HUGE       (2ull << 20)
 #define FIRST_DATA 256 /* gfn of the first page the guest touches */
 #define MAX_BITMAP (1u << 16)
-#define NO_EXTRA   (~0ull) /* check_set: no extra page */
-#define REGION     512     /* pages of one 2 MiB region, the pruned walk's granule */
+#define MAX_PAGES  (1u << 22)    /* the largest slot: the GiB bench's 16 GiB */
+#define GIB        (1ull << 18)  /* pages of 1 GiB, the pruned walk's upper granule */
+#define GIB_SLOT   (4 * GIB)     /* --gib: 4 GiB, every 1 GiB region whole, what the 32-bit guest reaches */
+#define BENCH_GIB  (16 * GIB)    /* the GiB bench: 16 GiB, reached through PAE paging (paged_touch) */
+#define ALIAS      (64ull << 20) /* the huge pages behind them, mapped again and again */
+#define NO_EXTRA   (~0ull)       /* check_set: no extra page */
+#define REGION     512           /* pages of one 2 MiB region, the pruned walk's granule */
 
 static int failures;
 static uint32_t walk_flags; /* KVM_AD_HARVEST_PRUNE with --prune, added to every harvest that allows it */
@@ -124,7 +134,77 @@ static uint8_t *guest_memory(uint64_t size, bool huge, long devmem)
 	return p;
 }
 
+static void vm_setup_on(struct lab_vm *v, uint64_t size, uint8_t *mem);
+
 static void vm_setup(struct lab_vm *v, uint64_t size, bool huge, long devmem)
+{
+	vm_setup_on(v, size, guest_memory(size, huge, devmem));
+}
+
+/*
+ * Hugetlbfs memory for the GiB slots (THP would need the whole slot in L1's RAM): len bytes of huge pages
+ * mapped at addr, again and again over span bytes. The guest's writes land on shared pages, which no
+ * check reads: the harvest reports the slot's gfns, not the pages behind them.
+ */
+static void map_huge_alias(uint8_t *addr, uint64_t span, uint64_t len)
+{
+	int fd = memfd_create("ad_check", MFD_HUGETLB);
+
+	if (fd < 0 || ftruncate(fd, (off_t)len))
+		die("hugetlbfs memfd (/proc/sys/vm/nr_hugepages)");
+	for (uint64_t off = 0; off < span; off += len) {
+		uint64_t n = span - off < len ? span - off : len;
+
+		if (mmap(addr + off, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd,
+			 0) == MAP_FAILED)
+			die("mmap hugetlbfs memfd");
+	}
+	close(fd);
+}
+
+/* Enough huge pages for map_huge_alias(): ALIAS and one more 2 MiB page, with room. */
+static void reserve_huge_pages(void)
+{
+	FILE *f = fopen("/proc/sys/vm/nr_hugepages", "r+");
+	unsigned long have = 0, want = ALIAS / HUGE + 8;
+
+	if (!f || fscanf(f, "%lu", &have) != 1)
+		die("read /proc/sys/vm/nr_hugepages");
+	if (have < want) {
+		rewind(f);
+		fprintf(f, "%lu\n", want);
+	}
+	fclose(f);
+}
+
+/*
+ * A slot of size bytes. With small_bytes: its first small_bytes are 4 KiB pages, the rest of the first GiB
+ * unmapped (the guest never goes there), and GiBs 1 to 3 huge pages. Without: 2 MiB mappings throughout,
+ * the first 2 MiB (the code page) on their own huge page.
+ */
+static uint8_t *gib_memory(uint64_t size, uint64_t small_bytes)
+{
+	uint8_t *p = mmap(NULL, size + HUGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED)
+		die("mmap GiB slot");
+	p = (uint8_t *)(((uintptr_t)p + HUGE - 1) & ~(uintptr_t)(HUGE - 1));
+	reserve_huge_pages();
+	if (small_bytes) {
+		if (mmap(p, small_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+			 0) == MAP_FAILED ||
+		    madvise(p, small_bytes, MADV_NOHUGEPAGE) || madvise(p, small_bytes, MADV_DONTFORK))
+			die("mmap 4 KiB part of the GiB slot");
+		memset(p, 0, small_bytes);
+		map_huge_alias(p + GIB * PAGE, size - GIB * PAGE, ALIAS);
+	} else {
+		map_huge_alias(p, HUGE, HUGE);
+		map_huge_alias(p + HUGE, size - HUGE, ALIAS);
+	}
+	return p;
+}
+
+static void vm_setup_on(struct lab_vm *v, uint64_t size, uint8_t *mem)
 {
 	struct kvm_userspace_memory_region region = {0};
 	struct kvm_sregs sregs;
@@ -139,7 +219,7 @@ static void vm_setup(struct lab_vm *v, uint64_t size, bool huge, long devmem)
 	if (v->vm < 0)
 		die("KVM_CREATE_VM");
 	v->size = size;
-	v->mem = guest_memory(size, huge, devmem);
+	v->mem = mem;
 	memcpy(v->mem + CODE_GPA, guest_code, sizeof(guest_code));
 	region.memory_size = size;
 	region.userspace_addr = (uintptr_t)v->mem;
@@ -167,11 +247,13 @@ static void vm_setup(struct lab_vm *v, uint64_t size, bool huge, long devmem)
 }
 
 /* Runs the guest loop once over [first_gfn, first_gfn + npages). */
+static uint64_t code_gpa = CODE_GPA; /* where guest_touch() enters: the paged VM's code is elsewhere */
+
 static void guest_touch(struct lab_vm *v, uint64_t first_gfn, uint64_t npages, bool write)
 {
 	/* IF=1 though nothing is ever injected (no interrupt controller): Bochs 2.7, the Intel lab's L0, was
 	 * seen to give L1 no external-interrupt exits while L2 ran with IF=0 (docs/lab.md §6). */
-	struct kvm_regs regs = {.rip = CODE_GPA, .rflags = 0x202};
+	struct kvm_regs regs = {.rip = code_gpa, .rflags = 0x202};
 
 	regs.rsi = first_gfn * PAGE;
 	regs.rcx = npages;
@@ -190,9 +272,13 @@ static void guest_touch(struct lab_vm *v, uint64_t first_gfn, uint64_t npages, b
 struct harvest_reply {
 	int rc, vm_fd_errno;
 	uint32_t flags; /* as the kernel left them: PRUNE cleared after a full walk */
-	uint64_t nr_accessed, nr_dirty, nr_pruned, ns;
-	uint64_t accessed[MAX_BITMAP / 64], dirty[MAX_BITMAP / 64];
+	uint64_t nr_accessed, nr_dirty, nr_pruned, nr_pruned_1g, ns;
+	uint64_t *accessed, *dirty; /* in shared_bitmaps, which the harvester fills */
 };
+
+/* The two bitmaps of the last harvest, shared with the harvester child (up to 16 GiB of slot: 512 KiB each).
+ */
+static uint64_t *shared_bitmaps;
 
 struct harvest_request {
 	uint32_t flags;
@@ -210,8 +296,13 @@ static void harvester(int sock, int ad_fd, int vm_fd)
 		uint64_t t0;
 
 		memset(&r, 0, sizeof(r));
-		h.accessed_bitmap = (uintptr_t)r.accessed;
-		h.dirty_bitmap = (uintptr_t)r.dirty;
+		/* The kernel must write every word, or with SPARSE every word it found a bit in. */
+		memset(shared_bitmaps, q.flags & KVM_AD_HARVEST_SPARSE ? 0 : 0x5a,
+		       (q.num_pages + 63) / 64 * 8);
+		memset(shared_bitmaps + MAX_PAGES / 64, q.flags & KVM_AD_HARVEST_SPARSE ? 0 : 0x5a,
+		       (q.num_pages + 63) / 64 * 8);
+		h.accessed_bitmap = (uintptr_t)shared_bitmaps;
+		h.dirty_bitmap = (uintptr_t)(shared_bitmaps + MAX_PAGES / 64);
 		r.vm_fd_errno = ioctl(vm_fd, KVM_AD_HARVEST, &h) < 0 ? errno : 0;
 		t0 = now_ns();
 		r.rc = ioctl(ad_fd, KVM_AD_HARVEST, &h) < 0 ? -errno : 0;
@@ -220,6 +311,7 @@ static void harvester(int sock, int ad_fd, int vm_fd)
 		r.nr_accessed = h.nr_accessed;
 		r.nr_dirty = h.nr_dirty;
 		r.nr_pruned = h.nr_pruned;
+		r.nr_pruned_1g = h.nr_pruned_1g;
 		if (write(sock, &r, sizeof(r)) != sizeof(r))
 			break;
 	}
@@ -236,6 +328,12 @@ static void harvester_start(struct harvest_client *c, struct lab_vm *v)
 {
 	int sv[2];
 
+	if (!shared_bitmaps) {
+		shared_bitmaps =
+		    mmap(NULL, 2 * MAX_PAGES / 8, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (shared_bitmaps == MAP_FAILED)
+			die("mmap shared bitmaps");
+	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv))
 		die("socketpair");
 	c->pid = fork();
@@ -269,6 +367,8 @@ static const struct harvest_reply *harvest_wait(struct harvest_client *c)
 {
 	if (read(c->sock, &c->r, sizeof(c->r)) != sizeof(c->r))
 		die("harvester child");
+	c->r.accessed = shared_bitmaps;
+	c->r.dirty = shared_bitmaps + MAX_PAGES / 64;
 	if (c->r.rc)
 		printf("harvest: %s\n", strerror(-c->r.rc));
 	return &c->r;
@@ -505,15 +605,17 @@ static void run_prune_regions(struct lab_vm *v, struct harvest_client *c, uint64
  * paging caches no paging-structure entry, so here the check holds the walk to the full walk's result
  * under every interleaving the lab produces, over many rounds.
  */
-static void run_prune_concurrent(struct lab_vm *v, struct harvest_client *c, uint64_t npages, int rounds)
+static void run_prune_concurrent(struct lab_vm *v, struct harvest_client *c, uint64_t npages, int rounds,
+				 uint64_t base_even, uint64_t base_odd)
 {
 	uint64_t runs = 0, late = 0;
 	int bad = 0;
 
 	for (int round = 0; round < rounds; round++) {
-		uint64_t base = (round % 2 ? 6 : 2) * REGION + (uint64_t)(round * 37 % 400);
+		uint64_t base = (round % 2 ? base_odd : base_even) + (uint64_t)(round * 37 % 400);
 		const struct harvest_reply *r;
 		static struct harvest_reply full;
+		static uint64_t full_bitmaps[2][MAX_PAGES / 64];
 		struct pollfd pfd = {.fd = c->sock, .events = POLLIN};
 		char name[48];
 
@@ -528,11 +630,15 @@ static void run_prune_concurrent(struct lab_vm *v, struct harvest_client *c, uin
 		late += 8;
 		harvest_send(c, npages, KVM_AD_HARVEST_NOCLEAR); /* the full walk, reporting only */
 		full = *harvest_wait(c);
+		memcpy(full_bitmaps[0], full.accessed, npages / 8);
+		memcpy(full_bitmaps[1], full.dirty, npages / 8);
+		full.accessed = full_bitmaps[0];
+		full.dirty = full_bitmaps[1];
 		harvest_send(c, npages, KVM_AD_HARVEST_PRUNE);
 		r = harvest_wait(c);
 		snprintf(name, sizeof(name), "prune_concurrent_round_%d", round);
-		if (memcmp(r->accessed, full.accessed, sizeof(full.accessed)) ||
-		    memcmp(r->dirty, full.dirty, sizeof(full.dirty)) ||
+		if (memcmp(r->accessed, full.accessed, npages / 8) ||
+		    memcmp(r->dirty, full.dirty, npages / 8) ||
 		    !(r->dirty[(base + 64) / 64] >> ((base + 64) % 64) & 1)) {
 			check_same(name, r, &full, npages);
 			bad++;
@@ -544,6 +650,114 @@ static void run_prune_concurrent(struct lab_vm *v, struct harvest_client *c, uin
 		 "rounds=%d guest_runs_during_harvests=%llu late_pages=%llu rounds_bad=%d", rounds,
 		 (unsigned long long)runs, (unsigned long long)late, bad);
 	check(bad == 0, "prune_concurrent_equals_full_walk", detail);
+}
+
+/* A bitmap equal to the union of ranges [lo, hi) of gfns; names the first mismatch. */
+struct gfn_range {
+	uint64_t lo, hi;
+};
+
+static void check_ranges(const char *name, const uint64_t *bm, uint64_t npages, const struct gfn_range *want,
+			 int n)
+{
+	char detail[160];
+	uint64_t count = 0, expected = 0;
+	long first_bad = -1;
+
+	for (uint64_t gfn = 0; gfn < npages; gfn++) {
+		bool w = false, got = bit(bm, gfn);
+
+		for (int i = 0; i < n; i++)
+			w |= gfn >= want[i].lo && gfn < want[i].hi;
+		count += got;
+		expected += w;
+		if (w != got && first_bad < 0)
+			first_bad = (long)gfn;
+	}
+	snprintf(detail, sizeof(detail), "pages=%llu expected=%llu first_mismatch=%ld",
+		 (unsigned long long)count, (unsigned long long)expected, first_bad);
+	check(first_bad < 0, name, detail);
+}
+
+/*
+ * One interval of the GiB scenario: the harvest's sets are exactly want_a and want_d; when the walk prunes,
+ * it skipped exactly pruned_2m 2 MiB regions and pruned_1g 1 GiB regions, and otherwise skipped none and
+ * cleared the flag. want_a NULL: the sets are not checked.
+ */
+static void gib_step(struct harvest_client *c, const char *name, bool prunes, const struct gfn_range *want_a,
+		     int na, const struct gfn_range *want_d, int nd, uint64_t pruned_2m, uint64_t pruned_1g)
+{
+	/* Every other step with SPARSE: bitmaps zero on entry, only the chunks with a bit written. */
+	static int step;
+	const struct harvest_reply *r = harvest(c, GIB_SLOT, step++ % 2 ? KVM_AD_HARVEST_SPARSE : 0);
+	char n[64], detail[128];
+
+	if (want_a) { /* not after the first touch, whose faults pre-set A and D (run_exactness) */
+		snprintf(n, sizeof(n), "gib_%s_accessed", name);
+		check_ranges(n, r->accessed, GIB_SLOT, want_a, na);
+		snprintf(n, sizeof(n), "gib_%s_written", name);
+		check_ranges(n, r->dirty, GIB_SLOT, want_d, nd);
+	}
+	if (!prunes || !walk_flags)
+		pruned_2m = pruned_1g = 0;
+	snprintf(n, sizeof(n), "gib_%s_regions_pruned", name);
+	snprintf(detail, sizeof(detail), "2m=%llu 1g=%llu expected 2m=%llu 1g=%llu flags_out=%#x",
+		 (unsigned long long)r->nr_pruned, (unsigned long long)r->nr_pruned_1g,
+		 (unsigned long long)pruned_2m, (unsigned long long)pruned_1g, r->flags);
+	check(r->rc == 0 && r->nr_pruned == pruned_2m && r->nr_pruned_1g == pruned_1g &&
+		  !(r->flags & KVM_AD_HARVEST_PRUNE) == !(walk_flags && prunes),
+	      n, detail);
+}
+
+/*
+ * The pruned walk one level up (--gib): a 4 GiB slot, GiB 0 mapped by 4 KiB pages in its first 16 2 MiB
+ * regions (the code page in region 0), GiBs 1-3 by 2 MiB pages. A 1 GiB region is skipped when its
+ * entry's Accessed bit is clear, the previous pruned walk did not clear it, and no 2 MiB region inside it
+ * is marked; inside GiB 0 the 2 MiB regions are pruned as before. On the shadow MMU (or without --prune)
+ * the same sets, from a full walk that skips nothing.
+ */
+static void run_gib(bool prunes)
+{
+	struct lab_vm v;
+	struct harvest_client c;
+	const uint64_t code = CODE_GPA / PAGE, g1 = GIB, g2 = 2 * GIB, g3 = 3 * GIB, small = 16 * REGION;
+	const uint64_t hot = g1 + 1000, hot_end = hot + 2600; /* 2 MiB regions 1-7 of GiB 1 */
+	const struct gfn_range hot_a[] = {{code, code + 1}, {g1 + REGION, g1 + 8 * REGION}};
+	const struct gfn_range none[] = {{0, 0}};
+	const uint64_t r5 = 5 * REGION + 3, far = g2 + 100000 / REGION * REGION;
+
+	vm_setup_on(&v, GIB_SLOT * PAGE, gib_memory(GIB_SLOT * PAGE, small * PAGE));
+	harvester_start(&c, &v);
+	guest_touch(&v, FIRST_DATA, small - FIRST_DATA, true);
+	guest_touch(&v, g1, GIB_SLOT - g1, true);
+	/* The first walk of the slot is whole (and clears what the first touch set). */
+	gib_step(&c, "first_walk_whole", prunes, NULL, 0, NULL, 0, 0, 0);
+	/* Every region was cleared, so every region is walked again. */
+	guest_touch(&v, hot, hot_end - hot, true);
+	gib_step(&c, "all_revisited", prunes, hot_a, 2, hot_a + 1, 1, 0, 0);
+	/* GiBs 2 and 3 unused for two walks: skipped whole; in GiB 0 regions 1-15. */
+	guest_touch(&v, hot, hot_end - hot, true);
+	gib_step(&c, "unused_gib_skipped", prunes, hot_a, 2, hot_a + 1, 1, 15, 2);
+	/* Idle: GiB 0, its region 0 and GiB 1 revisited for their marks, the rest skipped. */
+	gib_step(&c, "idle", prunes, none, 0, none, 0, 15, 2);
+	/* A read in GiB 3 (a 2 MiB page: all 512 reported) and a write in GiB 0's region 5. */
+	guest_touch(&v, g3 + 5, 1, false);
+	guest_touch(&v, r5, 1, true);
+	gib_step(&c, "found_again", prunes,
+		 (const struct gfn_range[]){{code, code + 1}, {r5, r5 + 1}, {g3, g3 + REGION}}, 3,
+		 (const struct gfn_range[]){{r5, r5 + 1}}, 1, 14, 2);
+	/* Idle: GiB 3 and GiB 0's regions 0 and 5 revisited, GiBs 1 and 2 skipped. */
+	gib_step(&c, "idle_after", prunes, none, 0, none, 0, 14, 2);
+	/* A write in GiB 2, untouched for five walks, found through its 1 GiB entry. */
+	guest_touch(&v, far + 9, 1, true);
+	gib_step(&c, "gib_found_by_entry", prunes,
+		 (const struct gfn_range[]){{code, code + 1}, {far, far + REGION}}, 2,
+		 (const struct gfn_range[]){{far, far + REGION}}, 1, 15, 2);
+	/* Accesses during the pruned harvests, in a 4 KiB region of GiB 0 and in GiB 2: the full walk's sets.
+	 */
+	if (walk_flags)
+		run_prune_concurrent(&v, &c, GIB_SLOT, 20, 2 * REGION, far);
+	harvester_stop(&c);
 }
 
 /* KVM's dirty log of slot 0 (KVM_GET_DIRTY_LOG, which also re-arms logging of the pages it reports). */
@@ -746,6 +960,141 @@ static void run_bench(bool huge, uint64_t mib, double bw)
 	harvester_stop(&bc);
 }
 
+/*
+ * PAE paging for a guest that reaches beyond 4 GiB: linear GiB 0 maps physical GiB 0, linear GiBs 1-3 a
+ * window of 3 GiB that paged_touch() moves (2 MiB pages, A and D preset). The code reloads CR3 (a TLB
+ * flush) and runs guest_code. Its page tables and code lie in the slot's first 2 MiB, below FIRST_DATA.
+ */
+#define PAGED_CODE_GPA 0x3000ull
+#define PDPT_GPA       0x4000ull
+#define PD_GPA(i)      (0x5000ull + (uint64_t)(i)*PAGE)
+#define PDE_2M         0xe3ull /* P, RW, A, D, PS */
+
+static void paged_setup(struct lab_vm *v)
+{
+	static const uint8_t reload_cr3[] = {0x0f, 0x20, 0xd8,
+					     0x0f, 0x22, 0xd8}; /* mov eax,cr3; mov cr3,eax */
+	uint64_t *pdpt = (uint64_t *)(v->mem + PDPT_GPA), *pd0 = (uint64_t *)(v->mem + PD_GPA(0));
+	struct kvm_sregs sregs;
+
+	memcpy(v->mem + PAGED_CODE_GPA, reload_cr3, sizeof(reload_cr3));
+	memcpy(v->mem + PAGED_CODE_GPA + sizeof(reload_cr3), guest_code, sizeof(guest_code));
+	for (int i = 0; i < 4; i++)
+		pdpt[i] = PD_GPA(i) | 1;
+	for (uint64_t j = 0; j < 512; j++)
+		pd0[j] = j * HUGE | PDE_2M;
+	if (ioctl(v->vcpu, KVM_GET_SREGS, &sregs))
+		die("KVM_GET_SREGS");
+	sregs.cr3 = PDPT_GPA;
+	sregs.cr4 |= 1u << 5;  /* PAE */
+	sregs.cr0 |= 1u << 31; /* PG */
+	if (ioctl(v->vcpu, KVM_SET_SREGS, &sregs))
+		die("KVM_SET_SREGS (PAE paging)");
+	code_gpa = PAGED_CODE_GPA;
+}
+
+/* guest_touch() for a paged_setup() guest, over any gfns of the slot: GiB 0 directly, the rest through
+ * the window, 3 GiB at a time. */
+static void paged_touch(struct lab_vm *v, uint64_t first_gfn, uint64_t npages, bool write)
+{
+	while (npages) {
+		uint64_t base = first_gfn / GIB * GIB, n = npages;
+
+		if (first_gfn + npages <= GIB) {
+			guest_touch(v, first_gfn, npages, write);
+			return;
+		}
+		if (base == 0)
+			n = GIB - first_gfn; /* the part in GiB 0 first */
+		else {
+			for (int i = 1; i < 4; i++) {
+				uint64_t *pd = (uint64_t *)(v->mem + PD_GPA(i));
+
+				for (uint64_t j = 0; j < 512; j++)
+					pd[j] = (base * PAGE + (uint64_t)(i - 1) * (GIB * PAGE) + j * HUGE) |
+						PDE_2M;
+			}
+			if (n > base + 3 * GIB - first_gfn)
+				n = base + 3 * GIB - first_gfn;
+		}
+		if (base == 0)
+			guest_touch(v, first_gfn, n, write);
+		else
+			guest_touch(v, GIB + first_gfn - base, n, write);
+		first_gfn += n;
+		npages -= n;
+	}
+}
+
+/*
+ * A 16 GiB slot of 2 MiB mappings (every page mapped once), 1 % of it touched per interval: the pruned
+ * walk skips GiBs 1-15 whole, and in GiB 0 visits its 512 leaves; the full walk visits all 8192. With
+ * SPARSE, so that what remains in proportion to the slot is the walk (docs/kvm-ad.md, "Cost").
+ */
+static void run_bench_gib(double bw)
+{
+	struct lab_vm v;
+	struct harvest_client bc;
+	uint64_t npages = BENCH_GIB;
+	uint64_t copy_ns = (uint64_t)(2.0 * (double)(npages / 8) / bw * 1e9);
+	enum { WARM = 3, REPS = 5 };
+
+	vm_setup_on(&v, npages * PAGE, gib_memory(npages * PAGE, 0));
+	paged_setup(&v);
+	harvester_start(&bc, &v);
+	paged_touch(&v, FIRST_DATA, npages - FIRST_DATA, true);
+	/* The two table cases (SPARSE, 1 % written), then for the record: the pruned walk of an idle
+	 * interval, both walks without SPARSE (the kernel writes zeroes over the untouched chunks), with 0.1
+	 * % written, and with 1 % read: what a touched leaf costs either walk. */
+	static const struct {
+		bool pruned, sparse;
+		int permille; /* of the slot touched */
+		bool write;
+	} cases[] = {{true, true, 10, true},  {false, true, 10, true},  {true, true, 0, true},
+		     {true, false, 10, true}, {false, false, 10, true}, {true, true, 1, true},
+		     {false, true, 1, true},  {true, true, 10, false},  {false, true, 10, false}};
+	for (unsigned k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		uint64_t ns[REPS], p2 = 0, p1 = 0;
+		uint32_t flags_out = 0;
+
+		for (int i = 0; i < WARM + REPS; i++) {
+			const struct harvest_reply *r;
+
+			if (cases[k].permille)
+				paged_touch(&v, FIRST_DATA, npages * (uint64_t)cases[k].permille / 1000,
+					    cases[k].write);
+			r = harvest(&bc, npages,
+				    (cases[k].sparse ? KVM_AD_HARVEST_SPARSE : 0) |
+					(cases[k].pruned ? KVM_AD_HARVEST_PRUNE : 0));
+			if (r->rc) {
+				printf("BENCH FAIL harvest: %s\n", strerror(-r->rc));
+				return;
+			}
+			if (i >= WARM) {
+				ns[i - WARM] = r->ns;
+				p2 = r->nr_pruned;
+				p1 = r->nr_pruned_1g;
+				flags_out = r->flags;
+			}
+		}
+		qsort(ns, REPS, sizeof(ns[0]), cmp_u64);
+		if (k < 2)
+			printf(
+			    "LAB_AD mapping=2m_gib touched=1 walk=%s harvest_ns=%llu copy_ns=%llu pages=%llu\n",
+			    (flags_out & KVM_AD_HARVEST_PRUNE) ? "pruned" : "full",
+			    (unsigned long long)ns[REPS / 2], (unsigned long long)copy_ns,
+			    (unsigned long long)npages);
+		printf(
+		    "BENCH mappings=2M slot_gib=16 sparse=%d touched_permille=%d %s walk=%s harvest_ms=%.3f (min "
+		    "%.3f max %.3f) bitmap_copy_ms=%.4f regions_pruned=%llu gib_regions_pruned=%llu\n",
+		    cases[k].sparse, cases[k].permille, cases[k].write ? "written" : "read",
+		    cases[k].pruned ? "pruned" : "full", ns[REPS / 2] / 1e6, ns[0] / 1e6, ns[REPS - 1] / 1e6,
+		    copy_ns / 1e6, (unsigned long long)p2, (unsigned long long)p1);
+	}
+	harvester_stop(&bc);
+	code_gpa = CODE_GPA;
+}
+
 /* A module parameter's first character ('Y', 'N', '1', '0'), or dflt when it cannot be read. */
 static char module_param(const char *path, char dflt)
 {
@@ -779,13 +1128,15 @@ int main(int argc, char **argv)
 {
 	struct lab_vm v;
 	struct harvest_client c;
-	bool huge = false, dirty_log = false;
+	bool huge = false, dirty_log = false, gib = false;
 	long devmem = -1;
 	uint64_t bench_mib = 0, npages = 4096;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--huge"))
 			huge = true;
+		else if (!strcmp(argv[i], "--gib"))
+			gib = true;
 		else if (!strcmp(argv[i], "--dirty-log"))
 			dirty_log = true;
 		else if (!strcmp(argv[i], "--prune"))
@@ -809,6 +1160,11 @@ int main(int argc, char **argv)
 	      "KVM_CHECK_EXTENSION");
 	close(kvm);
 
+	if (gib) {
+		run_gib(can_prune());
+		printf("AD_CHECK %s\n", failures ? "FAIL" : "PASS");
+		return failures ? 1 : 0;
+	}
 	vm_setup(&v, npages * PAGE, huge, devmem);
 	harvester_start(&c, &v);
 	{
@@ -833,7 +1189,7 @@ int main(int argc, char **argv)
 		run_prune_contract(&v, &c, npages, can_prune());
 		if (can_prune())
 			run_prune_regions(&v, &c, npages);
-		run_prune_concurrent(&v, &c, npages, 40);
+		run_prune_concurrent(&v, &c, npages, 40, 2 * REGION, 6 * REGION);
 	}
 	harvester_stop(&c);
 	if (!huge && !walk_flags && devmem < 0 && !dirty_log)
@@ -843,6 +1199,7 @@ int main(int argc, char **argv)
 
 		run_bench(false, bench_mib, bw);
 		run_bench(true, bench_mib, bw);
+		run_bench_gib(bw);
 	}
 	printf("AD_CHECK %s\n", failures ? "FAIL" : "PASS");
 	return failures ? 1 : 0;

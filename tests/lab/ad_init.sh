@@ -1,8 +1,8 @@
 #!/bin/sh
 # /init of the nested lab's L1 for tests/lab/test_ad.sh and make lab (tests/lib/lab.bash, lab_ad): loads our
 # KVM modules and runs tests/lab/ad_check with kvm_amd npt=1 or kvm_intel ept=1 (TDP MMU walker) and npt=0 or
-# ept=0 (shadow MMU rmap walker; labtdp= picks, l1_prelude.sh), plain, with 2 MiB mappings and on /dev/mem
-# (labdevmem=), each with the full walk and with the pruned walk (--prune), and the harvest benchmark when
+# ept=0 (shadow MMU rmap walker; labtdp= picks, l1_prelude.sh), plain, with 2 MiB mappings, on /dev/mem
+# (labdevmem=) and on a 4 GiB slot of whole GiBs (--gib: pruning by 1 GiB entries), each with the full walk and with the pruned walk (--prune), and the harvest benchmark when
 # the kernel command line asks (labbench=MIB). The Intel tier ends with kvm_intel ept=1 eptad=0 (EPT without
 # A/D bits, where KVM harvests by access tracking and cannot prune): the plain scenario, full and pruned;
 # before it, KVM's dirty logging beside the harvest with kvm_intel pml=1 and pml=0 (ad_check --dirty-log), and
@@ -14,8 +14,8 @@ bench=$(sed -n 's/.*labbench=\([0-9]*\).*/\1/p' /proc/cmdline)
 devmem=$(sed -n 's/.*labdevmem=\(0x[0-9a-fA-F]*\).*/\1/p' /proc/cmdline)
 for tdp in $LAB_TDP; do
 	load_kvm $tdp || continue
-	for args in "" "--huge" ${devmem:+"--devmem $devmem"} \
-		"--prune" "--prune --huge" ${devmem:+"--prune --devmem $devmem"}; do
+	for args in "" "--huge" ${devmem:+"--devmem $devmem"} "--gib" \
+		"--prune" "--prune --huge" ${devmem:+"--prune --devmem $devmem"} "--prune --gib"; do
 		echo "LAB $MMU=$tdp scenario: ad_check $args"
 		# shellcheck disable=SC2086
 		./ad_check $args || result=FAIL

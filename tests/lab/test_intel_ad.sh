@@ -3,7 +3,8 @@
 # as L1 under Bochs (emulated VMX with EPT, EPT A/D and PML; TCG emulates no VMX) with our kvm.ko and
 # kvm-intel.ko from scripts/kvm-modules.sh, and runs tests/lab/ad_check with kvm_intel ept=1 eptad=1 (the
 # TDP MMU walking EPT) and ept=0 (the shadow MMU): the same checks as lab/test_ad on AMD, each with the full
-# and the pruned walk, plain, 2 MiB mappings and guest RAM on /dev/mem; then ept=1 eptad=0 (EPT without A/D
+# and the pruned walk, plain, 2 MiB mappings, guest RAM on /dev/mem and a 4 GiB slot where the pruned walk
+# skips whole GiBs (--gib); then ept=1 eptad=0 (EPT without A/D
 # bits: KVM harvests by access tracking, exact too, and cannot prune), plain, full and pruned walk; and
 # ept=1 with KVM's dirty logging on (ad_check --dirty-log), pml=1 (KVM clears D bits itself) and pml=0, full
 # and pruned walk, and pml=1 on the shadow MMU (kvm tdp_mmu=0). Skips when bochs is not installed.
@@ -17,7 +18,7 @@ lab_l0
 for k in ${LAB_KERNELS:-6.12}; do
 	lab_ad "$k"
 	for ept in 1 0; do
-		lab_expect "$k" "^LAB ept=$ept scenario" 6 "ept=$ept scenarios ran"
+		lab_expect "$k" "^LAB ept=$ept scenario" 8 "ept=$ept scenarios ran"
 	done
 	lab_expect "$k" "^LAB ept=1 kvm_intel.ept=Y eptad=Y pml=Y tdp_mmu=Y" 2 "loads of kvm_intel with ept=Y eptad=Y pml=Y"
 	lab_expect "$k" "^LAB ept=1 kvm_intel.ept=Y eptad=Y pml=Y tdp_mmu=N" 1 "loads of kvm_intel with pml=Y, kvm tdp_mmu=N"
@@ -31,7 +32,11 @@ for k in ${LAB_KERNELS:-6.12}; do
 	# ept=1 prunes (the skipped-region checks run there only); both MMUs hold the pruned walk to the full one.
 	lab_expect "$k" '^CHECK prune_skips_unused_regions_pruned PASS' 2 "pruned-region checks passed (ept=1)"
 	lab_expect "$k" "^LAB ept=1 eptad=0 scenario" 2 "eptad=0 scenarios ran"
-	# ept=1, ept=0 (plain and /dev/mem each) and eptad=0 hold the pruned walk to the full one.
-	lab_expect "$k" '^CHECK prune_concurrent_equals_full_walk PASS' 5 "pruned-versus-full checks passed"
+	# ept=1, ept=0 (plain, /dev/mem and the GiB slot each) and eptad=0 hold the pruned walk to the full one.
+	lab_expect "$k" '^CHECK prune_concurrent_equals_full_walk PASS' 7 "pruned-versus-full checks passed"
+	# The GiB slot: exact sets on both MMUs, full and pruned; with ept=1 --prune whole GiBs skipped.
+	lab_expect "$k" '^CHECK gib_.* FAIL' 0 "GiB-slot checks failed"
+	lab_expect "$k" '^CHECK gib_idle_written PASS' 4 "GiB-slot idle intervals exact"
+	lab_expect "$k" '^CHECK gib_gib_found_by_entry_regions_pruned PASS 2m=15 1g=2 ' 1 "GiB-slot walks that skipped whole GiBs as expected"
 	echo "lab $k: $(grep -c '^CHECK .* PASS' "$T/lab-$k.log") checks passed"
 done

@@ -8,8 +8,10 @@
  * (docs/kvm-ad.md).
  * FAKE_KVM_AD_KERNEL says which kernel it plays for KVM_AD_HARVEST_PRUNE: "tdp" (default) keeps the flag
  * (a pruned walk), "shadow" clears it on return (a full walk), "old" refuses it with EINVAL, as a kernel
- * without the flag refuses every flag it does not know. FAKE_KVM_AD_FLAGS_LOG names a file that gets the
- * flags of every KVM_AD_HARVEST asked for, one hexadecimal number a line.
+ * without the flag refuses every flag it does not know; "old" and "nosparse" (patches 1-7) refuse
+ * KVM_AD_HARVEST_SPARSE too. With SPARSE it writes only the words it sets, as the kernel writes only the
+ * chunks where it found a bit: bitmaps that were not zero would show. FAKE_KVM_AD_FLAGS_LOG names a file that
+ * gets the flags of every KVM_AD_HARVEST asked for, one hexadecimal number a line.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -39,7 +41,9 @@ static int fake_flags(struct kvm_ad_harvest *h)
 		fprintf(f, "%#x\n", h->flags);
 		fclose(f);
 	}
-	if (kernel && !strcmp(kernel, "old") && (h->flags & KVM_AD_HARVEST_PRUNE)) {
+	if (kernel &&
+	    ((!strcmp(kernel, "old") && (h->flags & (KVM_AD_HARVEST_PRUNE | KVM_AD_HARVEST_SPARSE))) ||
+	     (!strcmp(kernel, "nosparse") && (h->flags & KVM_AD_HARVEST_SPARSE)))) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -57,9 +61,9 @@ static int fake_harvest(struct kvm_ad_harvest *h)
 		return -1;
 	n++;
 	page = h->num_pages ? n % h->num_pages : 0;
-	if (h->accessed_bitmap)
+	if (h->accessed_bitmap && !(h->flags & KVM_AD_HARVEST_SPARSE))
 		memset((void *)(uintptr_t)h->accessed_bitmap, 0, bytes);
-	if (h->dirty_bitmap)
+	if (h->dirty_bitmap && !(h->flags & KVM_AD_HARVEST_SPARSE))
 		memset((void *)(uintptr_t)h->dirty_bitmap, 0, bytes);
 	if (h->num_pages && h->dirty_bitmap)
 		set_page(h->dirty_bitmap, page);
