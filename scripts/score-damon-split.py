@@ -4,7 +4,7 @@
 # kernel, the recorder's ring buffer, stacks): per window in which DAMON saw anything (its first windows,
 # before its regions split, see nothing), the written pages of each part and the share DAMON saw, and
 # DAMON's pages in and outside c. Windows and their alignment as `hvmtrace score` takes them (docs/score.md):
-# the record's times moved by the start sync's offset, each snapshot's window from the previous one's time,
+# the record's times moved by the start sync's smallest offset, each snapshot's window from the previous one's time,
 # the first as long as the second, each interval to the window holding its midpoint.
 import bisect
 import csv
@@ -17,16 +17,18 @@ c = set()
 for f in console:
     if len(f) >= 5 and f[1:3] == ['HVT', 'C-RUN']:
         c.update(range(int(f[3]), int(f[3]) + int(f[4])))
-host_sync = next(int(f[0]) for f in console if f[1:4] == ['HVT', 'DAMON-SYNC', 'start'])
-snaps, guest_sync = {}, None
+host_syncs = [int(f[0]) for f in console if f[1:4] == ['HVT', 'DAMON-SYNC', 'start']]
+snaps, guest_syncs = {}, []
 for line in open(run + '/damon.rec'):
     f = line.split()
     if f[:3] == ['#', 'sync', 'start']:
-        guest_sync = int(f[3])
+        guest_syncs.append(int(f[3]))
     elif f and f[0][0].isdigit():
         snaps.setdefault(int(f[0]), []).append((int(f[1], 0) // 4096, int(f[2], 0) // 4096, int(f[3])))
+# As score-damon.sh aligns: the smallest offset of the start sync's repetitions (latency only adds).
+offset = min(h - g for h, g in zip(host_syncs, guest_syncs))
 times = sorted(snaps)
-ends = [t + host_sync - guest_sync for t in times]
+ends = [t + offset for t in times]
 starts = [ends[0] - (ends[1] - ends[0])] + ends[:-1]
 
 

@@ -18,8 +18,8 @@
 #                            (default 12) seconds with 2 parallel compilations
 #   OUT=DIR                  where the traces, records, consoles and scores go (default score-out)
 # Clocks: the guest writes a trace marker and then prints "HVT DAMON-SYNC start" on its console, which the
-# host stamps with its CLOCK_MONOTONIC (tests/tools/stamp_lines); the record's times (the guest's
-# CLOCK_MONOTONIC) are moved by the difference (--record-clock trace --offset). The same is done at the end,
+# host stamps with its CLOCK_MONOTONIC (tests/tools/stamp_lines), five times 50 ms apart; the record's
+# times (the guest's CLOCK_MONOTONIC) are moved by the smallest difference (--record-clock trace --offset). The same is done at the end,
 # and the two offsets' difference is printed: the alignment's error, drift and console latency together.
 # Each run's table is printed as it ends (and kept in OUT/run-S-A-MIN-MAX/), with the same windows split
 # into the array c and the rest (scripts/score-damon-split.py: which misses are the workload's, which the
@@ -51,11 +51,20 @@ grep -q '^CONFIG_DAMON_PADDR=y' "$(dirname "$kernel")/config" &&
 	die "the guest kernel $(dirname "$kernel") lacks CONFIG_DAMON_PADDR or CONFIG_DAMON_SYSFS"
 mkdir -p "$OUT"
 
-# sync_ns FILE NAME: the time of the sync point NAME in a record ("# sync NAME NS") or a stamped console
-# ("NS HVT DAMON-SYNC NAME").
-sync_ns() {
-	awk -v n="$2" '{ sub(/\r$/, "") } ($1 == "#" && $2 == "sync" && $3 == n) { print $4; exit }
-		($2 == "HVT" && $3 == "DAMON-SYNC" && $4 == n) { print $1; exit }' "$1"
+# sync_offset CONSOLE RECORD NAME: the guest->host clock offset at the sync point NAME: the smallest of
+# (host stamp - guest time) over its repetitions, the k-th console line ("NS HVT DAMON-SYNC NAME") paired
+# with the k-th marker in the record ("# sync NAME NS"): a line's latency only adds. Empty if either is
+# missing.
+sync_offset() {
+	awk -v n="$3" '{ sub(/\r$/, "") }
+		FILENAME == ARGV[1] && $2 == "HVT" && $3 == "DAMON-SYNC" && $4 == n { h[++nh] = $1 }
+		FILENAME == ARGV[2] && $1 == "#" && $2 == "sync" && $3 == n { g[++ng] = $4 }
+		END {
+			k = nh < ng ? nh : ng
+			for (i = 1; i <= k; i++)
+				if (i == 1 || h[i] - g[i] < best) best = h[i] - g[i]
+			if (k) printf "%.0f\n", best
+		}' "$1" "$2"
 }
 
 one_run() { # LOAD ATTRS
@@ -89,11 +98,9 @@ one_run() { # LOAD ATTRS
 	sleep 0.2 # the console's stamper drains its pipe
 	grep -q 'HVT EXIT 0' "$d/console" || die "the guest's run failed (see $d/console)"
 	tr -d '\r' <"$d/damon.raw" >"$d/damon.rec"
-	local hs he gs ge
-	hs=$(sync_ns "$d/console" start) he=$(sync_ns "$d/console" end)
-	gs=$(sync_ns "$d/damon.rec" start) ge=$(sync_ns "$d/damon.rec" end)
-	[ -n "$hs" ] && [ -n "$he" ] && [ -n "$gs" ] && [ -n "$ge" ] || die "a sync point is missing in $d/console or $d/damon.rec"
-	local off=$((hs - gs)) off_end=$((he - ge)) snaps
+	local off off_end snaps
+	off=$(sync_offset "$d/console" "$d/damon.rec" start) off_end=$(sync_offset "$d/console" "$d/damon.rec" end)
+	[ -n "$off" ] && [ -n "$off_end" ] || die "a sync point is missing in $d/console or $d/damon.rec"
 	snaps=$(awk '$1 ~ /^[0-9]/ { t[$1] = 1 } END { print length(t) }' "$d/damon.rec")
 	echo "   $snaps snapshots, $(grep -c '^[0-9]' "$d/damon.rec") regions; guest->host offset $off ns at the start," \
 		"$((off_end - off)) ns more at the end (the alignment's error: drift, console latency)"

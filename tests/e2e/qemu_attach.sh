@@ -33,8 +33,11 @@ wait $REC || fail "record failed: $(cat "$T/record.err")"
 grep -q '"gpa": 4294967296' "$T/meta.json" && grep -q '"size": 1073741824' "$T/meta.json" &&
 	grep -q '"name": "pc.ram"' "$T/meta.json" || { cat "$T/meta.json"; fail "the layout does not show RAM around the PCI hole"; }
 "$BIN/hvmtrace" report --totals-only "$T/t.hvt" | tee "$T/report"
+# 30 deadlines in 6 s at 200 ms, each harvested or, on a busy machine, counted missed in the interval
+# that spans it.
 n=$(awk '$1 == "intervals" { print $2; exit }' "$T/report")
-[ "$n" -ge 29 ] || fail "expected 30 intervals of 200 ms in 6 s, got $n"
+missed=$(sed -n 's/^ *intervals .*, \([0-9]*\) deadlines\{0,1\} missed).*/\1/p' "$T/report")
+[ $((n + ${missed:-0})) = 30 ] || fail "expected 30 deadlines of 200 ms in 6 s, got $n intervals and ${missed:-0} missed"
 
 "$TOOLS/qmp" "$T/qmp.sock" '{"execute":"query-hvmtrace"}' >"$T/q" || fail "query-hvmtrace"
 grep -q '"attached":false' "$T/q" && grep -q "\"intervals\":$n" "$T/q" || fail "query-hvmtrace after detach: $(cat "$T/q")"

@@ -11,7 +11,8 @@
 #   damon-record stop
 #       the same sync point ("end"), DAMON off, then the record in `hvmtrace-damon 1` format
 #       (docs/score.md) on standard output: one snapshot per aggregation, TIME_NS the guest's
-#       CLOCK_MONOTONIC ns at its end, and "# sync NAME GUEST_NS" comments for the two markers.
+#       CLOCK_MONOTONIC ns at its end, and "# sync NAME GUEST_NS" comments for the markers (each sync
+#       point's SYNC_REPEAT markers, in order).
 # The ring buffer is read once, at stop (no reader runs beside the workload); a record that lost events
 # (the buffer wrapped) is refused here with one line on standard error.
 set -eu
@@ -23,9 +24,17 @@ die() {
 }
 
 # A vaddr record is a host's, whose trace clock is the tracer's own: no console line is needed there.
+# SYNC_REPEAT times, 50 ms apart: a console line reaches the host late, never early, so the host takes the
+# smallest of the offsets (a busy host delays some lines by hundreds of milliseconds, not all).
+SYNC_REPEAT=5
 sync_point() {
-	echo "hvt-sync $1" >$T/trace_marker
-	[ -n "$(cat /tmp/damon-pid 2>/dev/null)" ] || echo "HVT DAMON-SYNC $1" >/dev/console
+	i=0
+	while [ $i -lt $SYNC_REPEAT ]; do
+		[ $i = 0 ] || sleep 0.05
+		echo "hvt-sync $1" >$T/trace_marker
+		[ -n "$(cat /tmp/damon-pid 2>/dev/null)" ] || echo "HVT DAMON-SYNC $1" >/dev/console
+		i=$((i + 1))
+	done
 }
 
 start() {
@@ -98,7 +107,7 @@ stop() {
 		if (i > NF)
 			next
 		if ($i == "tracing_mark_write:") {
-			if ($(i + 1) == "hvt-sync" && !seen[$(i + 2)]++)
+			if ($(i + 1) == "hvt-sync")
 				print "# sync", $(i + 2), ns($(i - 1))
 			next
 		}
