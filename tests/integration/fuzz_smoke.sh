@@ -5,6 +5,7 @@
 # (a harness that rejects everything, or hangs, would not).
 # The long runs and their figures: docs/reliability.md, "Fuzzing".
 # one build: the fuzzers are a build of their own (FUZZ_BUILD), the same whichever BUILD the suite runs against
+# lab lane: it runs for a fixed time whatever else runs, so the lab's lane takes it, not the longer one
 source "$(dirname "$0")/../lib/assert.bash"
 FB=${FUZZ_BUILD:-build/fuzz}
 SECS=${FUZZ_SMOKE_SECONDS:-20}
