@@ -178,7 +178,8 @@ static int add_interval(struct loader *ld, const struct hvt_layout *l)
 			continue;
 		if ((rc = hvt_sweep_touch(&ld->sw, k, runs->v, runs->n, a->gfn_first)))
 			return rc;
-		*(k ? &ii->win_accessed : &ii->win_written) = close_window(ld, k, a->n);
+		if (a->window)
+			*(k ? &ii->win_accessed : &ii->win_written) = close_window(ld, k, a->n);
 		*(k ? &ii->accessed : &ii->written) = runs->pages;
 		*(k ? &a->n_accessed : &a->n_written) += 1;
 	}
@@ -207,7 +208,7 @@ static int setup(struct loader *ld, struct hvt_trace_reader *r, const struct hvt
 	if (!st.intervals)
 		return hvt_err_set(err, -EINVAL, "the trace holds no intervals%s%s", st.complete ? "" : " (",
 				   st.complete ? "" : "it is incomplete)");
-	a->window = o && o->window ? o->window : HVT_DEFAULT_WINDOW;
+	a->window = o && o->no_windows ? 0 : o && o->window ? o->window : HVT_DEFAULT_WINDOW;
 	if (a->window > 65535)
 		return hvt_err_set(err, -EINVAL, "a window of %u intervals is more than 65535", a->window);
 	if (m->bandwidth_available)
@@ -228,7 +229,7 @@ static int setup(struct loader *ld, struct hvt_trace_reader *r, const struct hvt
 		return hvt_err_set(err, rc, "out of memory for %" PRIu64 " pages", a->npages);
 	if (rc)
 		return hvt_err_set(err, rc, "the page sweep asked for does not run on this CPU");
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; a->window && k < 2; k++) {
 		ld->wdiff[k] = calloc(ld->max_n + a->window + 1, sizeof(*ld->wdiff[k]));
 		if (!ld->wdiff[k])
 			return hvt_err_set(err, -ENOMEM, "out of memory");

@@ -55,7 +55,7 @@ int hvt_sweep_init(struct hvt_sweep *s, uint64_t npages, unsigned kinds, uint32_
 		s->impl = impl_available(HVT_SWEEP_AVX2)   ? HVT_SWEEP_AVX2
 			  : impl_available(HVT_SWEEP_SSE2) ? HVT_SWEEP_SSE2
 							   : HVT_SWEEP_SCALAR;
-	if (!window || window > 65535 || !impl_available(s->impl))
+	if (window > 65535 || !impl_available(s->impl))
 		return -EINVAL;
 	if (chunk_table_init(&s->chunks, npages, t && t->hash))
 		return -ENOMEM;
@@ -66,7 +66,7 @@ int hvt_sweep_init(struct hvt_sweep *s, uint64_t npages, unsigned kinds, uint32_
 		if (!(kinds & (1u << k)))
 			continue;
 		s->kind[k] = true;
-		if (!(s->gap[k] = calloc(window, sizeof(uint64_t)))) {
+		if (window && !(s->gap[k] = calloc(window, sizeof(uint64_t)))) {
 			hvt_sweep_fini(s);
 			return -ENOMEM;
 		}
@@ -304,6 +304,23 @@ static inline __attribute__((always_inline)) int sweep_runs(struct hvt_sweep *s,
 	return 0;
 }
 
+/* Counts only (no window): each page's count goes up by one, its stamp stays 0. A count stays below 65536
+ * within an epoch, so the add never reaches the stamp's bits. */
+static inline __attribute__((always_inline)) void piece_count(uint32_t *p, uint64_t count,
+							      struct sweep_at *at, step_fn *step)
+{
+	(void)at;
+	(void)step;
+	for (uint64_t i = 0; i < count; i++)
+		p[i]++;
+}
+
+static int sweep_count(struct hvt_sweep *s, int kind, const struct hvt_run *v, size_t n, uint64_t base,
+		       struct sweep_at *at)
+{
+	return sweep_runs(s, kind, v, n, base, at, piece_count, NULL);
+}
+
 static int sweep_scalar(struct hvt_sweep *s, int kind, const struct hvt_run *v, size_t n, uint64_t base,
 			struct sweep_at *at)
 {
@@ -328,6 +345,8 @@ int hvt_sweep_touch(struct hvt_sweep *s, int kind, const struct hvt_run *v, size
 {
 	struct sweep_at at = {.stamp = s->k - 1 + s->window, .w = s->window, .gap = s->gap[kind]};
 
+	if (!s->window)
+		return sweep_count(s, kind, v, n, base, &at);
 	switch (s->impl) {
 #ifdef HAVE_X86_SIMD
 	case HVT_SWEEP_AVX2:

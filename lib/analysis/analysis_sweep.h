@@ -44,7 +44,7 @@ struct hvt_sweep_tuning {
 
 struct hvt_sweep {
 	uint64_t npages;
-	uint32_t window; /* as the stamps see it: min(the window, the most intervals there can be) */
+	uint32_t window; /* as the stamps see it: min(the window, the most intervals there can be); 0: none */
 	uint32_t epoch;  /* intervals per epoch */
 	uint32_t k;      /* intervals begun in this epoch */
 	enum hvt_sweep_impl impl;
@@ -52,14 +52,16 @@ struct hvt_sweep {
 	/* per page and kind, in its chunk's state: count in this epoch (bits 0-15), stamp of the last touch
 	 * (bits 16-31: the interval's index in this epoch + window; 0: never, or too long ago to matter) */
 	struct chunk_table chunks;
-	uint64_t *gap[2]; /* [window]: pages of this interval last touched d intervals before */
+	uint64_t
+	    *gap[2]; /* [window] (NULL without one): pages of this interval last touched d intervals before */
 	uint64_t flushes; /* epochs flushed */
 };
 
 /*
  * npages pages; kinds: bits 1u << enum hvt_set_kind; window 1 .. 65535 (the caller caps it to the intervals
- * the trace holds, which changes no result and keeps epochs long); t may be NULL. -EINVAL (an impl this CPU
- * lacks, a window out of range), -ENOMEM.
+ * the trace holds, which changes no result and keeps epochs long), or 0: the counts only (no gaps, no
+ * stamps: a touch adds one to each page's count, whatever the instruction set); t may be NULL. -EINVAL (an
+ * impl this CPU lacks, a window out of range), -ENOMEM.
  */
 int hvt_sweep_init(struct hvt_sweep *s, uint64_t npages, unsigned kinds, uint32_t window,
 		   const struct hvt_sweep_tuning *t);

@@ -3,7 +3,8 @@
  * Unit tests for the analyses (lib/analysis/) on traces written through the trace writer whose answers
  * are known by construction: a write-heavy block, a read-mostly block, a cold block, a mixed block and a
  * block whose accessed set steps up halfway (a phase). Sliding windows are checked against a brute-force
- * union of bitmaps on random traces, over seeds and window sizes.
+ * union of bitmaps on random traces, over seeds and window sizes; without windows (--no-windows), the
+ * same per-page counts.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -655,6 +656,25 @@ static void test_windows_brute_force(void **state)
 			if (load(&a, p, &sel, 0, &err))
 				fail_msg("load: %s", err.msg);
 			check_dense(&a, acc);
+			hvt_analysis_fini(&a);
+		}
+
+		/* --no-windows: the same counts from the sweep of counts only, and no window */
+		{
+			struct hvt_selection sel = {0};
+			struct hvt_analysis a;
+			struct hvt_trace_reader *r = open_trace(p);
+			struct hvt_analysis_opts o = {.window = 7, .no_windows = true};
+
+			if (hvt_analysis_load(&a, r, &sel, &o, &err))
+				fail_msg("load: %s", err.msg);
+			hvt_trace_reader_close(r);
+			check_dense(&a, acc);
+			assert_int_equal(a.window, 0);
+			for (int k = 0; k < NI; k++) {
+				assert_int_equal(a.iv[k].win_accessed, HVT_NA);
+				assert_int_equal(a.iv[k].win_written, HVT_NA);
+			}
 			hvt_analysis_fini(&a);
 		}
 

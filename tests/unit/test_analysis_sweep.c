@@ -5,6 +5,7 @@
  * epochs from 1 interval (a flush before every interval) to the largest, over random runs: short and long, at
  * the slot's ends, touching pages in many intervals and with many different histories, for 20 seeds; the
  * chunks found directly (even seeds) and through the hash (odd ones), the counts compared chunk by chunk.
+ * Window 0 is the sweep of counts only (report --no-windows): the same counts, no gaps.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -67,7 +68,7 @@ static void check_one(enum hvt_sweep_impl impl, uint32_t epoch, uint32_t window,
 	    .epoch = epoch, .impl = impl, .hash = seed % 2}; /* odd seeds: the hash */
 	struct model *m = calloc(1, sizeof(*m));
 	struct hvt_run *v = malloc(NPAGES * sizeof(*v));
-	uint64_t *want = calloc(window, sizeof(*want));
+	uint64_t *want = calloc(window + 1, sizeof(*want)); /* + 1: window 0 has no gaps */
 	struct hvt_sweep s;
 	struct hvt_count_chunk *got;
 	uint64_t ngot, prev_end = 0;
@@ -76,6 +77,7 @@ static void check_one(enum hvt_sweep_impl impl, uint32_t epoch, uint32_t window,
 	assert_non_null(v);
 	assert_non_null(want);
 	assert_int_equal(hvt_sweep_init(&s, NPAGES, 1u << 1, window, &t), 0);
+	assert_true(window ? s.gap[1] != NULL : s.gap[1] == NULL);
 	for (uint64_t k = 1; k <= NIV; k++) {
 		/* every few intervals the same runs again, so that whole segments share one previous stamp */
 		unsigned again = seed + (unsigned)(k % 4 ? k : k - 1);
@@ -91,8 +93,8 @@ static void check_one(enum hvt_sweep_impl impl, uint32_t epoch, uint32_t window,
 				    "impl %d epoch %u window %u seed %u: interval %lu, gap %u: %lu pages, want %lu",
 				    impl, epoch, window, seed, (unsigned long)k, d,
 				    (unsigned long)s.gap[1][d], (unsigned long)want[d]);
-		memset(s.gap[1], 0,
-		       window * sizeof(*s.gap[1])); /* as the loader does once it has read them */
+		if (window) /* as the loader does once it has read them */
+			memset(s.gap[1], 0, window * sizeof(*s.gap[1]));
 	}
 	assert_int_equal(hvt_sweep_take(&s, &got, &ngot), 0);
 	/* the chunks against the dense model: ascending, none of a kind not swept, untouched pages 0 */
@@ -132,7 +134,7 @@ static void test_against_model(void **state)
 {
 	static const enum hvt_sweep_impl impls[] = {HVT_SWEEP_SCALAR, HVT_SWEEP_SSE2, HVT_SWEEP_AVX2};
 	static const uint32_t epochs[] = {1, 2, 3, 7, 16, 0};
-	static const uint32_t windows[] = {1, 2, 5, 61};
+	static const uint32_t windows[] = {0, 1, 2, 5, 61};
 	struct hvt_sweep probe;
 
 	(void)state;
@@ -156,8 +158,10 @@ static void test_refusals(void **state)
 	struct hvt_sweep s;
 
 	(void)state;
-	assert_int_equal(hvt_sweep_init(&s, 10, 1, 0, NULL), -EINVAL);
 	assert_int_equal(hvt_sweep_init(&s, 10, 1, 65536, NULL), -EINVAL);
+	assert_int_equal(hvt_sweep_init(&s, 10, 1, 0, NULL), 0); /* counts only */
+	assert_null(s.gap[0]);
+	hvt_sweep_fini(&s);
 	assert_int_equal(hvt_sweep_init(&s, 10, 1, 65535, NULL), 0);
 	assert_true(s.epoch >= 1 && s.epoch - 1 + s.window <= 65535); /* the newest stamp fits in 16 bits */
 	hvt_sweep_fini(&s);
