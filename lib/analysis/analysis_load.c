@@ -23,8 +23,8 @@
 
 #include "analysis_sweep.h"
 #include "hvmtrace/analysis.h"
-#include "select_ahead.h"
 #include "hvmtrace/error.h"
+#include "select_ahead.h"
 
 struct loader {
 	struct hvt_analysis *a;
@@ -33,8 +33,8 @@ struct loader {
 	const struct hvt_sweep_tuning *tuning; /* NULL: the sweep's defaults */
 	bool kind[2];                          /* the trace has sets of this kind */
 	int64_t *wdiff[2];                     /* [interval]: change of the window's page count there */
-	/* split: the other part, swept on the reading thread (early), with its own difference arrays and
-	 * count of the intervals it swept; read here only once the walk has ended (its thread joined) */
+	/* split: the reading thread's blocks, swept there (sweep_half), with their own difference arrays and
+	 * count of the intervals swept; read here only once the walk has ended (its thread joined) */
 	bool split;
 	struct hvt_sweep half;
 	int64_t *half_wdiff[2];
