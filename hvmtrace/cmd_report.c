@@ -103,7 +103,7 @@ int cmd_report(int argc, char **argv)
 	struct hvt_operands traces = {0};
 	struct report_opts *o = &rp.o;
 	const char *output = NULL, *html = NULL;
-	int window = HVT_DEFAULT_WINDOW, span = 0;
+	int window = 0, span = 0; /* window 0: not given */
 	static const struct hvt_opt_choice bys[] = {
 	    {"process", HVT_OWN_PROCESS}, {"cgroup", OWNERS_BY_CGROUP}, {"kind", HVT_OWN_KIND}, {NULL}};
 	struct hvt_err err = {{0}};
@@ -127,6 +127,8 @@ int cmd_report(int argc, char **argv)
 	    HVT_SELECT_OPTIONS(&o->sel),
 	    HVT_OPT_HEADING("Analyses"),
 	    HVT_OPT_INT(0, "window", &window, 1, 65535, "N", "intervals per sliding window (default 10)"),
+	    HVT_OPT_FLAG(0, "no-windows", &o->no_windows,
+			 "leave out the sliding windows: the per-page counts alone are faster to sweep"),
 	    HVT_OPT_FLAG(0, "histogram", &o->histogram, "the whole write-frequency histogram"),
 	    HVT_OPT_FLAG(0, "pages", &o->pages, "each page's class (runs of pages of one class)"),
 	    HVT_OPT_FLAG(0, "regions", &o->regions, "each 2 MiB region's class"),
@@ -196,7 +198,12 @@ int cmd_report(int argc, char **argv)
 	if (html)
 		return report_html(rp.path, &o->sel, html,
 				   &(struct report_html_owners){o->by, o->owners_file, o->snapshot});
-	o->window = (uint32_t)window;
+	if (window && o->no_windows) {
+		fprintf(stderr,
+			"hvmtrace report: --window sizes the sliding windows that --no-windows leaves out\n");
+		return TRACE_USAGE;
+	}
+	o->window = window ? (uint32_t)window : HVT_DEFAULT_WINDOW;
 	o->ph.span = (uint32_t)span;
 	o->energy |= o->energy_model != NULL;
 	if (traces.n > 1)
@@ -216,7 +223,9 @@ int cmd_report(int argc, char **argv)
 		free(rp.energy);
 		return TRACE_USAGE;
 	}
-	if (hvt_analysis_load(&rp.a, rp.r, &o->sel, &(struct hvt_analysis_opts){.window = o->window}, &err)) {
+	if (hvt_analysis_load(&rp.a, rp.r, &o->sel,
+			      &(struct hvt_analysis_opts){.window = o->window, .no_windows = o->no_windows},
+			      &err)) {
 		fprintf(stderr, "hvmtrace report: %s: %s\n", rp.path, err.msg);
 		hvt_trace_reader_close(rp.r);
 		free(rp.energy);

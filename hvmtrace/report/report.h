@@ -34,6 +34,7 @@ struct report_opts {
 	struct hvt_class_thresholds th;
 	struct hvt_phase_opts ph;
 	uint32_t window;
+	bool no_windows; /* --no-windows: no sliding windows, a sweep of counts only */
 };
 
 /* Summary statistics of a per-interval series (HVT_NA entries left out). */

@@ -100,7 +100,9 @@ static int load_run(struct run *r, const char *path, const struct report_opts *o
 	rp.r = trace_input_open("report", path);
 	if (!rp.r)
 		return TRACE_USAGE;
-	if (hvt_analysis_load(&rp.a, rp.r, &o->sel, &(struct hvt_analysis_opts){.window = o->window}, &err)) {
+	if (hvt_analysis_load(&rp.a, rp.r, &o->sel,
+			      &(struct hvt_analysis_opts){.window = o->window, .no_windows = o->no_windows},
+			      &err)) {
 		fprintf(stderr, "hvmtrace report: %s: %s\n", path, err.msg);
 		hvt_trace_reader_close(rp.r);
 		return TRACE_USAGE;

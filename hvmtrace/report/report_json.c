@@ -272,7 +272,7 @@ struct json_object *report_json(const struct report *rp)
 	add(o, "trace", trace_json(rp));
 	add(o, "selection", selection_json(rp));
 	add(o, "totals", totals_json(rp));
-	add(wss, "window", json_object_new_uint64(rp->a.window));
+	add(wss, "window", rp->a.window ? json_object_new_uint64(rp->a.window) : NULL); /* --no-windows */
 	add(wss, "written", stats_json(&rp->wss[0]));
 	add(wss, "accessed", stats_json(&rp->wss[1]));
 	add(wss, "window_written", stats_json(&rp->win[0]));

@@ -210,6 +210,10 @@ static void print_wss(FILE *f, const struct report *rp)
 	fprintf(f, "\nworking set (pages per interval)\n");
 	print_stats_line(f, "written", &rp->wss[0], a->page_size, "the trace has no written sets");
 	print_stats_line(f, "accessed", &rp->wss[1], a->page_size, na);
+	if (!a->window) {
+		fprintf(f, "  %-32s not computed (--no-windows)\n", "sliding windows");
+		return;
+	}
 	snprintf(what, sizeof(what), "written, %u-interval windows", a->window);
 	print_stats_line(f, what, &rp->win[0], a->page_size, "the trace has no written sets");
 	snprintf(what, sizeof(what), "accessed, %u-interval windows", a->window);

@@ -61,6 +61,7 @@ struct hvt_count_chunk {
 
 struct hvt_analysis_opts {
 	uint32_t window; /* intervals per sliding window (1 .. 65535); 0: HVT_DEFAULT_WINDOW */
+	bool no_windows; /* no sliding windows (win_written, win_accessed HVT_NA): the sweep counts only */
 };
 #define HVT_DEFAULT_WINDOW 10
 
@@ -72,7 +73,7 @@ struct hvt_analysis {
 	uint64_t first_index; /* reader index of the first selected interval */
 	uint64_t n;           /* selected intervals (>= 1 after a successful load) */
 	struct hvt_iv_info *iv;
-	uint32_t window;
+	uint32_t window; /* 0: no sliding windows (hvt_analysis_opts.no_windows) */
 
 	enum hvt_bw_kind bw;
 	uint32_t nchannels;           /* = meta->channels.n */

@@ -6,9 +6,14 @@
  * per page and kind, in chunks made as pages are touched; a run of pages is one sequential sweep). The
  * sliding windows follow from the last touches: a page touched in interval k counts in the windows ending at
  * k .. k+w-1; if it was touched d < w intervals before, the windows up to k+w-1-d already counted it, so it
- * adds only the windows from k+w-d on. Those spans go into a difference array over intervals, summed as the
- * pass goes. Cost: O(pages touched), whatever the window and however scattered the sets (a union of run lists
- * grows with both).
+ * adds only the windows from k+w-d on. Those spans go into a difference array over intervals, summed once
+ * the pass is done. Cost: O(pages touched), whatever the window and however scattered the sets (a union of
+ * run lists grows with both).
+ *
+ * With the windows, the sweep runs on two threads: the reading thread, which decodes the intervals ahead
+ * (select_ahead.c), sweeps one block of pages in four of each interval it has decoded, and this thread the
+ * others (analysis_sweep.h: the two parts share no state). Each part adds its gaps to a difference array of
+ * its own; the two are summed at the end, which gives what one sweep of the whole gives.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -19,15 +24,21 @@
 #include "analysis_sweep.h"
 #include "hvmtrace/analysis.h"
 #include "hvmtrace/error.h"
+#include "select_ahead.h"
 
 struct loader {
 	struct hvt_analysis *a;
-	const struct hvt_iv_runs *ir; /* the interval being added, its runs inside the range */
-	struct hvt_sweep sw;
+	const struct hvt_iv_runs *ir;          /* the interval being added, its runs inside the range */
+	struct hvt_sweep sw;                   /* this thread's part of the pages (all without split) */
 	const struct hvt_sweep_tuning *tuning; /* NULL: the sweep's defaults */
 	bool kind[2];                          /* the trace has sets of this kind */
 	int64_t *wdiff[2];                     /* [interval]: change of the window's page count there */
-	int64_t wsum[2];
+	/* split: the reading thread's blocks, swept there (sweep_half), with their own difference arrays and
+	 * count of the intervals swept; read here only once the walk has ended (its thread joined) */
+	bool split;
+	struct hvt_sweep half;
+	int64_t *half_wdiff[2];
+	uint64_t half_n;
 	uint64_t max_n;
 	uint64_t gfn_end; /* one past the range */
 	const struct hvt_layout *marked;
@@ -123,24 +134,73 @@ static void add_bandwidth(struct hvt_analysis *a, const struct hvt_interval *h, 
 	ii->write_bytes = (h->flags & HVT_IV_BW_TOTAL) ? HVT_NA : wr;
 }
 
-/* The window ending at interval k, from the gaps of its touches. */
-static uint64_t close_window(struct loader *ld, int kind, uint64_t k)
+/* The gaps of a part's touches in interval k into its difference array wd: the pages they count. */
+static uint64_t add_gaps(int64_t *wd, uint64_t *gap, uint32_t sweep_window, uint32_t w, uint64_t k)
 {
-	uint32_t w = ld->a->window;
-	int64_t *wd = ld->wdiff[kind];
-	uint64_t *gap = ld->sw.gap[kind];
-	uint64_t seen = 0, pages = ld->ir->set[kind].pages;
+	uint64_t seen = 0;
 
 	/* the sweep's window is at most w: gaps beyond it are none */
-	for (uint32_t d = 1; d < ld->sw.window; d++) {
+	for (uint32_t d = 1; d < sweep_window; d++) {
 		wd[k + w - d] += (int64_t)gap[d];
 		seen += gap[d];
 		gap[d] = 0;
 	}
+	return seen;
+}
+
+/* Interval k's touches of kind into the windows: those touched before count from k + w - d on (add_gaps),
+ * the others from k, and all leave at k + w. */
+static void close_window(struct loader *ld, int kind, uint64_t k)
+{
+	uint32_t w = ld->a->window;
+	int64_t *wd = ld->wdiff[kind];
+	uint64_t pages = ld->ir->set[kind].pages;
+	uint64_t seen = add_gaps(wd, ld->sw.gap[kind], ld->sw.window, w, k);
+
 	wd[k] += (int64_t)(pages - seen);
 	wd[k + w] -= (int64_t)pages;
-	ld->wsum[kind] += wd[k];
-	return (uint64_t)ld->wsum[kind];
+}
+
+/* The windows of every interval with sets of the kind, from the parts' difference arrays. */
+static void sum_windows(struct loader *ld)
+{
+	struct hvt_analysis *a = ld->a;
+
+	for (int kind = 0; a->window && kind < 2; kind++) {
+		int64_t sum = 0;
+
+		for (uint64_t k = 0; k < a->n; k++) {
+			struct hvt_iv_info *ii = &a->iv[k];
+
+			if (*(kind ? &ii->accessed : &ii->written) == HVT_NA)
+				continue;
+			sum += ld->wdiff[kind][k] + (ld->split ? ld->half_wdiff[kind][k] : 0);
+			*(kind ? &ii->win_accessed : &ii->win_written) = (uint64_t)sum;
+		}
+	}
+}
+
+/* On the reading thread: the other part's sweep of the next selected interval. */
+static int sweep_half(void *ctx, const struct hvt_iv_runs *ir, struct hvt_err *err)
+{
+	struct loader *ld = ctx;
+	uint64_t k = ld->half_n++;
+	int rc;
+
+	if ((rc = hvt_sweep_begin(&ld->half)))
+		return hvt_err_set(err, rc, "out of memory");
+	for (int kind = 0; kind < 2; kind++) {
+		const struct hvt_runs *runs = &ir->set[kind];
+
+		if (!(ir->hdr.flags & (kind ? HVT_IV_ACCESSED : HVT_IV_WRITTEN)) || !ld->kind[kind])
+			continue;
+		if ((rc = hvt_sweep_touch(&ld->half, kind, runs->v, runs->n, ld->a->gfn_first)))
+			return hvt_err_set(err, rc, "out of memory");
+		if (ld->a->window)
+			ld->half_wdiff[kind][k] -= (int64_t)add_gaps(ld->half_wdiff[kind], ld->half.gap[kind],
+								     ld->half.window, ld->a->window, k);
+	}
+	return 0;
 }
 
 static int add_interval(struct loader *ld, const struct hvt_layout *l)
@@ -178,7 +238,8 @@ static int add_interval(struct loader *ld, const struct hvt_layout *l)
 			continue;
 		if ((rc = hvt_sweep_touch(&ld->sw, k, runs->v, runs->n, a->gfn_first)))
 			return rc;
-		*(k ? &ii->win_accessed : &ii->win_written) = close_window(ld, k, a->n);
+		if (a->window)
+			close_window(ld, k, a->n);
 		*(k ? &ii->accessed : &ii->written) = runs->pages;
 		*(k ? &a->n_accessed : &a->n_written) += 1;
 	}
@@ -207,7 +268,7 @@ static int setup(struct loader *ld, struct hvt_trace_reader *r, const struct hvt
 	if (!st.intervals)
 		return hvt_err_set(err, -EINVAL, "the trace holds no intervals%s%s", st.complete ? "" : " (",
 				   st.complete ? "" : "it is incomplete)");
-	a->window = o && o->window ? o->window : HVT_DEFAULT_WINDOW;
+	a->window = o && o->no_windows ? 0 : o && o->window ? o->window : HVT_DEFAULT_WINDOW;
 	if (a->window > 65535)
 		return hvt_err_set(err, -EINVAL, "a window of %u intervals is more than 65535", a->window);
 	if (m->bandwidth_available)
@@ -224,15 +285,72 @@ static int setup(struct loader *ld, struct hvt_trace_reader *r, const struct hvt
 	/* a window longer than the trace is the trace: no page's gap reaches it */
 	rc = hvt_sweep_init(&ld->sw, a->npages, ld->kind[0] | ld->kind[1] << 1,
 			    a->window < ld->max_n ? a->window : (uint32_t)ld->max_n, ld->tuning);
+	/* without windows this thread's sweep is of counts only, no longer than the reading thread's
+	 * decoding: a share of it there only made the two wait for each other (docs/analyses.md, Speed) */
+	ld->split = a->window && !(ld->tuning && ld->tuning->one_part);
+	if (!rc && ld->split) {
+		uint64_t block = ld->tuning && ld->tuning->block ? ld->tuning->block : HVT_SWEEP_BLOCK;
+
+		rc = hvt_sweep_init(&ld->half, a->npages, ld->kind[0] | ld->kind[1] << 1, ld->sw.window,
+				    ld->tuning);
+		/* the reading thread decodes too: on a kernel build's shape, one block in four evens the two
+		 * threads' work with every analysis (docs/analyses.md, Speed); the fourth, so that the first
+		 * 128 MiB, busy in many guests, stay on this thread */
+		hvt_sweep_own(&ld->sw, 0x7, 4, block);
+		hvt_sweep_own(&ld->half, 0x8, 4, block);
+	}
 	if (rc == -ENOMEM)
 		return hvt_err_set(err, rc, "out of memory for %" PRIu64 " pages", a->npages);
 	if (rc)
 		return hvt_err_set(err, rc, "the page sweep asked for does not run on this CPU");
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; a->window && k < 2; k++) {
 		ld->wdiff[k] = calloc(ld->max_n + a->window + 1, sizeof(*ld->wdiff[k]));
-		if (!ld->wdiff[k])
+		if (ld->split)
+			ld->half_wdiff[k] = calloc(ld->max_n + a->window + 1, sizeof(*ld->half_wdiff[k]));
+		if (!ld->wdiff[k] || (ld->split && !ld->half_wdiff[k]))
 			return hvt_err_set(err, -ENOMEM, "out of memory");
 	}
+	return 0;
+}
+
+static void free_chunks(struct hvt_count_chunk *v, uint64_t n)
+{
+	for (uint64_t c = 0; c < n; c++)
+		for (int k = 0; k < 2; k++)
+			free(v[c].count[k]);
+	free(v);
+}
+
+/* The parts' chunks (each ascending, disjoint) merged into the analysis's, ascending: 0 or -ENOMEM. */
+static int take_chunks(struct loader *ld)
+{
+	struct hvt_analysis *a = ld->a;
+	struct hvt_count_chunk *p[2] = {NULL, NULL}, *v;
+	uint64_t n[2] = {0, 0}, i = 0, j = 0;
+
+	if (hvt_sweep_take(&ld->sw, &p[0], &n[0]))
+		return -ENOMEM;
+	if (!ld->split) {
+		a->chunks = p[0];
+		a->nchunks = n[0];
+		return 0;
+	}
+	if (hvt_sweep_take(&ld->half, &p[1], &n[1]) ||
+	    !(v = malloc((n[0] + n[1] ? n[0] + n[1] : 1) * sizeof(*v)))) {
+		free_chunks(p[0], n[0]);
+		free_chunks(p[1], n[1]);
+		return -ENOMEM;
+	}
+	while (i < n[0] || j < n[1]) {
+		bool first = j == n[1] || (i < n[0] && p[0][i].first < p[1][j].first);
+
+		v[i + j] = first ? p[0][i] : p[1][j];
+		*(first ? &i : &j) += 1;
+	}
+	free(p[0]);
+	free(p[1]);
+	a->chunks = v;
+	a->nchunks = n[0] + n[1];
 	return 0;
 }
 
@@ -248,7 +366,8 @@ static int finish(struct loader *ld, const struct hvt_walk_end *end, struct hvt_
 				   "--range 0x%" PRIx64 "-0x%" PRIx64
 				   " holds no guest RAM (it lies in a hole)",
 				   a->gfn_first, a->gfn_first + a->npages - 1);
-	if (hvt_sweep_take(&ld->sw, &a->chunks, &a->nchunks))
+	sum_windows(ld);
+	if (take_chunks(ld))
 		return hvt_err_set(err, -ENOMEM, "out of memory");
 	return 0;
 }
@@ -279,7 +398,8 @@ int hvt_analysis_load_tuned(struct hvt_analysis *a, struct hvt_trace_reader *r,
 	memset(a, 0, sizeof(*a));
 	rc = setup(&ld, r, sel, o, err);
 	if (!rc)
-		rc = hvt_select_walk(r, sel, a->gfn_first, ld.gfn_end, take, &ld, &end, err);
+		rc = hvt_select_walk_early(r, sel, a->gfn_first, ld.gfn_end, ld.split ? sweep_half : NULL,
+					   &ld, take, &ld, &end, err);
 	a->t0_ns = end.t0_ns;
 	if (!rc && end.damaged && end.bad_rc != -EINVAL) {
 		rc = end.bad_rc;
@@ -296,8 +416,11 @@ int hvt_analysis_load_tuned(struct hvt_analysis *a, struct hvt_trace_reader *r,
 	if (!rc)
 		rc = finish(&ld, &end, err);
 	hvt_sweep_fini(&ld.sw);
-	for (int k = 0; k < 2; k++)
+	hvt_sweep_fini(&ld.half);
+	for (int k = 0; k < 2; k++) {
 		free(ld.wdiff[k]);
+		free(ld.half_wdiff[k]);
+	}
 	if (rc)
 		hvt_analysis_fini(a);
 	return rc;

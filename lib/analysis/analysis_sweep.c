@@ -55,7 +55,7 @@ int hvt_sweep_init(struct hvt_sweep *s, uint64_t npages, unsigned kinds, uint32_
 		s->impl = impl_available(HVT_SWEEP_AVX2)   ? HVT_SWEEP_AVX2
 			  : impl_available(HVT_SWEEP_SSE2) ? HVT_SWEEP_SSE2
 							   : HVT_SWEEP_SCALAR;
-	if (!window || window > 65535 || !impl_available(s->impl))
+	if (window > 65535 || !impl_available(s->impl))
 		return -EINVAL;
 	if (chunk_table_init(&s->chunks, npages, t && t->hash))
 		return -ENOMEM;
@@ -66,7 +66,7 @@ int hvt_sweep_init(struct hvt_sweep *s, uint64_t npages, unsigned kinds, uint32_
 		if (!(kinds & (1u << k)))
 			continue;
 		s->kind[k] = true;
-		if (!(s->gap[k] = calloc(window, sizeof(uint64_t)))) {
+		if (window && !(s->gap[k] = calloc(window, sizeof(uint64_t)))) {
 			hvt_sweep_fini(s);
 			return -ENOMEM;
 		}
@@ -304,6 +304,23 @@ static inline __attribute__((always_inline)) int sweep_runs(struct hvt_sweep *s,
 	return 0;
 }
 
+/* Counts only (no window): each page's count goes up by one, its stamp stays 0. A count stays below 65536
+ * within an epoch, so the add never reaches the stamp's bits. */
+static inline __attribute__((always_inline)) void piece_count(uint32_t *p, uint64_t count,
+							      struct sweep_at *at, step_fn *step)
+{
+	(void)at;
+	(void)step;
+	for (uint64_t i = 0; i < count; i++)
+		p[i]++;
+}
+
+static int sweep_count(struct hvt_sweep *s, int kind, const struct hvt_run *v, size_t n, uint64_t base,
+		       struct sweep_at *at)
+{
+	return sweep_runs(s, kind, v, n, base, at, piece_count, NULL);
+}
+
 static int sweep_scalar(struct hvt_sweep *s, int kind, const struct hvt_run *v, size_t n, uint64_t base,
 			struct sweep_at *at)
 {
@@ -324,20 +341,93 @@ __attribute__((target("avx2"))) static int sweep_avx2(struct hvt_sweep *s, int k
 }
 #endif
 
+void hvt_sweep_own(struct hvt_sweep *s, uint32_t mask, uint32_t nblocks, uint64_t block)
+{
+	s->mask = mask;
+	s->nblocks = nblocks;
+	s->block = block;
+}
+
+static int sweep_all(struct hvt_sweep *s, int kind, const struct hvt_run *v, size_t n, uint64_t base,
+		     struct sweep_at *at)
+{
+	if (!n)
+		return 0;
+	if (!s->window)
+		return sweep_count(s, kind, v, n, base, at);
+	switch (s->impl) {
+#ifdef HAVE_X86_SIMD
+	case HVT_SWEEP_AVX2:
+		return sweep_avx2(s, kind, v, n, base, at);
+	case HVT_SWEEP_SSE2:
+		return sweep_sse2(s, kind, v, n, base, at);
+#endif
+	default:
+		return sweep_scalar(s, kind, v, n, base, at);
+	}
+}
+
+/* The first of runs [i, n) that begins at or past page end (relative to base); n if none. */
+static size_t first_from(const struct hvt_run *v, size_t i, size_t n, uint64_t base, uint64_t end)
+{
+	while (i < n) {
+		size_t mid = i + (n - i) / 2;
+
+		if (v[mid].first - base < end)
+			i = mid + 1;
+		else
+			n = mid;
+	}
+	return i;
+}
+
+/*
+ * The runs block by block, the blocks s owns swept: the runs that begin in a block are found by a binary
+ * search, so skipping another part's blocks costs one search each, not a branch per run. A run that
+ * crosses into the next block is swept to the block's end here and from there on with that block.
+ */
+static int sweep_owned(struct hvt_sweep *s, int kind, const struct hvt_run *v, size_t n, uint64_t base,
+		       struct sweep_at *at)
+{
+	size_t i = 0;
+	uint64_t cur = n ? v[0].first - base : 0; /* where run i's pages not yet handed out begin */
+	int rc;
+
+	while (i < n) {
+		uint64_t block = cur / s->block, bend = (block + 1) * s->block;
+		size_t j = first_from(v, i + 1, n, base, bend); /* runs [i, j) begin in this block */
+		uint64_t last_end = v[j - 1].first - base + v[j - 1].count;
+
+		if (s->mask >> (block % s->nblocks) & 1) {
+			uint64_t i_end = v[i].first - base + v[i].count;
+			struct hvt_run head = {base + cur, (i_end < bend ? i_end : bend) - cur};
+
+			if ((rc = sweep_all(s, kind, &head, 1, base, at)))
+				return rc;
+			if (j - i > 1) {
+				struct hvt_run tail = v[j - 1];
+
+				tail.count = (last_end < bend ? last_end : bend) - (tail.first - base);
+				if ((rc = sweep_all(s, kind, v + i + 1, j - i - 2, base, at)) ||
+				    (rc = sweep_all(s, kind, &tail, 1, base, at)))
+					return rc;
+			}
+		}
+		if (last_end > bend) {
+			i = j - 1;
+			cur = bend;
+		} else if ((i = j) < n) {
+			cur = v[i].first - base;
+		}
+	}
+	return 0;
+}
+
 int hvt_sweep_touch(struct hvt_sweep *s, int kind, const struct hvt_run *v, size_t n, uint64_t base)
 {
 	struct sweep_at at = {.stamp = s->k - 1 + s->window, .w = s->window, .gap = s->gap[kind]};
 
-	switch (s->impl) {
-#ifdef HAVE_X86_SIMD
-	case HVT_SWEEP_AVX2:
-		return sweep_avx2(s, kind, v, n, base, &at);
-	case HVT_SWEEP_SSE2:
-		return sweep_sse2(s, kind, v, n, base, &at);
-#endif
-	default:
-		return sweep_scalar(s, kind, v, n, base, &at);
-	}
+	return s->nblocks ? sweep_owned(s, kind, v, n, base, &at) : sweep_all(s, kind, v, n, base, &at);
 }
 
 static int by_first(const void *x, const void *y)

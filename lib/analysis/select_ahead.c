@@ -81,6 +81,8 @@ static bool read_one(struct hvt_ahead *q, uint64_t i, uint64_t *t0, struct hvt_a
 		return false;
 	}
 	it->rc = cut(q, it);
+	if (!it->rc && q->early)
+		it->rc = q->early(q->early_ctx, &it->view, &it->err);
 	it->kind = it->rc ? HVT_AHEAD_ERROR : HVT_AHEAD_SELECTED;
 	return !it->rc;
 }
@@ -112,12 +114,15 @@ static void *reader(void *arg)
 }
 
 int hvt_ahead_start(struct hvt_ahead *q, struct hvt_trace_reader *r, const struct hvt_selection *sel,
-		    uint64_t first, uint64_t end, bool decode, uint64_t total, struct hvt_err *err)
+		    uint64_t first, uint64_t end, bool decode, uint64_t total, hvt_ahead_early_fn early,
+		    void *early_ctx, struct hvt_err *err)
 {
 	int rc;
 
 	memset(q, 0, sizeof(*q));
 	q->r = r;
+	q->early = early;
+	q->early_ctx = early_ctx;
 	q->decode = decode;
 	q->sel = sel;
 	q->gfn_first = first;

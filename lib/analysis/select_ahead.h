@@ -42,8 +42,16 @@ struct hvt_ahead_item {
 	struct hvt_err err;
 };
 
+/*
+ * Work done on the reading thread with each selected interval once it is cut, before its item is handed on
+ * (the loader's second half of the sweep): 0, or -errno with err set, which makes the item an error.
+ */
+typedef int (*hvt_ahead_early_fn)(void *ctx, const struct hvt_iv_runs *view, struct hvt_err *err);
+
 struct hvt_ahead {
 	struct hvt_trace_reader *r;
+	hvt_ahead_early_fn early; /* NULL: none */
+	void *early_ctx;
 	const struct hvt_selection *sel;
 	uint64_t gfn_first, gfn_end; /* the range the runs are cut to */
 	bool decode;                 /* false: only select, for a count */
@@ -57,9 +65,17 @@ struct hvt_ahead {
 };
 
 /* Starts reading the total intervals of r that sel selects, decoded (if decode) with their runs cut to GFNs
- * [first, end): 0, or -errno with err set. */
+ * [first, end), early (if not NULL) called on the thread with each selected one: 0, or -errno with err set.
+ */
 int hvt_ahead_start(struct hvt_ahead *q, struct hvt_trace_reader *r, const struct hvt_selection *sel,
-		    uint64_t first, uint64_t end, bool decode, uint64_t total, struct hvt_err *err);
+		    uint64_t first, uint64_t end, bool decode, uint64_t total, hvt_ahead_early_fn early,
+		    void *early_ctx, struct hvt_err *err);
+
+/* hvt_select_walk with early called on the reading thread with each selected interval, in order, before fn
+ * is with it (an error of early ends the walk as a damaged interval would, with its rc and message). */
+int hvt_select_walk_early(struct hvt_trace_reader *r, const struct hvt_selection *sel, uint64_t first,
+			  uint64_t end, hvt_ahead_early_fn early, void *early_ctx, hvt_walk_fn fn, void *ctx,
+			  struct hvt_walk_end *out, struct hvt_err *err);
 /* The next item, valid until the next call; after the last item, that one again. */
 const struct hvt_ahead_item *hvt_ahead_next(struct hvt_ahead *q);
 /* Stops the thread (it may be ahead) and frees the items. */

@@ -107,11 +107,19 @@ static void cover_to_end(struct hvt_trace_reader *r, struct hvt_walk_end *out)
 int hvt_select_walk(struct hvt_trace_reader *r, const struct hvt_selection *sel, uint64_t first, uint64_t end,
 		    hvt_walk_fn fn, void *ctx, struct hvt_walk_end *out, struct hvt_err *err)
 {
+	return hvt_select_walk_early(r, sel, first, end, NULL, NULL, fn, ctx, out, err);
+}
+
+int hvt_select_walk_early(struct hvt_trace_reader *r, const struct hvt_selection *sel, uint64_t first,
+			  uint64_t end, hvt_ahead_early_fn early, void *early_ctx, hvt_walk_fn fn, void *ctx,
+			  struct hvt_walk_end *out, struct hvt_err *err)
+{
 	struct hvt_ahead q;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = hvt_ahead_start(&q, r, sel, first, end, fn != NULL, hvt_trace_interval_count(r), err);
+	rc = hvt_ahead_start(&q, r, sel, first, end, fn != NULL, hvt_trace_interval_count(r),
+			     fn ? early : NULL, early_ctx, err);
 	while (!rc) {
 		const struct hvt_ahead_item *it = hvt_ahead_next(&q);
 

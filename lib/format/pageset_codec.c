@@ -230,10 +230,12 @@ struct run_sink {
 	struct hvt_runs *out;
 	uint64_t base;
 	uint64_t npages;
+	uint64_t pages; /* in the runs appended */
 };
 
 static inline int sink_run(struct run_sink *k, uint64_t first, uint64_t count)
 {
+	k->pages += count;
 	return hvt_runs_push(k->out, k->base + first, count);
 }
 
@@ -513,8 +515,10 @@ static uint64_t zstd_runs_bound(uint64_t npages)
 	return ZSTD_isError(bound) ? 0 : bound;
 }
 
-/* Reads one canonical LEB128 varint: at most 10 bytes, no overflow past 64 bits, no redundant zero bytes. */
-static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+/* Reads one canonical LEB128 varint: at most 10 bytes, no overflow past 64 bits, no redundant zero bytes.
+ * Inlined, so that the position and the value stay in registers. */
+static inline __attribute__((always_inline)) int get_varint(const uint8_t **p, const uint8_t *end,
+							    uint64_t *v)
 {
 	uint64_t x = 0;
 
@@ -537,9 +541,17 @@ static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 	return -1;
 }
 
+/*
+ * The varint stream into runs. The hot loop keeps the output array, its length, its capacity and the page
+ * total in locals: stores through out would make the compiler reload them for every run.
+ */
 static int parse_runs(struct run_sink *k, const uint8_t *p, const uint8_t *end, struct hvt_err *err)
 {
-	uint64_t prev_end = 0, nrun = 0, gap, len1, npages = k->npages;
+	struct hvt_runs *out = k->out;
+	uint64_t prev_end = 0, gap, len1, npages = k->npages, base = k->base, pages = 0;
+	size_t n0 = out->n, n = n0, cap = out->cap;
+	struct hvt_run *v = out->v;
+	int rc = 0;
 
 	while (p < end) {
 		/* one-byte varints (short gaps and runs) are the common case: read them inline */
@@ -548,22 +560,37 @@ static int parse_runs(struct run_sink *k, const uint8_t *p, const uint8_t *end, 
 			len1 = p[1];
 			p += 2;
 		} else if (get_varint(&p, end, &gap) || get_varint(&p, end, &len1)) {
-			return hvt_err_set(err, -EINVAL, "zstd-runs: run %llu: truncated or overlong varint",
-					   (unsigned long long)nrun);
+			rc = hvt_err_set(err, -EINVAL, "zstd-runs: run %llu: truncated or overlong varint",
+					 (unsigned long long)(n - n0));
+			break;
 		}
-		if (nrun > 0 && gap == 0)
-			return hvt_err_set(err, -EINVAL, "zstd-runs: run %llu touches the previous run",
-					   (unsigned long long)nrun);
-		if (gap >= npages - prev_end || len1 >= npages - prev_end - gap)
-			return hvt_err_set(err, -EINVAL,
-					   "zstd-runs: run %llu runs past the slot's %llu pages",
-					   (unsigned long long)nrun, (unsigned long long)npages);
-		if (sink_run(k, prev_end + gap, len1 + 1))
-			return hvt_err_set(err, -ENOMEM, "out of memory");
+		if (n > n0 && gap == 0) {
+			rc = hvt_err_set(err, -EINVAL, "zstd-runs: run %llu touches the previous run",
+					 (unsigned long long)(n - n0));
+			break;
+		}
+		if (gap >= npages - prev_end || len1 >= npages - prev_end - gap) {
+			rc = hvt_err_set(err, -EINVAL, "zstd-runs: run %llu runs past the slot's %llu pages",
+					 (unsigned long long)(n - n0), (unsigned long long)npages);
+			break;
+		}
+		if (n == cap) { /* as hvt_runs_push grows */
+			size_t more = cap ? cap * 2 : 1024;
+
+			if (!(v = realloc(out->v, more * sizeof(*v)))) {
+				rc = hvt_err_set(err, -ENOMEM, "out of memory");
+				break;
+			}
+			out->v = v;
+			out->cap = cap = more;
+		}
+		v[n++] = (struct hvt_run){base + prev_end + gap, len1 + 1};
+		pages += len1 + 1;
 		prev_end += gap + len1 + 1;
-		nrun++;
 	}
-	return 0;
+	out->n = n;
+	k->pages += pages;
+	return rc;
 }
 
 static int zstd_runs_decode(struct run_sink *k, const uint8_t *in, size_t inlen, struct hvt_err *err)
@@ -718,16 +745,13 @@ int hvt_pageset_decode_runs(struct hvt_runs *out, uint64_t base, uint64_t npages
 {
 	struct run_sink k = {.out = out, .base = base, .npages = npages};
 	size_t n0 = out->n;
-	uint64_t pages = 0;
 	int rc = decode_into(&k, c, in, inlen, err);
 
 	if (rc) {
 		out->n = n0;
 		return rc;
 	}
-	for (size_t i = n0; i < out->n; i++)
-		pages += out->v[i].count;
-	out->pages += pages;
+	out->pages += k.pages;
 	return 0;
 }
 

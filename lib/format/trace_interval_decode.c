@@ -113,13 +113,17 @@ static int decode_channels(struct hvt_interval *iv, struct hvt_cursor *c, uint32
 	return 0;
 }
 
-/* One set of a slot block: its header, then the encoded set, appended to out as GFNs of the slot. */
+/*
+ * One set of a slot block: its header, then the encoded set, appended to out as GFNs of the slot. A slot's
+ * runs ascend (the decoders see to it); *unsorted is set when they begin below the runs before them.
+ */
 static int decode_set(struct hvt_cursor *c, struct hvt_runs *out, const struct hvt_layout *l, uint32_t slot,
-		      struct hvt_err *err)
+		      bool *unsorted, struct hvt_err *err)
 {
 	const struct hvt_memslot *s = &l->slots[slot];
 	uint32_t codec = hvt_cursor_u32(c), len = hvt_cursor_u32(c);
 	uint64_t count = hvt_cursor_u64(c), before = out->pages;
+	size_t n0 = out->n;
 	const uint8_t *bytes = hvt_cursor_take(c, len);
 	int rc;
 
@@ -132,6 +136,8 @@ static int decode_set(struct hvt_cursor *c, struct hvt_runs *out, const struct h
 	if (out->pages - before != count)
 		return hvt_err_set(err, -EINVAL, "set holds %llu pages, its header says %llu",
 				   (unsigned long long)(out->pages - before), (unsigned long long)count);
+	if (n0 && out->n > n0 && out->v[n0].first < out->v[n0 - 1].first)
+		*unsorted = true;
 	return 0;
 }
 
@@ -140,16 +146,6 @@ static int cmp_run(const void *a, const void *b)
 	const struct hvt_run *x = a, *y = b;
 
 	return x->first < y->first ? -1 : x->first > y->first;
-}
-
-/* Slots in layout order need not ascend in guest-physical space; the runs must. */
-static void sort_if_needed(struct hvt_runs *r)
-{
-	for (size_t i = 1; i < r->n; i++)
-		if (r->v[i].first < r->v[i - 1].first) {
-			qsort(r->v, r->n, sizeof(*r->v), cmp_run);
-			return;
-		}
 }
 
 /* Runs [a0, a1) of a lie inside runs [b0, b1) of b. */
@@ -189,6 +185,7 @@ static int decode_slots(struct hvt_iv_runs *ir, const struct hvt_layout *l, stru
 			struct hvt_err *err)
 {
 	uint32_t sets = ir->hdr.flags & HVT_IV_SET_FLAGS;
+	bool unsorted[2] = {false, false};
 	int rc;
 
 	for (uint32_t i = 0; i < ir->hdr.nslots; i++) {
@@ -200,13 +197,17 @@ static int decode_slots(struct hvt_iv_runs *ir, const struct hvt_layout *l, stru
 			return hvt_err_set(err, -EINVAL,
 					   "slot %u holds sets 0x%x, the interval flags say 0x%x", i, present,
 					   sets);
-		if ((sets & HVT_IV_WRITTEN) && (rc = decode_set(c, &ir->set[0], l, i, err)))
+		if ((sets & HVT_IV_WRITTEN) && (rc = decode_set(c, &ir->set[0], l, i, &unsorted[0], err)))
 			return hvt_err_prefix(err, rc, "slot %u written: ", i);
-		if ((sets & HVT_IV_ACCESSED) && (rc = decode_set(c, &ir->set[1], l, i, err)))
+		if ((sets & HVT_IV_ACCESSED) && (rc = decode_set(c, &ir->set[1], l, i, &unsorted[1], err)))
 			return hvt_err_prefix(err, rc, "slot %u accessed: ", i);
 	}
 	if (c->left)
 		return hvt_err_set(err, -EINVAL, "%zu bytes of junk after the last slot", c->left);
+	/* slots in layout order need not ascend in guest-physical space; the runs must */
+	for (int k = 0; k < 2; k++)
+		if (unsorted[k])
+			qsort(ir->set[k].v, ir->set[k].n, sizeof(*ir->set[k].v), cmp_run);
 	return 0;
 }
 
@@ -235,8 +236,6 @@ static int decode(struct hvt_iv_runs *ir, const struct hvt_layout *l, const uint
 		rc = decode_slots(ir, l, &c, err);
 	if (rc)
 		return rc;
-	sort_if_needed(&ir->set[0]);
-	sort_if_needed(&ir->set[1]);
 	if ((iv->flags & HVT_IV_WNA_COUNTED) && (rc = check_written_in_accessed(ir, l, err)))
 		return rc;
 	if ((iv->flags & HVT_IV_WNA_COUNTED) && iv->written_not_accessed > ir->set[0].pages)

@@ -32,6 +32,21 @@ assert_eq "pages selected" 262144 "$(jq .selection.pages "$T/sel.json")"
 assert_eq "intervals in 10s-20s" "11 20" "$(jq -r '"\(.selection.first_seq) \(.selection.last_seq)"' "$T/time.json")"
 echo "ok: selections"
 
+# --no-windows: everything but the sliding windows, which are null (said so in the text).
+"$HVT" report --json --regions --no-windows "$T/ad.hvt" >"$T/nowin.json" || fail "report --no-windows"
+assert_eq "--no-windows: only the windows differ" "$(jq -S 'del(.working_set.window, .working_set.window_written,
+	.working_set.window_accessed, .intervals[].window_written, .intervals[].window_accessed)' "$T/ad.json")" \
+	"$(jq -S 'del(.working_set.window, .working_set.window_written, .working_set.window_accessed,
+	.intervals[].window_written, .intervals[].window_accessed)' "$T/nowin.json")"
+assert_eq "--no-windows: windows null" true "$(jq '[.working_set.window, .working_set.window_written,
+	.working_set.window_accessed, .intervals[].window_written, .intervals[].window_accessed] | all(. == null)' \
+	"$T/nowin.json")"
+assert_eq "without --no-windows: windows there" true "$(jq '[.intervals[].window_accessed] | all(. > 0)' "$T/ad.json")"
+"$HVT" report --no-windows "$T/ad.hvt" >"$T/nowin.txt" || fail "report --no-windows (text)"
+assert_contains "$T/nowin.txt" "sliding windows                  not computed (--no-windows)"
+expect 2 "--no-windows leaves out" "$HVT" report --window 3 --no-windows "$T/ad.hvt"
+echo "ok: --no-windows"
+
 # Mode dirty-log: accessed figures are null, never 0.
 "$HVT" report --json "$T/dl.hvt" >"$T/dl.json" || fail "report of the dirty-log trace"
 assert_eq "accessed per interval" true "$(jq '[.intervals[].accessed] | all(. == null)' "$T/dl.json")"

@@ -3,7 +3,9 @@
  * Unit tests for the analyses (lib/analysis/) on traces written through the trace writer whose answers
  * are known by construction: a write-heavy block, a read-mostly block, a cold block, a mixed block and a
  * block whose accessed set steps up halfway (a phase). Sliding windows are checked against a brute-force
- * union of bitmaps on random traces, over seeds and window sizes.
+ * union of bitmaps on random traces, over seeds and window sizes, with the sweep on two threads (as report
+ * runs it, and with blocks small enough that each thread sweeps many) and on one; without windows
+ * (--no-windows), the same per-page counts.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,6 +22,7 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
+#include "../../lib/analysis/analysis_sweep.h"
 #include "hvmtrace/analysis.h"
 #include "hvmtrace/error.h"
 #include "hvmtrace/trace.h"
@@ -658,13 +661,39 @@ static void test_windows_brute_force(void **state)
 			hvt_analysis_fini(&a);
 		}
 
-		for (size_t wi = 0; wi < sizeof(windows) / sizeof(windows[0]); wi++) {
+		/* --no-windows: the same counts from the sweep of counts only, and no window */
+		{
 			struct hvt_selection sel = {0};
 			struct hvt_analysis a;
+			struct hvt_trace_reader *r = open_trace(p);
+			struct hvt_analysis_opts o = {.window = 7, .no_windows = true};
 
-			if (load(&a, p, &sel, windows[wi], &err))
+			if (hvt_analysis_load(&a, r, &sel, &o, &err))
 				fail_msg("load: %s", err.msg);
-			if (!wi)
+			hvt_trace_reader_close(r);
+			check_dense(&a, acc);
+			assert_int_equal(a.window, 0);
+			for (int k = 0; k < NI; k++) {
+				assert_int_equal(a.iv[k].win_accessed, HVT_NA);
+				assert_int_equal(a.iv[k].win_written, HVT_NA);
+			}
+			hvt_analysis_fini(&a);
+		}
+
+		for (size_t wi = 0; wi < sizeof(windows) / sizeof(windows[0]) * 3; wi++) {
+			struct hvt_selection sel = {0};
+			struct hvt_analysis a;
+			struct hvt_trace_reader *r = open_trace(p);
+			struct hvt_analysis_opts o = {.window = windows[wi / 3]};
+			/* the sweep on two threads as report runs it (the blocks of 128 MiB: here all in the
+			 * reading thread's one), on two with blocks of a chunk (each thread many), on one */
+			static const struct hvt_sweep_tuning how[3] = {
+			    {0}, {.block = HVT_COUNT_CHUNK}, {.one_part = true}};
+
+			if (hvt_analysis_load_tuned(&a, r, &sel, &o, &how[wi % 3], &err))
+				fail_msg("load: %s", err.msg);
+			hvt_trace_reader_close(r);
+			if (wi < 3)
 				check_dense(&a, acc);
 			for (int k = 0; k < NI; k++) {
 				uint64_t want = 0;
@@ -673,15 +702,15 @@ static void test_windows_brute_force(void **state)
 					struct hvt_pageset u;
 
 					assert_int_equal(hvt_pageset_init(&u, sets[k][s].npages), 0);
-					for (int j = k; j >= 0 && j > k - (int)windows[wi]; j--)
+					for (int j = k; j >= 0 && j > k - (int)windows[wi / 3]; j--)
 						hvt_pageset_union(&u, &sets[j][s]);
 					want += hvt_pageset_count(&u);
 					hvt_pageset_fini(&u);
 				}
 				if (a.iv[k].win_accessed != want)
 					fail_msg(
-					    "seed %llu window %u interval %d: %llu pages, brute force %llu",
-					    (unsigned long long)seed, windows[wi], k,
+					    "seed %llu window %u (sweep %zu) interval %d: %llu pages, brute force %llu",
+					    (unsigned long long)seed, windows[wi / 3], wi % 3, k,
 					    (unsigned long long)a.iv[k].win_accessed,
 					    (unsigned long long)want);
 			}

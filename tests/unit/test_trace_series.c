@@ -3,7 +3,8 @@
  * Unit tests for lib/analysis/trace_series.c, what the pictures read, and the walk under it
  * (lib/analysis/select_walk.c): the --range/--from/--to arguments as the pictures' option table takes them,
  * the RAM of every layout merged, and the selection of intervals and pages on a trace written here through
- * the trace writer, whose answers are known by construction.
+ * the trace writer, whose answers are known by construction; the work a walk can have done on its reading
+ * thread (report's second part of the sweep).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -18,6 +19,7 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
+#include "../../lib/analysis/select_ahead.h"
 #include "hvmtrace/trace_input.h"
 #include "hvmtrace/trace_series.h"
 #include "hvmtrace/error.h"
@@ -340,6 +342,71 @@ static void test_walk(void **state)
 	assert_string_equal(err.msg, "no interval of the trace could be read");
 }
 
+struct early {
+	uint64_t n, seq[NIV], pages[NIV];
+	uint64_t fail_at; /* fail the call with this number (from 1): 0, never */
+};
+
+/* The reading thread's work (hvt_select_walk_early): sees each selected interval, cut, before fn does. */
+static int early(void *ctx, const struct hvt_iv_runs *ir, struct hvt_err *err)
+{
+	struct early *e = ctx;
+
+	if (++e->n == e->fail_at)
+		return hvt_err_set(err, -ENOMEM, "early: no room");
+	e->seq[e->n - 1] = ir->hdr.seq;
+	e->pages[e->n - 1] = ir->set[0].pages;
+	return 0;
+}
+
+static int walk_early(struct early *e, struct seen *x, struct hvt_walk_end *end, struct hvt_err *err)
+{
+	struct hvt_selection sel = {0};
+	struct hvt_trace_reader *r;
+	uint64_t first, last;
+	int rc;
+
+	assert_int_equal(hvt_point_parse(&sel.from, "2", err), 0);
+	assert_int_equal(hvt_point_parse(&sel.to, "4", err), 0);
+	assert_int_equal(hvt_gfn_range_parse(&sel, "20-1029", err), 0);
+	assert_int_equal(hvt_trace_open(&r, path, err), 0);
+	assert_int_equal(hvt_select_span(r, &sel, &first, &last, err), 0);
+	rc = hvt_select_walk_early(r, &sel, first, last, early, e, see, x, end, err);
+	hvt_trace_reader_close(r);
+	return rc;
+}
+
+/* The work done on the reading thread sees the selected intervals in order, cut as fn sees them; its error
+ * ends the walk as a damaged interval does, after the intervals before it. */
+static void test_walk_early(void **state)
+{
+	struct hvt_err err = {{0}};
+	struct hvt_walk_end end;
+	struct early e = {0};
+	struct seen x = {0};
+
+	(void)state;
+	assert_int_equal(walk_early(&e, &x, &end, &err), 0);
+	assert_int_equal(e.n, 3);
+	assert_int_equal(x.n, 3);
+	for (uint64_t i = 0; i < 3; i++) {
+		assert_int_equal(e.seq[i], x.seq[i]);
+		assert_int_equal(e.pages[i], x.pages[i]);
+	}
+	assert_int_equal(e.pages[0], 4); /* cut to the range, as fn sees it */
+	assert_false(end.damaged);
+
+	e = (struct early){.fail_at = 2};
+	x = (struct seen){0};
+	assert_int_equal(walk_early(&e, &x, &end, &err), 0);
+	assert_int_equal(x.n, 1);
+	assert_int_equal(x.seq[0], 2);
+	assert_true(end.damaged);
+	assert_int_equal(end.bad_rc, -ENOMEM);
+	assert_int_equal(end.bad_index, 2);
+	assert_string_equal(end.why.msg, "early: no room");
+}
+
 static void test_span(void **state)
 {
 	struct hvt_selection sel = {0};
@@ -376,7 +443,7 @@ int main(void)
 	    cmocka_unit_test(test_parse_range), cmocka_unit_test(test_parse_point),
 	    cmocka_unit_test(test_whole_trace), cmocka_unit_test(test_selection),
 	    cmocka_unit_test(test_refused),     cmocka_unit_test(test_walk),
-	    cmocka_unit_test(test_span),
+	    cmocka_unit_test(test_span),        cmocka_unit_test(test_walk_early),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
