@@ -18,16 +18,9 @@
 #include <sys/resource.h>
 
 #include "hvmtrace/error.h"
+#include "hvmtrace/sanitizer.h"
 #include "hvmtrace/util.h"
 #include "mem_budget.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define HVT_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define HVT_ASAN 1
-#endif
-#endif
 
 #define MiB (1ull << 20)
 

@@ -383,26 +383,45 @@ static const struct harvest_reply *harvest(struct harvest_client *c, uint64_t nu
 	return harvest_wait(c);
 }
 
-/* Compares a bitmap with the expected set [lo, hi) plus the extra gfn (if not ~0); names the first miss. */
-static void check_set(const char *name, const uint64_t *bm, uint64_t npages, uint64_t lo, uint64_t hi,
-		      uint64_t extra)
+static bool bit(const uint64_t *bm, uint64_t gfn)
+{
+	return bm[gfn / 64] >> (gfn % 64) & 1;
+}
+
+/* A bitmap equal to the union of ranges [lo, hi) of gfns; names the first mismatch. */
+struct gfn_range {
+	uint64_t lo, hi;
+};
+
+static void check_ranges(const char *name, const uint64_t *bm, uint64_t npages, const struct gfn_range *want,
+			 int n)
 {
 	char detail[160];
-	uint64_t gfn, count = 0, expected = 0;
+	uint64_t count = 0, expected = 0;
 	long first_bad = -1;
 
-	for (gfn = 0; gfn < npages; gfn++) {
-		bool want = (gfn >= lo && gfn < hi) || gfn == extra;
-		bool got = bm[gfn / 64] >> (gfn % 64) & 1;
+	for (uint64_t gfn = 0; gfn < npages; gfn++) {
+		bool w = false, got = bit(bm, gfn);
 
+		for (int i = 0; i < n; i++)
+			w |= gfn >= want[i].lo && gfn < want[i].hi;
 		count += got;
-		expected += want;
-		if (want != got && first_bad < 0)
+		expected += w;
+		if (w != got && first_bad < 0)
 			first_bad = (long)gfn;
 	}
 	snprintf(detail, sizeof(detail), "pages=%llu expected=%llu first_mismatch=%ld",
 		 (unsigned long long)count, (unsigned long long)expected, first_bad);
 	check(first_bad < 0, name, detail);
+}
+
+/* Compares a bitmap with the expected set [lo, hi) plus the extra gfn (if not ~0); names the first miss. */
+static void check_set(const char *name, const uint64_t *bm, uint64_t npages, uint64_t lo, uint64_t hi,
+		      uint64_t extra)
+{
+	const struct gfn_range want[2] = {{lo, hi}, {extra, extra + 1}};
+
+	check_ranges(name, bm, npages, want, extra == NO_EXTRA ? 1 : 2);
 }
 
 static void run_exactness(struct lab_vm *v, struct harvest_client *c, uint64_t npages)
@@ -459,11 +478,6 @@ static void run_exactness(struct lab_vm *v, struct harvest_client *c, uint64_t n
 	printf(
 	    "EVIDENCE noflush_hot_pages_reported=%llu of 4 (4 = the lab's emulated TLB kept no stale translation across the harvest: each interval here starts with a new VM entry, and the emulator's nested paging (TCG's, Bochs's) does not keep guest translations across it, so a missing flush cannot show)\n",
 	    (unsigned long long)__builtin_popcountll(r->dirty[(FIRST_DATA + 300) / 64]));
-}
-
-static bool bit(const uint64_t *bm, uint64_t gfn)
-{
-	return bm[gfn / 64] >> (gfn % 64) & 1;
 }
 
 /*
@@ -650,33 +664,6 @@ static void run_prune_concurrent(struct lab_vm *v, struct harvest_client *c, uin
 		 "rounds=%d guest_runs_during_harvests=%llu late_pages=%llu rounds_bad=%d", rounds,
 		 (unsigned long long)runs, (unsigned long long)late, bad);
 	check(bad == 0, "prune_concurrent_equals_full_walk", detail);
-}
-
-/* A bitmap equal to the union of ranges [lo, hi) of gfns; names the first mismatch. */
-struct gfn_range {
-	uint64_t lo, hi;
-};
-
-static void check_ranges(const char *name, const uint64_t *bm, uint64_t npages, const struct gfn_range *want,
-			 int n)
-{
-	char detail[160];
-	uint64_t count = 0, expected = 0;
-	long first_bad = -1;
-
-	for (uint64_t gfn = 0; gfn < npages; gfn++) {
-		bool w = false, got = bit(bm, gfn);
-
-		for (int i = 0; i < n; i++)
-			w |= gfn >= want[i].lo && gfn < want[i].hi;
-		count += got;
-		expected += w;
-		if (w != got && first_bad < 0)
-			first_bad = (long)gfn;
-	}
-	snprintf(detail, sizeof(detail), "pages=%llu expected=%llu first_mismatch=%ld",
-		 (unsigned long long)count, (unsigned long long)expected, first_bad);
-	check(first_bad < 0, name, detail);
 }
 
 /*

@@ -22,20 +22,13 @@
 #include "hvmtrace/interval_json.h"
 #include "hvmtrace/layout.h"
 #include "hvmtrace/pageset.h"
+#include "hvmtrace/sanitizer.h"
 #include "hvmtrace/trace.h"
 #include "hvmtrace/trace_meta.h"
 #include "hvmtrace/util.h"
 
 #define TEST_TMPDIR_NAME "mem-budget"
 #include "test_tmpdir.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define HVT_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define HVT_ASAN 1
-#endif
-#endif
 
 #ifdef HVT_ASAN
 /* The sanitizer runtime's allocator interface (GCC ships no header for it). */
