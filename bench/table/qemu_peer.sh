@@ -46,32 +46,12 @@ fail() {
 	exit 1
 }
 
-# start_qemu NAME [ACCEL OPTIONS]: QEMU with the hvmtrace object on $T/NAME/vm.sock, the array payload
-# running; sets QEMU_PID, QMP, SOCK.
+source "$HERE/qemu_array.bash"
+
+# start_qemu NAME [ACCEL OPTIONS]: QEMU with 4 GiB, the array payload running a second past its first pass;
+# sets QEMU_PID, QMP, SOCK.
 start_qemu() {
-	local d=$T/$1
-	mkdir -p "$d"
-	"$TOOLS/qemu_phases" prepare --ram "$SHM/$1" --low-ram 3G --high-ram 1G --payload array --array-size $ARRAY ||
-		fail "qemu_phases prepare"
-	taskset -c 0 "$qdir/qemu-system-x86_64" -L "$qdir/optionrom" -L /usr/share/seabios -L /usr/share/qemu \
-		-M microvm -accel "kvm$2" -cpu qemu64 -m 4G -name bench,debug-threads=on \
-		-object "memory-backend-file,id=ram,size=4G,mem-path=$SHM/$1,share=on" -machine memory-backend=ram \
-		-kernel "$BUILD/guest/phases.elf" -no-reboot -nodefaults -display none \
-		-qmp "unix:$d/qmp.sock,server=on,wait=off" -object "hvmtrace,id=tr0,path=$d/vm.sock" 2>"$d/qemu.err" &
-	QEMU_PID=$!
-	pids+=($!)
-	QMP=$d/qmp.sock SOCK=$d/vm.sock
-	for _ in $(seq 300); do [ -S "$QMP" ] && [ -S "$SOCK" ] && break; kill -0 $QEMU_PID 2>/dev/null || break; sleep 0.1; done
-	[ -S "$SOCK" ] || fail "QEMU did not start: $(cat "$d/qemu.err")"
-	"$TOOLS/qemu_phases" ready --ram "$SHM/$1" --pid $QEMU_PID || fail "the guest did not boot: $(cat "$d/qemu.err")"
-	# The copy phase for longer than the measurements take; QEMU quits before it ends.
-	"$TOOLS/qemu_phases" run --ram "$SHM/$1" --low-ram 3G --high-ram 1G --payload array --array-size $ARRAY \
-		--hold 600s --phase-log "$d/phases.jsonl" --pid $QEMU_PID 2>"$d/phases.err" &
-	pids+=($!)
-	until grep -q '"type":"pass"' "$d/phases.jsonl" 2>/dev/null; do
-		kill -0 $QEMU_PID 2>/dev/null || fail "QEMU stopped: $(cat "$d/qemu.err")"
-		sleep 0.1
-	done
+	qemu_array_start "$1" 4G "kvm$2" || fail "$QEMU_ERR"
 	sleep 1
 }
 

@@ -27,6 +27,8 @@ T=$(mktemp -d)
 SHM=$(mktemp -d /dev/shm/hvmtrace-bench.XXXXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill $p 2>/dev/null; done; rm -rf "$T" "$SHM"' EXIT
+ARRAY=64M
+source "$HERE/qemu_array.bash"
 status=0
 field() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<<"$2"; }
 
@@ -34,39 +36,19 @@ field() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<<"$2"; }
 # MODE; sets S1 and S2 to trace_stats.py's lines for both, or fails. QEMU quits (or is killed) before it
 # returns.
 measure() {
-	local size=$1 mode=$2 accel=$3 gib=${1%G} d=$T/$1-$2 qemu
-	mkdir -p "$d"
-	rm -f "$SHM"/ram
-	"$TOOLS/qemu_phases" prepare --ram "$SHM/ram" --low-ram 3G --high-ram $((gib - 3))G --payload array \
-		--array-size 64M >&2 || return 1
-	taskset -c 0 "$qdir/qemu-system-x86_64" -L "$qdir/optionrom" -L /usr/share/seabios -L /usr/share/qemu \
-		-M microvm -accel "$accel" -cpu qemu64 -m "$size" \
-		-object "memory-backend-file,id=ram,size=$size,mem-path=$SHM/ram,share=on" -machine memory-backend=ram \
-		-kernel "$BUILD/guest/phases.elf" -no-reboot -nodefaults -display none \
-		-qmp "unix:$d/qmp.sock,server=on,wait=off" -object "hvmtrace,id=tr0,path=$d/vm.sock" \
-		>/dev/null 2>"$d/qemu.err" &
-	qemu=$!
-	pids+=($!)
-	for _ in $(seq 300); do [ -S "$d/qmp.sock" ] && [ -S "$d/vm.sock" ] && break; kill -0 $qemu 2>/dev/null || break; sleep 0.1; done
-	"$TOOLS/qemu_phases" ready --ram "$SHM/ram" --low-ram 3G --high-ram $((gib - 3))G --pid $qemu >&2 ||
-		{ cat "$d/qemu.err" >&2; kill $qemu; wait $qemu; return 1; }
-	# The copy phase for longer than the measurements take; QEMU quits before it ends. Trace once its first
-	# pass made the array resident: the rows show the steady state, not the first touches.
-	"$TOOLS/qemu_phases" run --ram "$SHM/ram" --low-ram 3G --high-ram $((gib - 3))G --payload array --array-size 64M \
-		--hold 600s --phase-log "$d/phases.jsonl" --pid $qemu >/dev/null 2>"$d/phases.err" &
-	pids+=($!)
-	until grep -q '"type":"pass"' "$d/phases.jsonl" 2>/dev/null; do
-		kill -0 $qemu 2>/dev/null || { cat "$d/qemu.err" "$d/phases.err" >&2; return 1; }
-		sleep 0.1
-	done
+	local size=$1 mode=$2 accel=$3 d=$T/$1-$2
+	# Trace once the payload's first pass made the array resident: the rows show the steady state, not the
+	# first touches.
+	qemu_array_start "$1-$2" "$size" "$accel" || { echo "qemu_ring: $QEMU_ERR" >&2; return 1; }
 	local iv dur ok=1
 	for iv in 1s 100ms; do
 		[ $iv = 1s ] && dur=4s || dur=1500ms
-		"$BUILD/bin/hvmtrace" record -q --attach "$d/vm.sock" --mode "$mode" --cpu 1 --interval $iv --duration $dur \
+		"$BUILD/bin/hvmtrace" record -q --attach "$SOCK" --mode "$mode" --cpu 1 --interval $iv --duration $dur \
 			-o "$d/$iv.hvt" 2>"$d/rec-$iv.err" || { ok=0; cat "$d/rec-$iv.err" >&2; }
 	done
-	"$TOOLS/qmp" "$d/qmp.sock" '{"execute":"quit"}' >/dev/null
-	wait $qemu 2>/dev/null
+	"$TOOLS/qmp" "$QMP" '{"execute":"quit"}' >/dev/null
+	wait $QEMU_PID 2>/dev/null
+	rm -f "$SHM/$1-$2" # the guest's RAM, a few hundred MiB of /dev/shm
 	[ $ok = 1 ] && S1=$("$HERE/trace_stats.py" "$BUILD/bin/hvmtrace" "$d/1s.hvt") &&
 		S2=$("$HERE/trace_stats.py" "$BUILD/bin/hvmtrace" "$d/100ms.hvt")
 }
