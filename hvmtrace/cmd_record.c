@@ -460,7 +460,7 @@ static int emit_harvested(struct recorder *r, struct hvt_interval *iv, uint32_t 
 		r->last_t_end_ns = iv->t_end_ns;
 		r->final_recorded |= (iv->flags & HVT_IV_FINAL) != 0;
 	}
-	hvt_interval_fini(iv);
+	session_interval_done(&r->s, iv);
 	return rc;
 }
 

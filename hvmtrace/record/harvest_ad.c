@@ -86,6 +86,9 @@ static int harvest_slot(struct session *s, struct hvt_interval *iv, uint32_t i, 
 				   s->path, m->slot, (unsigned long long)h.slot_npages,
 				   (unsigned long long)npages, (unsigned long long)s->layout.generation);
 	}
+	/* The kernel wrote the words: mark those it set, so what follows walks them only (pageset.h). */
+	hvt_pageset_remark(&iv->accessed[i]);
+	hvt_pageset_remark(&iv->written[i]);
 	/* The kernel clears PRUNE after a walk it could not prune (shadow MMU, no A/D bits). */
 	if (!s->ad_walk)
 		s->ad_walk = h.flags & KVM_AD_HARVEST_PRUNE ? "pruned" : "full";
@@ -97,7 +100,7 @@ static int harvest_slot(struct session *s, struct hvt_interval *iv, uint32_t i, 
 static int harvest_slots(struct session *s, struct hvt_interval *iv, uint32_t *done, bool *stale,
 			 struct hvt_err *err)
 {
-	int rc = hvt_interval_init(iv, &s->layout, AD_SETS);
+	int rc = session_interval_init(s, iv, AD_SETS);
 
 	*done = 0;
 	*stale = false;
@@ -259,7 +262,7 @@ static int ad_start(struct session *s, struct hvt_err *err)
 	rc = harvest_all(s, &stale, err);
 	if (rc)
 		return rc;
-	hvt_interval_fini(&stale);
+	session_interval_done(s, &stale);
 	s->t_armed_ns = state(s)->prev_done_ns;
 	return 0;
 }

@@ -168,7 +168,7 @@ static int collect(struct session *s, const struct hvt_msg_harvested *h, struct 
 	if (h->t_end_ns < h->t_start_ns || h->t_done_ns < h->t_end_ns)
 		return hvt_err_set(err, -EPROTO, "%s: harvest %llu has timestamps out of order", s->path,
 				   (unsigned long long)h->seq);
-	rc = hvt_interval_init(iv, &s->layout, HVT_IV_WRITTEN);
+	rc = session_interval_init(s, iv, HVT_IV_WRITTEN);
 	if (rc)
 		return hvt_err_set(err, rc, "out of memory for interval %llu", (unsigned long long)h->seq);
 	if (bus_guard_run(state(s)->map, state(s)->map_bytes, copy_out, &c)) {

@@ -11,6 +11,7 @@
 #include "session.h"
 
 #define HELLO_TIMEOUT_MS  5000
+#define SET_FLAGS         (HVT_IV_WRITTEN | HVT_IV_ACCESSED)
 #define ATTACH_TIMEOUT_MS 10000
 
 static void send_error(struct session *s, const char *code, const char *message)
@@ -226,6 +227,62 @@ int session_recv(struct session *s, struct hvt_msg *m, int timeout_ms, struct hv
 	}
 }
 
+/* The spare's sets are the layout's: the same generation, slots and sizes, and the kinds flags names. */
+static bool spare_fits(const struct session *s, uint32_t flags)
+{
+	const struct hvt_interval *sp = &s->spare;
+	const struct hvt_layout *l = &s->layout;
+
+	if ((sp->flags & SET_FLAGS) != (flags & SET_FLAGS) || !(flags & SET_FLAGS) ||
+	    sp->generation != l->generation || sp->nslots != l->nslots)
+		return false;
+	for (uint32_t i = 0; i < l->nslots; i++) {
+		uint64_t n = hvt_memslot_npages(l, &l->slots[i]);
+
+		if ((sp->written && sp->written[i].npages != n) ||
+		    (sp->accessed && sp->accessed[i].npages != n))
+			return false;
+	}
+	return true;
+}
+
+int session_interval_init(struct session *s, struct hvt_interval *iv, uint32_t flags)
+{
+	if (spare_fits(s, flags)) {
+		*iv = s->spare;
+		memset(&s->spare, 0, sizeof(s->spare));
+		iv->flags = flags;
+		return 0;
+	}
+	hvt_interval_fini(&s->spare); /* another layout's: freed before the new sets take their place */
+	return hvt_interval_init(iv, &s->layout, flags);
+}
+
+void session_interval_done(struct session *s, struct hvt_interval *iv)
+{
+	struct hvt_interval keep = {0};
+
+	if (!(iv->flags & SET_FLAGS) || (!iv->written && !iv->accessed)) {
+		hvt_interval_fini(iv);
+		return;
+	}
+	for (uint32_t i = 0; i < iv->nslots; i++) {
+		if (iv->written)
+			hvt_pageset_clear(&iv->written[i]);
+		if (iv->accessed)
+			hvt_pageset_clear(&iv->accessed[i]);
+	}
+	keep.flags = iv->flags & SET_FLAGS;
+	keep.generation = iv->generation;
+	keep.nslots = iv->nslots;
+	keep.written = iv->written;
+	keep.accessed = iv->accessed;
+	iv->written = iv->accessed = NULL;
+	hvt_interval_fini(iv);
+	hvt_interval_fini(&s->spare);
+	s->spare = keep;
+}
+
 void session_close(struct session *s, const char *reason)
 {
 	if (s->sock >= 0 && !s->vmm_gone) {
@@ -239,6 +296,7 @@ void session_close(struct session *s, const char *reason)
 	if (s->sock >= 0)
 		close(s->sock);
 	hvt_layout_fini(&s->layout);
+	hvt_interval_fini(&s->spare);
 	s->sock = -1;
 	s->harvester = NULL;
 	s->harvester_state = NULL;

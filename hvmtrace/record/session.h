@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "hvmtrace/attach.h"
+#include "hvmtrace/trace.h"
 
 struct harvester;
 struct hvt_err;
@@ -36,6 +37,9 @@ struct session {
 	bool ad_walk_full;
 	const char *ad_walk;
 	char end_reason[400];
+	/* The last interval's sets, cleared, for the next one (session_interval_init): allocating and zeroing
+	 * a TiB guest's bitmaps each interval cost the tracer more than the pages it recorded. */
+	struct hvt_interval spare;
 };
 
 /* Connects, authenticates the peer and reads its hello. Fails if the peer is not a VMM or speaks another
@@ -55,6 +59,16 @@ int session_apply_layout(struct session *s, struct hvt_msg *m, struct hvt_err *e
  * in err), EOF ends it (-EPIPE). Other messages are left to the caller.
  */
 int session_recv(struct session *s, struct hvt_msg *m, int timeout_ms, struct hvt_err *err);
+
+/*
+ * An interval of the layout in force with the sets flags names (HVT_IV_WRITTEN, HVT_IV_ACCESSED), all clear:
+ * the spare's sets when they are the layout's, else new ones. 0 or -ENOMEM.
+ */
+int session_interval_init(struct session *s, struct hvt_interval *iv, uint32_t flags);
+
+/* Done with iv (recorded or dropped): its sets are cleared, which costs the pages they held (pageset.h's
+ * marks), and kept as the spare; the rest is freed. */
+void session_interval_done(struct session *s, struct hvt_interval *iv);
 
 /* Sends bye (if the VMM is still there) and releases everything, the harvester's state included (in ad
  * mode, the A/D fd keeps the VM alive). */

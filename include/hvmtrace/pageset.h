@@ -4,6 +4,13 @@
  * first GFN + i). Words are 64-bit and little-endian, bit 0 of word 0 is page 0: the same layout as KVM's
  * dirty log and as the shared bitmaps of the attach protocol, so a harvested bitmap loads with one copy.
  * Bits past npages are always zero.
+ *
+ * Beside the bitmap, a mark per word (bit i of marks: word i may hold a set page) lets every walk skip the
+ * words that hold none, so clearing, counting and encoding a set cost what it holds (and a bit per 64 pages
+ * to find it), not the slot's size: a TiB guest writing a few thousand pages an interval costs the tracer
+ * that, not four passes over 32 MiB (issue 25). An unmarked word is always zero; a marked one may be zero
+ * (a bit cleared since). Who fills words other than through these functions (KVM_AD_HARVEST writes them)
+ * calls hvt_pageset_remark afterwards.
  */
 #ifndef HVMTRACE_PAGESET_H
 #define HVMTRACE_PAGESET_H
@@ -19,6 +26,7 @@ struct hvt_err;
 struct hvt_pageset {
 	uint64_t npages;
 	uint64_t *words; /* hvt_pageset_nwords(npages) words */
+	uint64_t *marks; /* hvt_pageset_nmarks(npages) words: bit i set when words[i] may be non-zero */
 };
 
 /* A maximal run of consecutive set pages. */
@@ -60,9 +68,25 @@ static inline uint64_t hvt_pageset_nwords(uint64_t npages)
 	return (npages + 63) / 64;
 }
 
+static inline uint64_t hvt_pageset_nmarks(uint64_t npages)
+{
+	return (hvt_pageset_nwords(npages) + 63) / 64;
+}
+
+/* The bytes a set of npages pages allocates: its bitmap and its marks (record's memory budget counts them).
+ */
+static inline uint64_t hvt_pageset_bytes(uint64_t npages)
+{
+	uint64_t words = hvt_pageset_nwords(npages), marks = hvt_pageset_nmarks(npages);
+
+	return 8 * ((words ? words : 1) + (marks ? marks : 1));
+}
+
 int hvt_pageset_init(struct hvt_pageset *s, uint64_t npages); /* all clear; -ENOMEM */
 void hvt_pageset_fini(struct hvt_pageset *s);
-void hvt_pageset_clear(struct hvt_pageset *s);
+void hvt_pageset_clear(struct hvt_pageset *s); /* costs the marked words, and a word per 4096 pages */
+/* Marks exactly the non-zero words, after the words were written directly (one pass over the bitmap). */
+void hvt_pageset_remark(struct hvt_pageset *s);
 int hvt_pageset_copy(struct hvt_pageset *dst, const struct hvt_pageset *src); /* dst uninitialised */
 
 void hvt_pageset_set(struct hvt_pageset *s, uint64_t page); /* page < npages */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Page sets as bitmaps of 64-bit words; every operation works a word at a time. */
+/* Page sets as bitmaps of 64-bit words with a mark per word (pageset.h); every operation works a word at a
+ * time, and those that walk a set walk its marked words only. */
 #include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -24,21 +25,69 @@ static void clear_tail(struct hvt_pageset *s)
 		s->words[nwords(s) - 1] &= ((uint64_t)1 << tail) - 1;
 }
 
+static size_t nmarks(const struct hvt_pageset *s)
+{
+	return (size_t)hvt_pageset_nmarks(s->npages);
+}
+
+static void mark(struct hvt_pageset *s, size_t word)
+{
+	s->marks[word / 64] |= (uint64_t)1 << (word % 64);
+}
+
+/* Marks words w0..w1 (inclusive), a mark word at a time. */
+static void mark_range(struct hvt_pageset *s, size_t w0, size_t w1)
+{
+	size_t m0 = w0 / 64, m1 = w1 / 64;
+	uint64_t lo = ALL_ONES << (w0 % 64), hi = ALL_ONES >> (63 - w1 % 64);
+
+	if (m0 == m1) {
+		s->marks[m0] |= lo & hi;
+		return;
+	}
+	s->marks[m0] |= lo;
+	memset(&s->marks[m0 + 1], 0xff, (m1 - m0 - 1) * sizeof(uint64_t));
+	s->marks[m1] |= hi;
+}
+
+size_t hvt_pageset_next_marked(const struct hvt_pageset *s, size_t word)
+{
+	size_t n = nwords(s), m = word / 64, nm = nmarks(s);
+	uint64_t bits;
+
+	if (word >= n)
+		return n;
+	bits = s->marks[m] & (ALL_ONES << (word % 64));
+	while (!bits) {
+		if (++m >= nm)
+			return n;
+		bits = s->marks[m];
+	}
+	word = m * 64 + (size_t)__builtin_ctzll(bits);
+	return word < n ? word : n;
+}
+
 int hvt_pageset_init(struct hvt_pageset *s, uint64_t npages)
 {
-	uint64_t n;
+	uint64_t n, m;
 
 	s->npages = 0;
-	s->words = NULL;
+	s->words = s->marks = NULL;
 	if (npages > UINT64_MAX - 63)
 		return -ENOMEM;
 	n = hvt_pageset_nwords(npages);
+	m = hvt_pageset_nmarks(npages);
 	if (n > SIZE_MAX / sizeof(uint64_t))
 		return -ENOMEM;
 	/* At least one word, so an empty slot still has a valid pointer. */
 	s->words = calloc(n ? (size_t)n : 1, sizeof(uint64_t));
-	if (!s->words)
+	s->marks = calloc(m ? (size_t)m : 1, sizeof(uint64_t));
+	if (!s->words || !s->marks) {
+		free(s->words);
+		free(s->marks);
+		s->words = s->marks = NULL;
 		return -ENOMEM;
+	}
 	s->npages = npages;
 	return 0;
 }
@@ -46,13 +95,31 @@ int hvt_pageset_init(struct hvt_pageset *s, uint64_t npages)
 void hvt_pageset_fini(struct hvt_pageset *s)
 {
 	free(s->words);
-	s->words = NULL;
+	free(s->marks);
+	s->words = s->marks = NULL;
 	s->npages = 0;
 }
 
 void hvt_pageset_clear(struct hvt_pageset *s)
 {
-	memset(s->words, 0, nwords(s) * sizeof(uint64_t));
+	size_t nm = nmarks(s);
+
+	for (size_t m = 0; m < nm; m++) {
+		for (uint64_t bits = s->marks[m]; bits; bits &= bits - 1)
+			s->words[m * 64 + (size_t)__builtin_ctzll(bits)] = 0;
+		s->marks[m] = 0;
+	}
+}
+
+void hvt_pageset_remark(struct hvt_pageset *s)
+{
+	size_t n = nwords(s);
+
+	clear_tail(s);
+	memset(s->marks, 0, nmarks(s) * sizeof(uint64_t));
+	for (size_t i = 0; i < n; i++)
+		if (s->words[i])
+			mark(s, i);
 }
 
 int hvt_pageset_copy(struct hvt_pageset *dst, const struct hvt_pageset *src)
@@ -62,14 +129,17 @@ int hvt_pageset_copy(struct hvt_pageset *dst, const struct hvt_pageset *src)
 	if (rc)
 		return rc;
 	memcpy(dst->words, src->words, nwords(src) * sizeof(uint64_t));
+	memcpy(dst->marks, src->marks, nmarks(src) * sizeof(uint64_t));
 	return 0;
 }
 
 void hvt_pageset_set(struct hvt_pageset *s, uint64_t page)
 {
 	/* Out-of-range pages are ignored rather than written past the bitmap. */
-	if (page < s->npages)
+	if (page < s->npages) {
 		s->words[page / 64] |= (uint64_t)1 << (page % 64);
+		mark(s, (size_t)(page / 64));
+	}
 }
 
 void hvt_pageset_set_range(struct hvt_pageset *s, uint64_t first, uint64_t count)
@@ -86,6 +156,7 @@ void hvt_pageset_set_range(struct hvt_pageset *s, uint64_t first, uint64_t count
 	w1 = (size_t)(last / 64);
 	lo_mask = ALL_ONES << (first % 64);
 	hi_mask = ALL_ONES >> (63 - last % 64);
+	mark_range(s, w0, w1);
 	if (w0 == w1) {
 		s->words[w0] |= lo_mask & hi_mask;
 		return;
@@ -104,10 +175,12 @@ void hvt_pageset_set_runs(struct hvt_pageset *s, const struct hvt_runs *r, size_
 
 		/* most runs of a scattered set fit in one word: set those inline, leave the rest to set_range
 		 */
-		if (bit + count <= 64)
+		if (bit + count <= 64) {
 			s->words[first / 64] |= (count == 64 ? ALL_ONES : ((uint64_t)1 << count) - 1) << bit;
-		else
+			mark(s, (size_t)(first / 64));
+		} else {
 			hvt_pageset_set_range(s, first, count);
+		}
 	}
 }
 
@@ -123,11 +196,13 @@ __attribute__((target_clones("popcnt", "default")))
 uint64_t
 hvt_pageset_count(const struct hvt_pageset *s)
 {
-	size_t n = nwords(s);
+	size_t nm = nmarks(s);
 	uint64_t total = 0;
 
-	for (size_t i = 0; i < n; i++)
-		total += (uint64_t)__builtin_popcountll(s->words[i]);
+	for (size_t m = 0; m < nm; m++)
+		for (uint64_t bits = s->marks[m]; bits; bits &= bits - 1)
+			total +=
+			    (uint64_t)__builtin_popcountll(s->words[m * 64 + (size_t)__builtin_ctzll(bits)]);
 	return total;
 }
 
@@ -142,7 +217,7 @@ bool hvt_pageset_is_subset(const struct hvt_pageset *a, const struct hvt_pageset
 
 	if (a->npages != b->npages)
 		return false;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = hvt_pageset_next_marked(a, 0); i < n; i = hvt_pageset_next_marked(a, i + 1))
 		if (a->words[i] & ~b->words[i])
 			return false;
 	return true;
@@ -150,25 +225,19 @@ bool hvt_pageset_is_subset(const struct hvt_pageset *a, const struct hvt_pageset
 
 void hvt_pageset_load_le(struct hvt_pageset *s, const void *bitmap)
 {
-	size_t n = nwords(s);
-
-	memcpy(s->words, bitmap, n * sizeof(uint64_t));
+	memcpy(s->words, bitmap, nwords(s) * sizeof(uint64_t));
 #if __BYTE_ORDER != __LITTLE_ENDIAN
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < nwords(s); i++)
 		s->words[i] = le64toh(s->words[i]);
 #endif
-	clear_tail(s);
+	hvt_pageset_remark(s);
 }
 
 int hvt_pageset_union(struct hvt_pageset *dst, const struct hvt_pageset *src)
 {
-	size_t n = nwords(dst);
+	uint64_t added;
 
-	if (dst->npages != src->npages)
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++)
-		dst->words[i] |= src->words[i];
-	return 0;
+	return hvt_pageset_union_count(dst, src, &added);
 }
 
 int hvt_pageset_union_count(struct hvt_pageset *dst, const struct hvt_pageset *src, uint64_t *added)
@@ -178,10 +247,12 @@ int hvt_pageset_union_count(struct hvt_pageset *dst, const struct hvt_pageset *s
 
 	if (dst->npages != src->npages)
 		return -EINVAL;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = hvt_pageset_next_marked(src, 0); i < n; i = hvt_pageset_next_marked(src, i + 1)) {
 		total += (uint64_t)__builtin_popcountll(src->words[i] & ~dst->words[i]);
 		dst->words[i] |= src->words[i];
 	}
+	for (size_t m = 0; m < nmarks(dst); m++)
+		dst->marks[m] |= src->marks[m];
 	*added = total;
 	return 0;
 }
@@ -192,7 +263,7 @@ int hvt_pageset_intersect(struct hvt_pageset *dst, const struct hvt_pageset *src
 
 	if (dst->npages != src->npages)
 		return -EINVAL;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = hvt_pageset_next_marked(dst, 0); i < n; i = hvt_pageset_next_marked(dst, i + 1))
 		dst->words[i] &= src->words[i];
 	return 0;
 }
@@ -203,15 +274,16 @@ int hvt_pageset_subtract(struct hvt_pageset *dst, const struct hvt_pageset *src)
 
 	if (dst->npages != src->npages)
 		return -EINVAL;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = hvt_pageset_next_marked(dst, 0); i < n; i = hvt_pageset_next_marked(dst, i + 1))
 		dst->words[i] &= ~src->words[i];
 	return 0;
 }
 
 /*
- * Finds the first set bit at or after pos, then the first clear bit after that. Both searches skip whole
- * words (all-zero, then all-one) and use ctz inside a word, so sparse and dense sets cost per word, not per
- * page. Bits past npages are zero, so a run never extends past the slot.
+ * Finds the first set bit at or after pos, then the first clear bit after that. The first search skips
+ * unmarked words by their marks, the second whole all-one words (each marked); both use ctz inside a word,
+ * so a run costs a word or two and the gap before it a mark word per 4096 pages. Bits past npages are zero,
+ * so a run never extends past the slot.
  */
 bool hvt_pageset_next_run(const struct hvt_pageset *s, uint64_t *pos, struct hvt_run *run)
 {
@@ -224,7 +296,8 @@ bool hvt_pageset_next_run(const struct hvt_pageset *s, uint64_t *pos, struct hvt
 	i = (size_t)(p / 64);
 	w = s->words[i] & (ALL_ONES << (p % 64));
 	while (!w) {
-		if (++i >= n) {
+		i = hvt_pageset_next_marked(s, i + 1);
+		if (i >= n) {
 			*pos = s->npages;
 			return false;
 		}

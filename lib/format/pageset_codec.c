@@ -105,6 +105,8 @@ static bool rr_container(const struct hvt_pageset *s, uint64_t k, struct rr_cont
 	c->w = s->words + k * RR_WORDS;
 	c->nwords = (uint32_t)(nwords - k * RR_WORDS < RR_WORDS ? nwords - k * RR_WORDS : RR_WORDS);
 	c->card = c->nruns = 0;
+	if (hvt_pageset_next_marked(s, (size_t)(k * RR_WORDS)) >= k * RR_WORDS + c->nwords)
+		return false; /* no word of it marked: empty, found at a mark word per 4096 pages */
 	for (uint32_t i = 0; i < c->nwords; i++) {
 		uint64_t w = c->w[i];
 

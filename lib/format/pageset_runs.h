@@ -24,4 +24,7 @@ int hvt_pageset_decode_runs(struct hvt_runs *out, uint64_t base, uint64_t npages
 void hvt_pageset_set_runs(struct hvt_pageset *s, const struct hvt_runs *r, size_t begin, size_t end,
 			  uint64_t base);
 
+/* The first word at or after word that may hold a set page (pageset.h's marks); the word count if none. */
+size_t hvt_pageset_next_marked(const struct hvt_pageset *s, size_t word);
+
 #endif
