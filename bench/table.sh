@@ -4,7 +4,7 @@
 #   1  dirty-log harvest + encode + write per interval, sparse guests 1 GiB .. 1 TiB, 0.1/1/10 % written,
 #      next to one copy of the bitmap; the tracer's share of a core at 1 s and 100 ms; the same in mode
 #      dirty-ring (KVM's dirty ring) at 0.1 and 10 %; and the patched QEMU's harvest in both modes, guests of
-#      4 to 256 GiB (bench/table/qemu_ring.sh)
+#      4 to 256 GiB, and of 1 TiB in mode dirty-ring (bench/table/qemu_ring.sh)
 #   2  KVM_AD_HARVEST in the nested lab, AMD NPT (L0 QEMU TCG) and Intel EPT (L0 Bochs), 4 KiB / 2 MiB
 #      mappings, 1 / 100 % touched, pruned / full walk, next to the bitmap copy in the same L1, and a
 #      16 GiB slot of 2 MiB mappings, 1 % touched, where the pruned walk skips whole GiBs

@@ -99,7 +99,7 @@ static int check_outputs(const char *trace, struct out *const outs[], int n)
 }
 
 static const char csv_header[] =
-    "seq,t_start_ns,t_end_ns,duration_s,wall_start,generation,missed_deadlines,final,harvest_us,written_pages,written_bytes,accessed_pages,accessed_bytes,read_bytes,write_bytes,lost_pages,total_bytes,written_not_accessed,tracer_cpu_us,tracer_busy,layout_refused\n";
+    "seq,t_start_ns,t_end_ns,duration_s,wall_start,generation,missed_deadlines,final,harvest_us,written_pages,written_bytes,accessed_pages,accessed_bytes,read_bytes,write_bytes,lost_pages,total_bytes,written_not_accessed,tracer_cpu_us,tracer_busy,layout_refused,ring_full\n";
 
 static void csv_opt_u64(FILE *f, bool present, uint64_t v)
 {
@@ -140,6 +140,7 @@ static void csv_row(FILE *f, const struct hvt_iv_runs *ir, const struct hvt_layo
 	else
 		fputc(',', f);
 	fprintf(f, ",%d,%d", !!(iv->flags & HVT_IV_TRACER_BUSY), !!(iv->flags & HVT_IV_LAYOUT_REFUSED));
+	csv_opt_u64(f, iv->flags & HVT_IV_RING_FULL, iv->ring_full);
 	fputc('\n', f);
 }
 

@@ -25,7 +25,7 @@ qemu_array_start() {
 	for _ in $(seq 300); do [ -S "$QMP" ] && [ -S "$SOCK" ] && break; kill -0 $QEMU_PID 2>/dev/null || break; sleep 0.1; done
 	if [ ! -S "$SOCK" ]; then
 		QEMU_ERR="QEMU did not start: $(cat "$d/qemu.err")"
-	elif ! "$TOOLS/qemu_phases" ready --ram "$SHM/$name" --pid $QEMU_PID >&2; then
+	elif ! "$TOOLS/qemu_phases" ready --ram "$SHM/$name" --low-ram 3G --high-ram $high --pid $QEMU_PID >&2; then
 		QEMU_ERR="the guest did not boot: $(cat "$d/qemu.err")"
 	else
 		"$TOOLS/qemu_phases" run --ram "$SHM/$name" --low-ram 3G --high-ram $high --payload array \

@@ -5,9 +5,9 @@
 # the time one copy of the guest's bitmap takes; the tracer's share of a core at 1 s and 100 ms. Every figure
 # comes from the trace `record` wrote (harvest_us: from the tracer's request to QEMU's answer).
 # usage: bench/table/qemu_ring.sh BUILD_DIR OUT   (appends Markdown rows to OUT)
-# QEMU_SIZES overrides the guest sizes (default 4G 64G 256G: guest RAM is a sparse file on /dev/shm, of which
-# the payload touches about 200 MiB), QEMU_MODES the modes (default dirty-log dirty-ring; dirty-log's harvest
-# of 1 TiB takes longer than the runs' intervals). HVMTRACE_QEMU_DIR=DIR measures a QEMU built elsewhere
+# QEMU_SIZES overrides the guest sizes (default 4G 64G 256G 1024G: guest RAM is a sparse file on /dev/shm, of
+# which the payload touches about 200 MiB), QEMU_MODES the modes (default dirty-log dirty-ring, and past 256 GiB
+# dirty-ring only: dirty-log's harvest of 256 GiB already takes longer than the 100 ms runs' intervals). HVMTRACE_QEMU_DIR=DIR measures a QEMU built elsewhere
 # (tests/lib/qemu.bash).
 set -u
 BUILD=${1:?usage: qemu_ring.sh BUILD_DIR OUT}
@@ -15,7 +15,7 @@ OUT=${2:?}
 HERE=$(dirname "$0")
 ROOT=$(cd "$HERE/../.." && pwd)
 TOOLS=$BUILD/tests/tools
-SIZES=${QEMU_SIZES:-4G 64G 256G}
+SIZES=${QEMU_SIZES:-4G 64G 256G 1024G}
 row() { printf '| 1 | %s | %s | %s | %s | %s |\n' "$@" >>"$OUT"; }
 
 qdir=${HVMTRACE_QEMU_DIR:-}
@@ -62,6 +62,10 @@ for size in $SIZES; do
 		accel=kvm
 		[ $mode = dirty-ring ] && accel=kvm,dirty-ring-size=65536
 		case="QEMU microvm ${size%G} GiB, array payload (16384 pages per pass), $mode"
+		if [ -z "${QEMU_MODES:-}" ] && [ $mode = dirty-log ] && [ ${size%G} -gt 256 ]; then
+			row "$case" "not measured: dirty-log's harvest follows the guest's size, and at 256 GiB already takes longer than a 100 ms interval (the row above); QEMU_MODES=dirty-log runs it" "" "" ""
+			continue
+		fi
 		echo "qemu_ring: $case" >&2
 		if ! measure "$size" $mode $accel; then
 			status=1

@@ -207,6 +207,10 @@ static int collect(struct session *s, const struct hvt_msg_harvested *h, struct 
 	iv->wall_start_ns = hvt_wall_now_ns() - (int64_t)(hvt_now_ns() - h->t_start_ns);
 	iv->generation = h->generation;
 	iv->lost_pages = h->lost_pages;
+	if (s->mode == HVT_MODE_DIRTY_RING) {
+		iv->ring_full = h->ring_full;
+		iv->flags |= HVT_IV_RING_FULL;
+	}
 	if (h->final) {
 		iv->flags |= HVT_IV_FINAL;
 		state(s)->final_taken = true;

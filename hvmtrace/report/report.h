@@ -63,6 +63,10 @@ struct report {
 
 	/* the totals of the plain report */
 	uint64_t finals, missed_intervals, missed_deadlines, span_ns;
+	/* dirty-ring full exits (traces of mode dirty-ring): their sum, the intervals that had any, and
+	 * whether any interval carries the count */
+	uint64_t ring_full, ring_full_intervals;
+	bool ring_counted;
 	uint64_t ever, every, complete_written; /* every: over the intervals not cut short */
 	uint64_t peak_written, peak_seq, written_sum;
 	uint64_t wna_pages, wna_intervals;

@@ -64,6 +64,11 @@ static void totals(struct report *rp)
 		rp->finals += !!(ii->flags & HVT_IV_FINAL);
 		rp->missed_intervals += ii->missed_deadlines > 0;
 		rp->missed_deadlines += ii->missed_deadlines;
+		if (ii->ring_full != HVT_NA) {
+			rp->ring_counted = true;
+			rp->ring_full += ii->ring_full;
+			rp->ring_full_intervals += ii->ring_full > 0;
+		}
 		rp->harvest_ns += ii->harvest_ns;
 		if (ii->tracer_cpu_ns != HVT_NA) {
 			rp->cpu_ns += ii->tracer_cpu_ns;

@@ -77,6 +77,7 @@ static struct json_object *totals_json(const struct report *rp)
 	add(o, "intervals", json_object_new_uint64(a->n));
 	add(o, "final_intervals", json_object_new_uint64(rp->finals));
 	add(o, "deadlines_missed", json_object_new_uint64(rp->missed_deadlines));
+	add(o, "dirty_ring_full_exits", rp->ring_counted ? json_object_new_uint64(rp->ring_full) : NULL);
 	add(o, "time_s", hvt_json_new_double(rp->span_ns / 1e9));
 	add(o, "pages_ever_written", w ? json_object_new_uint64(rp->ever) : NULL);
 	add(o, "pages_written_every_interval", w ? json_object_new_uint64(rp->every) : NULL);

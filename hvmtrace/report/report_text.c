@@ -129,6 +129,12 @@ static void print_totals(FILE *f, const struct report *rp)
 		" after missed deadlines, %" PRIu64 " deadlines missed)\n",
 		a->n, rp->finals, rp->missed_intervals, rp->missed_deadlines);
 	fprintf(f, "  time covered                     %.3f s\n", rp->span_ns / 1e9);
+	if (rp->ring_counted)
+		fprintf(f, "  dirty-ring full exits            %" PRIu64 " in %" PRIu64 " intervals%s\n",
+			rp->ring_full, rp->ring_full_intervals,
+			rp->ring_full
+			    ? " (the ring held less than an interval wrote: its pages faulted again)"
+			    : "");
 	if (!a->n_written) {
 		fprintf(f, "  written pages                    not available in this trace\n");
 	} else {

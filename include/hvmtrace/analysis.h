@@ -49,6 +49,7 @@ struct hvt_iv_info {
 	uint64_t lost_pages;           /* (whole interval) see struct hvt_interval */
 	uint64_t harvest_ns;           /* the harvest's own time */
 	uint64_t tracer_cpu_ns;        /* the tracer's CPU time with HVT_IV_TRACER_CPU, else HVT_NA */
+	uint64_t ring_full;            /* dirty-ring full exits with HVT_IV_RING_FULL, else HVT_NA */
 };
 
 /* The counts of pages [first, first + HVT_COUNT_CHUNK) of the range, in a chunk some interval touched. */

@@ -49,6 +49,10 @@ enum hvt_interval_flags {
 	 * (record --max-guest-ram), so recording ended. The interval has no sets (their content is unknown).
 	 */
 	HVT_IV_LAYOUT_REFUSED = 1u << 8,
+	/* ring_full is present (mode dirty-ring): the KVM_EXIT_DIRTY_RING_FULL exits of the interval, each a
+	 * reap by the vCPU thread whose pages fault again within the interval: a ring smaller than what the
+	 * guest writes in an interval costs the guest that. */
+	HVT_IV_RING_FULL = 1u << 9,
 };
 
 struct hvt_channel_bytes {
@@ -69,6 +73,7 @@ struct hvt_interval {
 	uint64_t lost_pages;           /* written pages whose slot vanished in a layout change */
 	uint64_t written_not_accessed; /* with HVT_IV_WNA_COUNTED: see there */
 	uint64_t tracer_cpu_ns;        /* with HVT_IV_TRACER_CPU: see there */
+	uint64_t ring_full;            /* with HVT_IV_RING_FULL: see there */
 	uint32_t nslots;               /* = slots of that layout */
 	struct hvt_pageset *written;   /* nslots sets if HVT_IV_WRITTEN, else NULL */
 	struct hvt_pageset *accessed;  /* nslots sets if HVT_IV_ACCESSED, else NULL */

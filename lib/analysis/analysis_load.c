@@ -227,6 +227,7 @@ static int add_interval(struct loader *ld, const struct hvt_layout *l)
 	    .lost_pages = h->lost_pages,
 	    .harvest_ns = h->harvest_ns,
 	    .tracer_cpu_ns = (h->flags & HVT_IV_TRACER_CPU) ? h->tracer_cpu_ns : HVT_NA,
+	    .ring_full = (h->flags & HVT_IV_RING_FULL) ? h->ring_full : HVT_NA,
 	};
 	add_bandwidth(a, h, ii);
 	if ((rc = mark_ram(ld, l)) || (rc = hvt_sweep_begin(&ld->sw)))

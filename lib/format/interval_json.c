@@ -129,6 +129,7 @@ struct json_object *hvt_interval_to_json(const struct hvt_interval *iv, const st
 	json_object_object_add(o, "tracer_busy", json_object_new_boolean(!!(iv->flags & HVT_IV_TRACER_BUSY)));
 	json_object_object_add(o, "layout_refused",
 			       json_object_new_boolean(!!(iv->flags & HVT_IV_LAYOUT_REFUSED)));
+	json_object_object_add(o, "ring_full", opt_u64(iv->flags & HVT_IV_RING_FULL, iv->ring_full));
 
 	add_set(o, "written", (iv->flags & HVT_IV_WRITTEN) ? iv->written : NULL, l, opts);
 	add_set(o, "accessed", (iv->flags & HVT_IV_ACCESSED) ? iv->accessed : NULL, l, opts);
@@ -331,6 +332,7 @@ static int put_line(FILE *f, const struct hvt_interval *iv, struct set_src writt
 	fputs((iv->flags & HVT_IV_TRACER_BUSY) ? "true" : "false", f);
 	put_key(f, "layout_refused");
 	fputs((iv->flags & HVT_IV_LAYOUT_REFUSED) ? "true" : "false", f);
+	put_opt_u64(f, "ring_full", iv->flags & HVT_IV_RING_FULL, iv->ring_full);
 	put_set(f, "written", written, l, opts);
 	put_set(f, "accessed", accessed, l, opts);
 	put_opt_u64(f, "written_not_accessed", iv->flags & HVT_IV_WNA_COUNTED, iv->written_not_accessed);

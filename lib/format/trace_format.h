@@ -53,13 +53,15 @@ enum hvt_rec_type {
 
 /* INTERVAL payload: fixed part, then channels, then one block per slot (docs/formats.md). The fixed part
  * is 72 bytes, followed by u64 written_not_accessed when flag WNA_COUNTED (bit 5) is set, then u64
- * tracer_cpu_ns when flag TRACER_CPU (bit 6) is set. */
+ * tracer_cpu_ns when flag TRACER_CPU (bit 6) is set, then u64 ring_full when flag RING_FULL (bit 9) is set.
+ */
 #define HVT_IV_FIXED_SIZE   72
 #define HVT_IV_WNA_SIZE     8
 #define HVT_IV_CPU_SIZE     8
+#define HVT_IV_RING_SIZE    8
 #define HVT_IV_CHANNEL_SIZE 24
 #define HVT_IV_SET_HDR_SIZE 16
-#define HVT_IV_KNOWN_FLAGS  0x1ffu
+#define HVT_IV_KNOWN_FLAGS  0x3ffu
 #define HVT_IV_SET_FLAGS    0x3u /* HVT_IV_WRITTEN | HVT_IV_ACCESSED: the sets a slot block holds */
 
 /* Where tracer_cpu_ns lies in the fixed part of an interval with these flags. */
@@ -68,10 +70,16 @@ static inline size_t hvt_iv_cpu_offset(uint32_t flags)
 	return HVT_IV_FIXED_SIZE + ((flags & HVT_IV_WNA_COUNTED) ? HVT_IV_WNA_SIZE : 0);
 }
 
+/* Where ring_full lies in the fixed part of an interval with these flags. */
+static inline size_t hvt_iv_ring_offset(uint32_t flags)
+{
+	return hvt_iv_cpu_offset(flags) + ((flags & HVT_IV_TRACER_CPU) ? HVT_IV_CPU_SIZE : 0);
+}
+
 /* The size of the fixed part of an interval with these flags. */
 static inline size_t hvt_iv_fixed_size(uint32_t flags)
 {
-	return hvt_iv_cpu_offset(flags) + ((flags & HVT_IV_TRACER_CPU) ? HVT_IV_CPU_SIZE : 0);
+	return hvt_iv_ring_offset(flags) + ((flags & HVT_IV_RING_FULL) ? HVT_IV_RING_SIZE : 0);
 }
 
 /* INDEX payload: u64 nlayouts, u64 nintervals, then the entries. */

@@ -219,6 +219,8 @@ int hvt_interval_encode(const struct hvt_interval *iv, const struct hvt_layout *
 		hvt_put_le64(p + HVT_IV_FIXED_SIZE, iv->written_not_accessed);
 	if (iv->flags & HVT_IV_TRACER_CPU)
 		hvt_put_le64(p + hvt_iv_cpu_offset(iv->flags), iv->tracer_cpu_ns);
+	if (iv->flags & HVT_IV_RING_FULL)
+		hvt_put_le64(p + hvt_iv_ring_offset(iv->flags), iv->ring_full);
 	p += fixed;
 	for (uint32_t i = 0; i < nch; i++, p += HVT_IV_CHANNEL_SIZE) {
 		hvt_put_le32(p, iv->channels[i].channel);

@@ -80,6 +80,8 @@ static int decode_fixed(struct hvt_interval *iv, const uint8_t *payload, size_t 
 		iv->written_not_accessed = hvt_get_le64(payload + HVT_IV_FIXED_SIZE);
 	if (flags & HVT_IV_TRACER_CPU)
 		iv->tracer_cpu_ns = hvt_get_le64(payload + hvt_iv_cpu_offset(flags));
+	if (flags & HVT_IV_RING_FULL)
+		iv->ring_full = hvt_get_le64(payload + hvt_iv_ring_offset(flags));
 	return 0;
 }
 

@@ -88,8 +88,13 @@ wait $storm || fail "the kick storm failed: $(cat "$T/storm.out")"
 RECORD_MODE=dirty-ring
 if [ -n "$CHECKED" ]; then
 	[ "$(query_count ring-full)" -gt 0 ] || fail "no ring-full exit with a 1024-entry ring: $(cat "$CHECKED/query")"
+	# The trace counts them per interval: every exit query-hvmtrace had counted by then, and those up to
+	# the final interval (after quit).
+	in_trace=$(jq -s 'map(.ring_full) | add' "$CHECKED/rec.jsonl")
+	[ "$in_trace" -ge "$(query_count ring-full)" ] ||
+		fail "the trace counts $in_trace ring-full exits, query-hvmtrace $(query_count ring-full) before the end"
 	[ "$(query_count listed-intervals)" -gt 0 ] || fail "no interval was handed over as a list: $(cat "$CHECKED/query")"
-	echo "ok dirty-ring 1s: $(query_count ring-full) ring-full exits, $(query_count listed-intervals) intervals listed, $(cat "$T/storm.out")"
+	echo "ok dirty-ring 1s: $(query_count ring-full) ring-full exits ($in_trace in the trace), $(query_count listed-intervals) intervals listed, $(cat "$T/storm.out")"
 fi
 QEMU_ACCEL=kvm,dirty-ring-size=16384
 phases_case 100ms 1s 5

@@ -24,7 +24,15 @@ assert_contains "$T/record.err" "in dirty-ring mode"
 full=$(ring_exits)
 [ "${full:-0}" -gt 0 ] || fail "no ring-full exit with a 256-entry ring: $(tail -n 3 "$T/vmm.out")"
 grep -q "dirty pages listed" "$T/vmm.out" || fail "no interval was handed over as a page list"
-echo "ok 1s: $(wc -l <"$T/rec.jsonl") intervals, $full ring-full exits"
+# The trace counts them per interval (flag RING_FULL): the guest only runs once attached, so all of the
+# VMM's exits fall in the trace's intervals; JSONL, CSV and report say the same.
+in_trace=$(jq -s 'map(.ring_full) | add' "$T/rec.jsonl")
+assert_eq "ring-full exits in the trace (JSONL) and the VMM's count" "$full" "$in_trace"
+assert_eq "ring-full exits, CSV" "$in_trace" \
+	"$("$BIN/hvmtrace" export --csv - "$T/t.hvt" | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "ring_full") c = i } NR > 1 { s += $c } END { print s }')"
+"$BIN/hvmtrace" report "$T/t.hvt" >"$T/report.txt" || fail "report failed"
+assert_contains "$T/report.txt" "dirty-ring full exits            $full in "
+echo "ok 1s: $(wc -l <"$T/rec.jsonl") intervals, $full ring-full exits, all in the trace"
 
 # The same while the vCPU thread is kicked every 200 us, as a harvest kicks it once an interval: a kick
 # that lands while that thread resets the ring after a ring-full exit made KVM (recent Linux, 6.18 here) leave the

@@ -987,8 +987,9 @@ static void test_written_not_accessed_refused(void **state)
 	expect_encode_refused(l, HVT_IV_WRITTEN | HVT_IV_WNA_COUNTED, "WNA_COUNTED without both");
 }
 
-/* The tracer's CPU time (flag 6) lies after written_not_accessed when both are there, and round-trips; the
- * busy and layout-refused flags are refused where they make no sense. */
+/* The tracer's CPU time (flag 6) lies after written_not_accessed when both are there, and round-trips, as
+ * the dirty ring's full exits (flag 9) after both; the busy and layout-refused flags are refused where they
+ * make no sense. */
 static void test_tracer_cost_fields(void **state)
 {
 	struct hvt_interval iv, out;
@@ -1012,6 +1013,28 @@ static void test_tracer_cost_fields(void **state)
 	/* cut inside the new field */
 	assert_int_equal(hvt_interval_decode(&out, l, b.p, HVT_IV_FIXED_SIZE + 12, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "shorter than its fixed part of 88"));
+
+	/* the dirty ring's full exits (flag 9) follow the CPU time, and without it follow what is there */
+	iv.flags |= HVT_IV_RING_FULL;
+	iv.ring_full = 0x0a0b0c0d0e0f1011ull;
+	b.len = 0;
+	assert_int_equal(hvt_interval_encode(&iv, l, &b, &err), 0);
+	assert_int_equal(hvt_get_le64(b.p + HVT_IV_FIXED_SIZE + 16), 0x0a0b0c0d0e0f1011ull);
+	assert_int_equal(hvt_interval_decode(&out, l, b.p, b.len, &err), 0);
+	assert_int_equal(out.ring_full, 0x0a0b0c0d0e0f1011ull);
+	assert_int_equal(out.tracer_cpu_ns, 0x1122334455667788ull);
+	assert_int_equal(out.flags, iv.flags);
+	hvt_interval_fini(&out);
+	assert_int_equal(hvt_interval_decode(&out, l, b.p, HVT_IV_FIXED_SIZE + 20, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "shorter than its fixed part of 96"));
+	iv.flags &= ~(HVT_IV_TRACER_CPU | HVT_IV_TRACER_BUSY);
+	b.len = 0;
+	assert_int_equal(hvt_interval_encode(&iv, l, &b, &err), 0);
+	assert_int_equal(hvt_get_le64(b.p + HVT_IV_FIXED_SIZE + 8), 0x0a0b0c0d0e0f1011ull);
+	assert_int_equal(hvt_interval_decode(&out, l, b.p, b.len, &err), 0);
+	assert_int_equal(out.ring_full, 0x0a0b0c0d0e0f1011ull);
+	hvt_interval_fini(&out);
+	iv.flags = (iv.flags & ~HVT_IV_RING_FULL) | HVT_IV_TRACER_CPU | HVT_IV_TRACER_BUSY;
 
 	/* busy without the CPU time */
 	iv.flags &= ~HVT_IV_TRACER_CPU;
