@@ -35,19 +35,19 @@ static void mark(struct hvt_pageset *s, size_t word)
 	s->marks[word / 64] |= (uint64_t)1 << (word % 64);
 }
 
-/* Marks words w0..w1 (inclusive), a mark word at a time. */
-static void mark_range(struct hvt_pageset *s, size_t w0, size_t w1)
+/* Sets bits first..last (inclusive) of an array of words: the pages of a run, or the marks of its words. */
+static void set_bits(uint64_t *w, uint64_t first, uint64_t last)
 {
-	size_t m0 = w0 / 64, m1 = w1 / 64;
-	uint64_t lo = ALL_ONES << (w0 % 64), hi = ALL_ONES >> (63 - w1 % 64);
+	size_t w0 = (size_t)(first / 64), w1 = (size_t)(last / 64);
+	uint64_t lo = ALL_ONES << (first % 64), hi = ALL_ONES >> (63 - last % 64);
 
-	if (m0 == m1) {
-		s->marks[m0] |= lo & hi;
+	if (w0 == w1) {
+		w[w0] |= lo & hi;
 		return;
 	}
-	s->marks[m0] |= lo;
-	memset(&s->marks[m0 + 1], 0xff, (m1 - m0 - 1) * sizeof(uint64_t));
-	s->marks[m1] |= hi;
+	w[w0] |= lo;
+	memset(&w[w0 + 1], 0xff, (w1 - w0 - 1) * sizeof(uint64_t));
+	w[w1] |= hi;
 }
 
 size_t hvt_pageset_next_marked(const struct hvt_pageset *s, size_t word)
@@ -144,26 +144,12 @@ void hvt_pageset_set(struct hvt_pageset *s, uint64_t page)
 
 void hvt_pageset_set_range(struct hvt_pageset *s, uint64_t first, uint64_t count)
 {
-	uint64_t last, lo_mask, hi_mask;
-	size_t w0, w1;
-
 	if (first >= s->npages || count == 0)
 		return;
 	if (count > s->npages - first)
 		count = s->npages - first;
-	last = first + count - 1;
-	w0 = (size_t)(first / 64);
-	w1 = (size_t)(last / 64);
-	lo_mask = ALL_ONES << (first % 64);
-	hi_mask = ALL_ONES >> (63 - last % 64);
-	mark_range(s, w0, w1);
-	if (w0 == w1) {
-		s->words[w0] |= lo_mask & hi_mask;
-		return;
-	}
-	s->words[w0] |= lo_mask;
-	memset(&s->words[w0 + 1], 0xff, (w1 - w0 - 1) * sizeof(uint64_t));
-	s->words[w1] |= hi_mask;
+	set_bits(s->marks, first / 64, (first + count - 1) / 64);
+	set_bits(s->words, first, first + count - 1);
 }
 
 void hvt_pageset_set_runs(struct hvt_pageset *s, const struct hvt_runs *r, size_t begin, size_t end,
