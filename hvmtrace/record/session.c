@@ -234,7 +234,8 @@ static bool spare_fits(const struct session *s, uint32_t flags)
 	const struct hvt_layout *l = &s->layout;
 
 	if ((sp->flags & SET_FLAGS) != (flags & SET_FLAGS) || !(flags & SET_FLAGS) ||
-	    sp->generation != l->generation || sp->nslots != l->nslots)
+	    sp->generation != l->generation || sp->nslots != l->nslots ||
+	    ((flags & HVT_IV_WRITTEN) && !sp->written) || ((flags & HVT_IV_ACCESSED) && !sp->accessed))
 		return false;
 	for (uint32_t i = 0; i < l->nslots; i++) {
 		uint64_t n = hvt_memslot_npages(l, &l->slots[i]);
