@@ -18,6 +18,7 @@
 #include <sys/resource.h>
 
 #include "hvmtrace/error.h"
+#include "hvmtrace/pageset.h"
 #include "hvmtrace/sanitizer.h"
 #include "hvmtrace/util.h"
 #include "mem_budget.h"
@@ -60,9 +61,9 @@ static uint64_t record_set_bytes(uint64_t pages, uint64_t slots)
 void mem_budget_terms(const struct mem_budget_in *in, struct mem_budget_terms *t)
 {
 	uint64_t pages = in->max_guest_bytes / in->page_size;
-	/* one bitmap per set: a bit per page, each slot rounded up to a 64-bit word; and its marks, a bit per
-	 * word of the bitmap, rounded alike (hvt_pageset_bytes) */
-	uint64_t bitmap = pages / 8 + pages / 512 + 16ull * in->max_slots + 16;
+	/* one bitmap per set with its marks (hvt_pageset_bytes), each slot's bitmap and marks rounded up to a
+	 * 64-bit word */
+	uint64_t bitmap = hvt_pageset_bytes(pages) + 16ull * in->max_slots;
 
 	t->sets = in->nsets * bitmap * (in->retry_copy ? 2 : 1);
 	/* The INTERVAL record is reserved once at its worst case and the sets are encoded straight into it
