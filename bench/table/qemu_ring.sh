@@ -6,9 +6,9 @@
 # comes from the trace `record` wrote (harvest_us: from the tracer's request to QEMU's answer).
 # usage: bench/table/qemu_ring.sh BUILD_DIR OUT   (appends Markdown rows to OUT)
 # QEMU_SIZES overrides the guest sizes (default 4G 64G 256G 1024G: guest RAM is a sparse file on /dev/shm, of
-# which the payload touches about 200 MiB), QEMU_MODES the modes (default dirty-log dirty-ring, and past 256 GiB
-# dirty-ring only: dirty-log's harvest of 256 GiB already takes longer than the 100 ms runs' intervals). HVMTRACE_QEMU_DIR=DIR measures a QEMU built elsewhere
-# (tests/lib/qemu.bash).
+# which the payload touches about 200 MiB), QEMU_MODES the modes (default dirty-log dirty-ring, and past
+# 256 GiB dirty-ring only: dirty-log's harvest of 256 GiB already takes longer than the 100 ms runs'
+# intervals). HVMTRACE_QEMU_DIR=DIR measures a QEMU built elsewhere (tests/lib/qemu.bash).
 set -u
 BUILD=${1:?usage: qemu_ring.sh BUILD_DIR OUT}
 OUT=${2:?}
